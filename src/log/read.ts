@@ -1,0 +1,422 @@
+import { createHash } from 'node:crypto';
+import type { ByteSource } from '../physical/source.js';
+import { scanFrames, type FrameInfo, type TornFrameInfo, ZSTD_MAGIC } from '../physical/zstd-frames.js';
+import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
+import { ArtifactText } from '../physical/artifact-text.js';
+import { corrupt, LogError, type SerializedError } from './errors.js';
+import { parseHeaderMeta } from './header.js';
+import { LogScanner, type EventSink, type LineInfo, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
+import type { Encoding, SessionEvent, SessionHeader } from './types.js';
+
+export interface FrameReport {
+  index: number;
+  start: number;
+  end: number;
+  checksumFlag: boolean;
+  contentSize: number | null;
+  blocks: number;
+  /** Present when frames were decoded individually (`frameDetail`). */
+  plaintextBytes?: number;
+  records?: number;
+  plaintextSha256?: string;
+  error?: SerializedError & { code?: string };
+}
+
+export interface TornFrameReport extends TornFrameInfo {
+  recoveredPlaintextBytes: number;
+  recoveredCompleteRecords: number;
+}
+
+export interface ArtifactView {
+  filename: 'session.jsonl';
+  meta?: SessionHeader;
+  contentBytes?: number;
+  contentSha256?: string;
+  lines?: number;
+  error?: LogError;
+}
+
+export interface TornMarker {
+  /** Byte offset DSH's load() truncates the file to. */
+  truncateTo: number;
+  recoveredEventSeqs: number[];
+  /** Bytes after `truncateTo` (what the torn tail occupies on disk). */
+  tornBytes: number;
+  /** Logical bytes decoded from the torn tail that did not form a complete record. */
+  lostPlaintextBytes: number;
+}
+
+export interface StoredRead {
+  meta: SessionHeader;
+  eventCount: number;
+  /** Collected events (only with `collect: true`). */
+  events?: SessionEvent[];
+  torn: TornMarker | null;
+  /** Logical bytes committed (raw: file offset; zstd: plaintext offset). */
+  committedBytes: number;
+  /** The first tolerated defect that ended the preserved prefix, if any. */
+  defect?: { message: string; line: number };
+}
+
+export interface ReadOutcome {
+  encoding: Encoding;
+  /** How the encoding was decided. */
+  encodingBy: 'magic' | 'name' | 'content';
+  size: number;
+  frames?: FrameReport[];
+  tornFrame?: TornFrameReport | null;
+  artifact: ArtifactView;
+  stored?: StoredRead;
+  error?: LogError;
+  decoder?: string;
+}
+
+export interface ReadOptions {
+  /** The path DSH would name in messages (`raw log: …`). */
+  rawPath?: string;
+  /** Expected session id (from the layout), for DSH's readRaw id check. */
+  expectedId?: string;
+  decoder?: FrameDecoder;
+  collect?: boolean;
+  onEvent?: EventSink;
+  /** Receives the artifact view's bytes (export). */
+  onArtifact?: (chunk: Buffer) => void;
+  /** Decode every frame on its own to report per-frame plaintext facts. */
+  frameDetail?: boolean;
+  /** Compressed bytes per native decode call. */
+  groupBytes?: number;
+  maxLineBytes?: number;
+  /** Skip the stored (event) pass: artifact view and frames only. */
+  artifactOnly?: boolean;
+}
+
+const RAW_CHUNK = 4 << 20;
+
+export function detectEncoding(source: ByteSource): { encoding: Encoding; by: ReadOutcome['encodingBy'] } {
+  const head = source.read(0, 4);
+  if (head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC) return { encoding: 'zstd', by: 'magic' };
+  const named = source.name.endsWith('.zstd') || source.name.endsWith('.zst');
+  if (named) {
+    // A zstd-named artifact whose bytes are not JSON text is judged as zstd
+    // (DSH's zstd backend reports the bad magic); plain JSONL is read as raw.
+    const first = head.length > 0 ? head[0] : undefined;
+    if (first !== 0x7b) return { encoding: 'zstd', by: 'name' };
+    return { encoding: 'none', by: 'content' };
+  }
+  return { encoding: 'none', by: head.length === 0 ? 'name' : 'content' };
+}
+
+function countLF(buf: Buffer): number {
+  let n = 0;
+  for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) n++;
+  return n;
+}
+
+function failureCause(error: unknown): SerializedError & { code?: string } {
+  const f = error instanceof DecodeFailure ? error : new DecodeFailure(String((error as Error)?.message ?? error));
+  return { name: 'Error', class: 'Error', message: f.message, ...(f.code ? { code: f.code } : {}) };
+}
+
+/**
+ * Read one artifact in a single streaming pass, producing DSH's artifact view
+ * (readRaw) and stored view (readFrom/loadStored), never writing anything.
+ * Stage-1 (physical/JSONL) errors are returned in `error`, not thrown.
+ */
+export async function readArtifact(source: ByteSource, options: ReadOptions = {}): Promise<ReadOutcome> {
+  const rawPath = options.rawPath ?? source.name;
+  const { encoding, by } = detectEncoding(source);
+  const artifact = new ArtifactText(options.onArtifact);
+  const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const events: SessionEvent[] | undefined = options.collect ? [] : undefined;
+  const onEvent = options.onEvent;
+  const sink: EventSink = (event: SessionEvent, line: LineInfo) => {
+    events?.push(event);
+    onEvent?.(event, line);
+  };
+  const outcome: ReadOutcome = { encoding, encodingBy: by, size: source.size, artifact: { filename: 'session.jsonl' } };
+  let storedError: LogError | undefined;
+  let artifactError: LogError | undefined;
+  let scanner: LogScanner | undefined;
+
+  const feed = (chunk: Buffer) => {
+    if (!scanner || storedError) return;
+    try {
+      scanner.write(chunk);
+    } catch (error) {
+      storedError = error as LogError;
+    }
+  };
+
+  const finishArtifact = () => {
+    artifact.end();
+    if (artifactError) {
+      outcome.artifact.error = artifactError;
+      return;
+    }
+    const meta = parseHeaderMeta(artifact.firstLine());
+    if (meta === undefined || (options.expectedId !== undefined && meta.id !== options.expectedId)) {
+      outcome.artifact.error = corrupt(`corrupt session log: invalid header line in "${rawPath}"`);
+      return;
+    }
+    outcome.artifact.meta = meta;
+    outcome.artifact.contentBytes = artifact.bytes;
+    outcome.artifact.contentSha256 = artifact.digest();
+    outcome.artifact.lines = artifact.lines;
+  };
+
+  if (encoding === 'none') {
+    let headerParts: Buffer[] = [];
+    let headerBytes = 0;
+    let headerDone = false;
+    for (let offset = 0; offset < source.size; offset += RAW_CHUNK) {
+      const chunk = source.read(offset, offset + RAW_CHUNK);
+      artifact.write(chunk);
+      if (options.artifactOnly) continue;
+      if (headerDone) {
+        feed(chunk);
+        continue;
+      }
+      const nl = chunk.indexOf(0x0a);
+      if (nl === -1) {
+        if (headerBytes + chunk.length <= maxLine) headerParts.push(Buffer.from(chunk));
+        headerBytes += chunk.length;
+        continue;
+      }
+      headerDone = true;
+      const record = Buffer.concat([...headerParts, chunk.subarray(0, nl + 1)]);
+      headerParts = [];
+      try {
+        scanner = new LogScanner(record, rawPath, sink, maxLine);
+      } catch (error) {
+        storedError = error as LogError;
+      }
+      feed(chunk.subarray(nl + 1));
+    }
+    if (!options.artifactOnly && !headerDone) storedError = corrupt('empty or header-less session log');
+    finishArtifact();
+    if (!options.artifactOnly && !storedError && scanner) {
+      const committed = scanner.committedBytes;
+      outcome.stored = {
+        meta: scanner.meta,
+        eventCount: scanner.eventCount,
+        ...(events ? { events } : {}),
+        committedBytes: committed,
+        torn:
+          committed < source.size
+            ? { truncateTo: committed, recoveredEventSeqs: [], tornBytes: source.size - committed, lostPlaintextBytes: source.size - committed }
+            : null,
+        ...(scanner.issue ? { defect: { message: scanner.issue.message, line: scanner.issueLine ?? 0 } } : {}),
+      };
+    }
+    if (storedError) outcome.error = storedError;
+    return outcome;
+  }
+
+  // --- zstd ---
+  const decoder = options.decoder ?? createDecoder();
+  outcome.decoder = decoder.name;
+  let scan: { frames: FrameInfo[]; torn: TornFrameInfo | null };
+  try {
+    scan = scanFrames(source);
+  } catch (error) {
+    outcome.error = error as LogError;
+    outcome.artifact.error = error as LogError;
+    return outcome;
+  }
+  const { frames, torn } = scan;
+  const reports: FrameReport[] = frames.map((f) => ({
+    index: f.index,
+    start: f.start,
+    end: f.end,
+    checksumFlag: f.checksumFlag,
+    contentSize: f.contentSize,
+    blocks: f.blocks,
+  }));
+  outcome.frames = reports;
+  if (frames.length === 0) {
+    const e = corrupt('empty or header-less Zstandard session log');
+    outcome.error = e;
+    outcome.artifact.error = e;
+    outcome.tornFrame = torn ? { ...torn, recoveredPlaintextBytes: 0, recoveredCompleteRecords: 0 } : null;
+    return outcome;
+  }
+
+  const frameFailure = (frame: FrameInfo, error: unknown): LogError =>
+    corrupt(`corrupt Zstandard session log: frame at byte ${frame.start} failed validation`, {
+      byteOffset: frame.start,
+      cause: failureCause(error),
+    });
+
+  const detail = (frame: FrameInfo, plaintext: Buffer) => {
+    if (!options.frameDetail) return;
+    const r = reports[frame.index]!;
+    r.plaintextBytes = plaintext.length;
+    r.records = countLF(plaintext);
+    r.plaintextSha256 = createHash('sha256').update(plaintext).digest('hex');
+  };
+
+  // Frame 0: the header frame, decoded alone.
+  let fatal = false;
+  try {
+    const header = await decoder.decode(source.read(frames[0]!.start, frames[0]!.end));
+    detail(frames[0]!, header);
+    artifact.write(header);
+    if (!options.artifactOnly) {
+      if (header.length === 0 || header.indexOf(0x0a) !== header.length - 1) {
+        storedError = corrupt('corrupt Zstandard session log: first frame is not exactly one header line', { byteOffset: 0 });
+      } else {
+        try {
+          scanner = new LogScanner(header, rawPath, sink, maxLine);
+        } catch (error) {
+          storedError = error as LogError;
+        }
+      }
+    }
+  } catch (error) {
+    const e = frameFailure(frames[0]!, error);
+    reports[0]!.error = failureCause(error);
+    storedError = e;
+    artifactError = e;
+    fatal = true;
+  }
+
+  // Later frames, in groups, with a prefetch of the next group.
+  const groupBytes = options.groupBytes ?? 1 << 20;
+  const groups: FrameInfo[][] = [];
+  {
+    let current: FrameInfo[] = [];
+    let bytes = 0;
+    for (let i = 1; i < frames.length; i++) {
+      const f = frames[i]!;
+      const size = f.end - f.start;
+      const big = f.maxPlaintext > 64 << 20;
+      if (current.length > 0 && (bytes + size > groupBytes || big || options.frameDetail)) {
+        groups.push(current);
+        current = [];
+        bytes = 0;
+      }
+      current.push(f);
+      bytes += size;
+      if (big) {
+        groups.push(current);
+        current = [];
+        bytes = 0;
+      }
+    }
+    if (current.length > 0) groups.push(current);
+  }
+
+  type Decoded = { ok: true; plaintext: Buffer } | { ok: false; error: unknown };
+  const decodeGroup = (group: FrameInfo[]): Promise<Decoded> => {
+    const first = group[0]!;
+    const last = group[group.length - 1]!;
+    const input = source.read(first.start, last.end);
+    return decoder.decode(input).then(
+      (plaintext) => ({ ok: true as const, plaintext }),
+      (error) => ({ ok: false as const, error }),
+    );
+  };
+
+  let pending: Promise<Decoded> | undefined = !fatal && groups.length > 0 ? decodeGroup(groups[0]!) : undefined;
+  for (let g = 0; g < groups.length && (!fatal || options.frameDetail); g++) {
+    const group = groups[g]!;
+    const result = await pending!;
+    pending = g + 1 < groups.length ? decodeGroup(groups[g + 1]!) : undefined;
+    if (result.ok) {
+      // Split by declared content sizes when every frame declares one.
+      let split: Buffer[] | undefined;
+      if (options.frameDetail || group.length === 1) split = [result.plaintext];
+      else {
+        const sizes = group.map((f) => f.contentSize);
+        if (sizes.every((s) => s !== null) && sizes.reduce<number>((a, b) => a + (b as number), 0) === result.plaintext.length) {
+          split = [];
+          let at = 0;
+          for (const s of sizes as number[]) {
+            split.push(result.plaintext.subarray(at, at + s));
+            at += s;
+          }
+        }
+      }
+      if (options.frameDetail && split) for (let k = 0; k < group.length; k++) detail(group[k]!, split[k]!);
+      if (!fatal) {
+        artifact.write(result.plaintext);
+        feed(result.plaintext);
+      }
+      continue;
+    }
+    // The group failed: decode frame by frame to name the failing frame.
+    for (const frame of group) {
+      try {
+        const plaintext = await decoder.decode(source.read(frame.start, frame.end));
+        detail(frame, plaintext);
+        if (!fatal) {
+          artifact.write(plaintext);
+          feed(plaintext);
+        }
+      } catch (error) {
+        reports[frame.index]!.error = failureCause(error);
+        if (!fatal) {
+          const e = frameFailure(frame, error);
+          artifactError = e;
+          if (!storedError) storedError = e;
+          fatal = true;
+        }
+        if (!options.frameDetail) break;
+      }
+    }
+  }
+  if (pending) await pending;
+  if (fatal && options.frameDetail) {
+    // Keep listing the remaining frames' facts for forensic output.
+  }
+
+  if (!storedError && scanner && scanner.committedBytes !== scanner.consumedBytes) {
+    storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record');
+  }
+  finishArtifact();
+
+  let tornReport: TornFrameReport | null = null;
+  let recovered: { from: number; plaintextBytes: number; records: number } | undefined;
+  if (torn) {
+    const bytes = source.read(torn.start, source.size);
+    const plaintext = await decoder.decodeTornPrefix(bytes);
+    const records = countLF(plaintext);
+    tornReport = { ...torn, recoveredPlaintextBytes: plaintext.length, recoveredCompleteRecords: records };
+    if (!storedError && scanner) {
+      const from = scanner.eventCount;
+      const committedBefore = scanner.committedBytes;
+      feed(plaintext);
+      recovered = { from, plaintextBytes: plaintext.length, records };
+      void committedBefore;
+    }
+  }
+  outcome.tornFrame = tornReport;
+
+  if (!options.artifactOnly && !storedError && scanner) {
+    const count = scanner.eventCount;
+    let tornMarker: TornMarker | null = null;
+    if (torn) {
+      const from = recovered?.from ?? count;
+      const seqs: number[] = [];
+      for (let s = from; s < count; s++) seqs.push(s);
+      tornMarker = {
+        truncateTo: torn.start,
+        recoveredEventSeqs: seqs,
+        tornBytes: source.size - torn.start,
+        lostPlaintextBytes: scanner.consumedBytes - scanner.committedBytes,
+      };
+    }
+    outcome.stored = {
+      meta: scanner.meta,
+      eventCount: count,
+      ...(events ? { events } : {}),
+      committedBytes: scanner.committedBytes,
+      torn: tornMarker,
+      ...(scanner.issue ? { defect: { message: scanner.issue.message, line: scanner.issueLine ?? 0 } } : {}),
+    };
+  }
+  if (storedError) outcome.error = storedError;
+  return outcome;
+}
+
+export { LogError };

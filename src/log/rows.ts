@@ -1,0 +1,184 @@
+import type { SessionEvent } from './types.js';
+
+/** Storage-only packed chunk-row tags (never events). */
+export const ROW_TAGS = ['text-chunks', 'reasoning-chunks', 'tool-call-chunks'] as const;
+export type RowTag = (typeof ROW_TAGS)[number];
+
+export class MalformedRow extends Error {}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function exactKeys(r: Record<string, unknown>, keys: readonly string[]): boolean {
+  const own = Object.keys(r);
+  return own.length === keys.length && keys.every((k) => Object.hasOwn(r, k));
+}
+
+function isSafe(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v);
+}
+
+/**
+ * DSH's `decodeStorageRecord`: a non-row value passes through as one event
+ * (unvalidated); a row tag is validated in DSH's order and expanded.
+ */
+export function decodeStorageRecord(value: unknown): SessionEvent[] {
+  if (!isRecord(value)) return [value as SessionEvent];
+  const tag = value['type'];
+  if (tag !== 'text-chunks' && tag !== 'reasoning-chunks' && tag !== 'tool-call-chunks') {
+    return [value as unknown as SessionEvent];
+  }
+  const fail = (why: string): never => {
+    throw new MalformedRow(`malformed ${tag} storage row: ${why}`);
+  };
+  if (!exactKeys(value, ['type', 'seq0', 'time0', 'data'])) fail('envelope must be exactly {type, seq0, time0, data}');
+  const seq0 = value['seq0'];
+  if (!isSafe(seq0) || seq0 < 0) fail('seq0 must be a non-negative safe integer');
+  const time0 = value['time0'];
+  if (!isSafe(time0)) fail('time0 must be a safe integer');
+  const data = value['data'];
+  if (!isRecord(data)) return fail('data must be an object');
+  const tool = tag === 'tool-call-chunks';
+  if (tool) {
+    if (!exactKeys(data, ['turn', 'step', 'index', 'id', 'name', 'dt', 'args']) && !exactKeys(data, ['turn', 'step', 'index', 'id', 'dt', 'args'])) {
+      fail('data must be exactly {turn, step, index, id, name?, dt, args}');
+    }
+    if (typeof data['id'] !== 'string' || (Object.hasOwn(data, 'name') && typeof data['name'] !== 'string')) {
+      fail('id (and name when present) must be strings');
+    }
+  } else if (!exactKeys(data, ['turn', 'step', 'index', 'dt', 'texts'])) {
+    fail('data must be exactly {turn, step, index, dt, texts}');
+  }
+  if (typeof data['turn'] !== 'number' || typeof data['step'] !== 'number' || typeof data['index'] !== 'number') {
+    fail('turn/step/index must be numbers');
+  }
+  const payloadKey = tool ? 'args' : 'texts';
+  const payload = data[payloadKey];
+  if (!Array.isArray(payload) || payload.length === 0 || !payload.every((t) => typeof t === 'string')) {
+    fail(`${payloadKey} must be a non-empty string array`);
+  }
+  const dt = data['dt'];
+  if (!Array.isArray(dt) || !dt.every(isSafe)) fail('dt must be an array of safe integers');
+  const members = (payload as string[]).length;
+  const gaps = dt as number[];
+  if (gaps.length !== members - 1) fail(`dt length ${gaps.length} does not match ${members} members`);
+  if (!Number.isSafeInteger((seq0 as number) + members - 1)) fail('member seqs must stay safe integers');
+  let time = time0 as number;
+  for (const gap of gaps) {
+    time += gap;
+    if (!Number.isSafeInteger(time)) fail('member times must stay safe integers');
+  }
+  const turn = data['turn'];
+  const step = data['step'];
+  const index = data['index'];
+  const out: SessionEvent[] = new Array(members);
+  time = time0 as number;
+  for (let k = 0; k < members; k++) {
+    if (k > 0) time += gaps[k - 1] as number;
+    const piece = (payload as string[])[k] as string;
+    let chunk: Record<string, unknown>;
+    if (tool) {
+      chunk = { type: 'tool-call-delta', index, id: data['id'] };
+      if (Object.hasOwn(data, 'name')) chunk['name'] = data['name'];
+      chunk['argumentsDelta'] = piece;
+    } else {
+      chunk = { type: tag === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index, text: piece };
+    }
+    out[k] = { type: 'assistant/chunk', seq: (seq0 as number) + k, time, data: { turn, step, chunk } };
+  }
+  return out;
+}
+
+type ChunkKind = 'text' | 'reasoning' | 'tool';
+
+interface Candidate {
+  kind: ChunkKind;
+  event: SessionEvent;
+}
+
+function candidate(event: SessionEvent): Candidate | undefined {
+  const e = event as unknown as Record<string, unknown>;
+  if (!exactKeys(e, ['type', 'seq', 'time', 'data'])) return undefined;
+  if (e['type'] !== 'assistant/chunk' || !isSafe(e['seq']) || (e['seq'] as number) < 0 || !isSafe(e['time'])) return undefined;
+  const data = e['data'];
+  if (!isRecord(data) || !exactKeys(data, ['turn', 'step', 'chunk'])) return undefined;
+  if (typeof data['turn'] !== 'number' || typeof data['step'] !== 'number') return undefined;
+  const chunk = data['chunk'];
+  if (!isRecord(chunk) || typeof chunk['index'] !== 'number') return undefined;
+  if ((chunk['type'] === 'text-delta' || chunk['type'] === 'reasoning-delta') && exactKeys(chunk, ['type', 'index', 'text']) && typeof chunk['text'] === 'string') {
+    return { kind: chunk['type'] === 'text-delta' ? 'text' : 'reasoning', event };
+  }
+  if (chunk['type'] === 'tool-call-delta' && typeof chunk['id'] === 'string' && typeof chunk['argumentsDelta'] === 'string') {
+    if (exactKeys(chunk, ['type', 'index', 'id', 'argumentsDelta'])) return { kind: 'tool', event };
+    if (exactKeys(chunk, ['type', 'index', 'id', 'name', 'argumentsDelta']) && typeof chunk['name'] === 'string') return { kind: 'tool', event };
+  }
+  return undefined;
+}
+
+function continues(prev: Candidate, next: Candidate): boolean {
+  if (prev.kind !== next.kind) return false;
+  const a = prev.event;
+  const b = next.event;
+  if (b.seq !== a.seq + 1 || !Number.isSafeInteger(b.time - a.time)) return false;
+  if (a.data.turn !== b.data.turn || a.data.step !== b.data.step || a.data.chunk.index !== b.data.chunk.index) return false;
+  if (prev.kind === 'tool') {
+    const ca = a.data.chunk;
+    const cb = b.data.chunk;
+    if (ca.id !== cb.id) return false;
+    if (Object.hasOwn(ca, 'name') !== Object.hasOwn(cb, 'name')) return false;
+    if (Object.hasOwn(ca, 'name') && ca.name !== cb.name) return false;
+  }
+  return true;
+}
+
+/** Serialize one event line in the writer's key order (live appends). */
+export function eventLine(event: SessionEvent): string {
+  return JSON.stringify(event);
+}
+
+function rowLine(run: Candidate[]): string {
+  const first = run[0]!.event;
+  const dt: number[] = [];
+  for (let i = 1; i < run.length; i++) dt.push(run[i]!.event.time - run[i - 1]!.event.time);
+  const { turn, step, chunk } = first.data;
+  if (run[0]!.kind === 'tool') {
+    const data: Record<string, unknown> = { turn, step, index: chunk.index, dt, id: chunk.id };
+    if (Object.hasOwn(chunk, 'name')) data['name'] = chunk.name;
+    data['args'] = run.map((c) => c.event.data.chunk.argumentsDelta);
+    return JSON.stringify({ type: 'tool-call-chunks', seq0: first.seq, time0: first.time, data });
+  }
+  return JSON.stringify({
+    type: run[0]!.kind === 'text' ? 'text-chunks' : 'reasoning-chunks',
+    seq0: first.seq,
+    time0: first.time,
+    data: { turn, step, index: chunk.index, dt, texts: run.map((c) => c.event.data.chunk.text) },
+  });
+}
+
+/**
+ * The writer's `packChunkRuns` for one append batch: runs of >= 3 whitelisted
+ * delta chunks become one row; everything else is written verbatim, in order.
+ * Returns the batch's lines (without trailing LF).
+ */
+export function packBatchLines(events: readonly SessionEvent[], packChunks = true): string[] {
+  const lines: string[] = [];
+  let run: Candidate[] = [];
+  const flush = () => {
+    if (run.length >= 3) lines.push(rowLine(run));
+    else for (const c of run) lines.push(eventLine(c.event));
+    run = [];
+  };
+  for (const event of events) {
+    const c = packChunks ? candidate(event) : undefined;
+    if (!c) {
+      flush();
+      lines.push(eventLine(event));
+      continue;
+    }
+    if (run.length > 0 && !continues(run[run.length - 1]!, c)) flush();
+    run.push(c);
+  }
+  flush();
+  return lines;
+}

@@ -1,0 +1,188 @@
+import zlib from 'node:zlib';
+import { createRequire } from 'node:module';
+import { Decompress as FzstdDecompress } from 'fzstd';
+import { frameBlocks } from './zstd-frames.js';
+
+/**
+ * Decoder seam. Complete frames are decoded with checksum verification;
+ * a torn final frame is decoded with libzstd's prefix semantics (whatever
+ * plaintext the bytes present can produce, errors swallowed as "nothing").
+ */
+export interface FrameDecoder {
+  readonly name: DecoderName;
+  /** Decode one or more concatenated complete frames; throws a DecodeFailure. */
+  decode(frames: Buffer): Promise<Buffer>;
+  /** Plaintext recoverable from an incomplete final frame (never throws). */
+  decodeTornPrefix(frameBytes: Buffer): Promise<Buffer>;
+  /** Stream-decode one complete (possibly huge) frame in bounded memory. */
+  decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void>;
+}
+
+export type DecoderName = 'node-zlib' | 'mongodb-js';
+
+/** A decoder's own failure, as DSH records it in `cause`. */
+export class DecodeFailure extends Error {
+  constructor(message: string, readonly code?: string) {
+    super(message);
+    this.name = 'Error';
+  }
+}
+
+type ZlibWithZstd = typeof zlib & {
+  zstdDecompressSync?: (buf: Buffer, opts?: object) => Buffer;
+  zstdDecompress?: (buf: Buffer, opts: object, cb: (err: Error | null, out: Buffer) => void) => void;
+  createZstdDecompress?: (opts?: object) => import("node:stream").Transform;
+  constants: typeof zlib.constants & { ZSTD_e_flush?: number; ZSTD_e_end?: number };
+};
+
+const z = zlib as ZlibWithZstd;
+
+export function nodeZstdAvailable(): boolean {
+  return typeof z.zstdDecompressSync === 'function' && typeof z.createZstdDecompress === 'function';
+}
+
+/** libzstd's error strings and their `ZSTD_error_*` names (Node reports the name as `code`). */
+const LIBZSTD_CODES: Record<string, string> = {
+  "Restored data doesn't match checksum": 'ZSTD_error_checksum_wrong',
+  'Unknown frame descriptor': 'ZSTD_error_prefix_unknown',
+  'Unsupported frame parameter': 'ZSTD_error_frameParameter_unsupported',
+  'Frame requires too much memory for decoding': 'ZSTD_error_frameParameter_windowTooLarge',
+  'Data corruption detected': 'ZSTD_error_corruption_detected',
+  'Src size is incorrect': 'ZSTD_error_srcSize_wrong',
+  'Destination buffer is too small': 'ZSTD_error_dstSize_tooSmall',
+  'Dictionary mismatch': 'ZSTD_error_dictionary_wrong',
+};
+
+function toFailure(error: unknown): DecodeFailure {
+  if (error instanceof DecodeFailure) return error;
+  const e = error as { message?: unknown; code?: unknown };
+  let message = typeof e?.message === 'string' ? e.message : String(error);
+  // @mongodb-js/zstd prefixes libzstd's text with "zstd: ".
+  if (message.startsWith('zstd: ')) message = message.slice(6);
+  const code = typeof e?.code === 'string' && e.code.startsWith('ZSTD_') ? e.code : LIBZSTD_CODES[message];
+  return new DecodeFailure(message, code);
+}
+
+class NodeZlibDecoder implements FrameDecoder {
+  readonly name = 'node-zlib' as const;
+
+  async decode(frames: Buffer): Promise<Buffer> {
+    try {
+      return (z.zstdDecompressSync as NonNullable<ZlibWithZstd['zstdDecompressSync']>)(frames);
+    } catch (error) {
+      throw toFailure(error);
+    }
+  }
+
+  decodeTornPrefix(frameBytes: Buffer): Promise<Buffer> {
+    return new Promise((resolve) => {
+      try {
+        (z.zstdDecompress as NonNullable<ZlibWithZstd['zstdDecompress']>)(
+          frameBytes,
+          { finishFlush: z.constants.ZSTD_e_flush },
+          (err, out) => resolve(err ? Buffer.alloc(0) : out),
+        );
+      } catch {
+        resolve(Buffer.alloc(0));
+      }
+    });
+  }
+
+  decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stream = (z.createZstdDecompress as NonNullable<ZlibWithZstd['createZstdDecompress']>)({ chunkSize: 1 << 20 });
+      stream.on('data', (chunk: Buffer) => {
+        try {
+          onChunk(chunk);
+        } catch (error) {
+          stream.destroy();
+          reject(error);
+        }
+      });
+      stream.on('error', (error: unknown) => reject(toFailure(error)));
+      stream.on('end', () => resolve());
+      stream.end(frame);
+    });
+  }
+}
+
+interface MongoZstd {
+  decompress(buf: Buffer): Promise<Buffer>;
+}
+
+let mongo: MongoZstd | undefined;
+function loadMongo(): MongoZstd {
+  if (!mongo) {
+    const require = createRequire(import.meta.url);
+    mongo = require('@mongodb-js/zstd') as MongoZstd;
+  }
+  return mongo;
+}
+
+/**
+ * Node 20 path: `@mongodb-js/zstd` (libzstd, checksum-verifying) for complete
+ * frames; for the torn tail, an own block walk plus `fzstd` for the complete
+ * blocks and libzstd's partial-raw-block / RLE rules for the cut block.
+ */
+class MongoDecoder implements FrameDecoder {
+  readonly name = 'mongodb-js' as const;
+
+  async decode(frames: Buffer): Promise<Buffer> {
+    try {
+      return await loadMongo().decompress(frames);
+    } catch (error) {
+      throw toFailure(error);
+    }
+  }
+
+  async decodeTornPrefix(frameBytes: Buffer): Promise<Buffer> {
+    try {
+      return tornPrefixByBlocks(frameBytes);
+    } catch {
+      return Buffer.alloc(0);
+    }
+  }
+
+  async decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void> {
+    // libzstd verifies the checksum; a frame this large is decoded through the
+    // same native path (the plaintext is bounded by the caller's limit).
+    onChunk(await this.decode(frame));
+  }
+}
+
+/**
+ * libzstd streaming semantics on a truncated frame: every complete block is
+ * emitted; a cut raw block emits the bytes present; an RLE block needs only
+ * its one byte. Any decoding error yields no plaintext at all (DSH swallows it).
+ */
+export function tornPrefixByBlocks(frameBytes: Buffer): Buffer {
+  const { headerBytes, blocks, headerComplete } = frameBlocks(frameBytes);
+  if (!headerComplete) return Buffer.alloc(0);
+  const parts: Buffer[] = [];
+  const complete = blocks.filter((b) => b.complete);
+  if (complete.length > 0) {
+    const lastComplete = complete[complete.length - 1]!;
+    const end = lastComplete.start + 3 + (lastComplete.type === 'rle' ? 1 : lastComplete.size);
+    const prefix = frameBytes.subarray(0, end);
+    const d = new FzstdDecompress((chunk: Uint8Array) => {
+      parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    });
+    d.push(new Uint8Array(prefix.buffer, prefix.byteOffset, prefix.byteLength), false);
+  }
+  const cut = blocks.find((b) => !b.complete);
+  if (cut && cut.type === 'raw' && cut.present > 0) {
+    parts.push(Buffer.from(frameBytes.subarray(cut.start + 3, cut.start + 3 + cut.present)));
+  }
+  void headerBytes;
+  return Buffer.concat(parts);
+}
+
+export function createDecoder(preferred?: DecoderName | 'auto'): FrameDecoder {
+  const choice = preferred ?? (process.env['DSH_DECODER'] as DecoderName | 'auto' | undefined) ?? 'auto';
+  if (choice === 'node-zlib') {
+    if (!nodeZstdAvailable()) throw new Error('the node-zlib decoder needs Node >= 22.15 (node:zlib zstd)');
+    return new NodeZlibDecoder();
+  }
+  if (choice === 'mongodb-js') return new MongoDecoder();
+  return nodeZstdAvailable() ? new NodeZlibDecoder() : new MongoDecoder();
+}

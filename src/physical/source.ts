@@ -1,0 +1,94 @@
+import { closeSync, fstatSync, openSync, readSync, constants } from 'node:fs';
+
+/**
+ * Random-access, read-only bytes of one artifact. Files are opened with
+ * O_RDONLY and read with positional reads: nothing is ever written, locked or
+ * truncated, and the whole file is never held in memory.
+ */
+export interface ByteSource {
+  readonly size: number;
+  /** A human name for messages (the path, `-` for stdin, or `zip:entry`). */
+  readonly name: string;
+  /** Read `[start, end)`; the returned buffer may be shorter at EOF. */
+  read(start: number, end: number): Buffer;
+  close(): void;
+}
+
+export class FileSource implements ByteSource {
+  readonly size: number;
+  readonly mtimeMs: number;
+  private fd: number | undefined;
+
+  constructor(readonly name: string) {
+    // O_NOATIME is only allowed for the file owner; plain O_RDONLY is enough.
+    this.fd = openSync(name, constants.O_RDONLY);
+    const st = fstatSync(this.fd);
+    this.size = st.size;
+    this.mtimeMs = st.mtimeMs;
+  }
+
+  read(start: number, end: number): Buffer {
+    if (this.fd === undefined) throw new Error('source closed');
+    const stop = Math.min(end, this.size);
+    const length = Math.max(0, stop - start);
+    const buffer = Buffer.allocUnsafe(length);
+    let done = 0;
+    while (done < length) {
+      const n = readSync(this.fd, buffer, done, length - done, start + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done === length ? buffer : buffer.subarray(0, done);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) {
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
+  }
+}
+
+export class MemorySource implements ByteSource {
+  readonly size: number;
+  constructor(readonly name: string, private readonly bytes: Buffer) {
+    this.size = bytes.length;
+  }
+  read(start: number, end: number): Buffer {
+    return this.bytes.subarray(start, Math.min(end, this.size));
+  }
+  close(): void {}
+}
+
+/**
+ * A sliding window over a source for small sequential reads (frame and block
+ * headers) without a syscall per header.
+ */
+export class WindowReader {
+  private winStart = 0;
+  private win: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly source: ByteSource, private readonly windowSize = 4 << 20) {}
+
+  get size(): number {
+    return this.source.size;
+  }
+
+  /** Bytes `[offset, offset+n)`, or a shorter buffer when EOF comes first. */
+  get(offset: number, n: number): Buffer {
+    const end = offset + n;
+    if (offset < this.winStart || end > this.winStart + this.win.length) {
+      if (offset >= this.source.size) return Buffer.alloc(0);
+      const want = Math.max(n, this.windowSize);
+      this.win = this.source.read(offset, offset + want);
+      this.winStart = offset;
+    }
+    const rel = offset - this.winStart;
+    return this.win.subarray(rel, Math.min(rel + n, this.win.length));
+  }
+
+  byte(offset: number): number | undefined {
+    const b = this.get(offset, 1);
+    return b.length === 1 ? b[0] : undefined;
+  }
+}

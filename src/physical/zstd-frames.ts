@@ -1,0 +1,187 @@
+import type { ByteSource } from './source.js';
+import { WindowReader } from './source.js';
+import { corrupt } from '../log/errors.js';
+
+export const ZSTD_MAGIC = 0xfd2fb528;
+export const ZSTD_BLOCK_MAX = 128 * 1024;
+
+export type BlockType = 'raw' | 'rle' | 'compressed';
+
+/** One structurally complete frame, found without decompressing it. */
+export interface FrameInfo {
+  index: number;
+  start: number;
+  end: number;
+  checksumFlag: boolean;
+  /** Declared frame content size, when the header carries one. */
+  contentSize: number | null;
+  /** Byte length of the frame header (magic + descriptor + optional fields). */
+  headerBytes: number;
+  blocks: number;
+  /** Upper bound of the plaintext this frame can produce (content size when declared). */
+  maxPlaintext: number;
+}
+
+export interface TornFrameInfo {
+  start: number;
+  /** Bytes present from `start` to EOF. */
+  bytes: number;
+  /** Why the frame is incomplete, for forensic listings. */
+  stoppedIn: 'magic' | 'frame-header' | 'block-header' | 'block-payload' | 'checksum';
+  /** Complete blocks present (before the cut). */
+  completeBlocks: number;
+}
+
+export interface FrameScan {
+  frames: FrameInfo[];
+  torn: TornFrameInfo | null;
+}
+
+/**
+ * Walk a concatenated Zstandard stream exactly as DSH's structural scan does:
+ * bad magic, reserved header bits and reserved block types are corruption
+ * (thrown with DSH's text); EOF inside the final frame is a torn tail.
+ * Block payloads are skipped, never read.
+ */
+export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => void): FrameScan {
+  const reader = new WindowReader(source);
+  const size = source.size;
+  const frames: FrameInfo[] = [];
+  let offset = 0;
+  const tornAt = (start: number, stoppedIn: TornFrameInfo['stoppedIn'], completeBlocks: number): FrameScan => ({
+    frames,
+    torn: { start, bytes: size - start, stoppedIn, completeBlocks },
+  });
+
+  while (offset < size) {
+    const start = offset;
+    if (size - offset < 4) return tornAt(start, 'magic', 0);
+    const magic = reader.get(offset, 4).readUInt32LE(0);
+    if (magic !== ZSTD_MAGIC) {
+      throw corrupt(`corrupt Zstandard session log: invalid frame magic at byte ${offset}`, { byteOffset: offset });
+    }
+    offset += 4;
+    if (offset === size) return tornAt(start, 'frame-header', 0);
+    const descriptor = reader.byte(offset) as number;
+    offset += 1;
+    if ((descriptor & 0x18) !== 0) {
+      throw corrupt(`corrupt Zstandard session log: reserved frame-header bit at byte ${offset - 1}`, {
+        byteOffset: offset - 1,
+      });
+    }
+    const fcsFlag = descriptor >>> 6;
+    const singleSegment = (descriptor & 0x20) !== 0;
+    const checksumFlag = (descriptor & 0x04) !== 0;
+    const dictFlag = descriptor & 0x03;
+    const dictBytes = dictFlag === 3 ? 4 : dictFlag;
+    const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
+    const rest = (singleSegment ? 0 : 1) + dictBytes + fcsBytes;
+    if (size - offset < rest) return tornAt(start, 'frame-header', 0);
+    let contentSize: number | null = null;
+    let windowSize = ZSTD_BLOCK_MAX;
+    if (fcsBytes > 0 || !singleSegment) {
+      const hdr = reader.get(offset, rest);
+      if (!singleSegment) {
+        const wd = hdr[0] as number;
+        const exponent = wd >>> 3;
+        const mantissa = wd & 7;
+        const base = 2 ** (10 + exponent);
+        windowSize = base + (base / 8) * mantissa;
+      }
+      if (fcsBytes > 0) {
+        const at = (singleSegment ? 0 : 1) + dictBytes;
+        if (fcsBytes === 1) contentSize = hdr[at] as number;
+        else if (fcsBytes === 2) contentSize = hdr.readUInt16LE(at) + 256;
+        else if (fcsBytes === 4) contentSize = hdr.readUInt32LE(at);
+        else contentSize = Number(hdr.readBigUInt64LE(at));
+        if (singleSegment) windowSize = contentSize;
+      }
+    }
+    offset += rest;
+    const headerBytes = offset - start;
+    const blockCap = Math.min(ZSTD_BLOCK_MAX, Math.max(windowSize, 1));
+    let blocks = 0;
+    let bound = 0;
+    for (;;) {
+      if (size - offset < 3) return tornAt(start, 'block-header', blocks);
+      const h = reader.get(offset, 3).readUIntLE(0, 3);
+      offset += 3;
+      const last = (h & 1) !== 0;
+      const type = (h >>> 1) & 3;
+      const blockSize = h >>> 3;
+      if (type === 3) {
+        throw corrupt(`corrupt Zstandard session log: reserved block type at byte ${offset - 3}`, {
+          byteOffset: offset - 3,
+        });
+      }
+      const payload = type === 1 ? 1 : blockSize;
+      if (size - offset < payload) return tornAt(start, 'block-payload', blocks);
+      offset += payload;
+      blocks += 1;
+      bound += type === 2 ? blockCap : blockSize;
+      if (last) break;
+    }
+    if (checksumFlag) {
+      if (size - offset < 4) return tornAt(start, 'checksum', blocks);
+      offset += 4;
+    }
+    const frame: FrameInfo = {
+      index: frames.length,
+      start,
+      end: offset,
+      checksumFlag,
+      contentSize,
+      headerBytes,
+      blocks,
+      maxPlaintext: contentSize ?? bound,
+    };
+    frames.push(frame);
+    onFrame?.(frame);
+  }
+  return { frames, torn: null };
+}
+
+export interface BlockInfo {
+  type: BlockType;
+  /** Offset of the 3-byte block header. */
+  start: number;
+  /** Declared (regenerated for raw/RLE) size. */
+  size: number;
+  last: boolean;
+  /** Payload bytes present (may be short for the final block of a torn frame). */
+  present: number;
+  complete: boolean;
+}
+
+/**
+ * List the blocks of one (possibly torn) frame, for the torn-tail decoder and
+ * forensic listings. `frameBytes` begins at the frame's magic.
+ */
+export function frameBlocks(frameBytes: Buffer): { headerBytes: number; blocks: BlockInfo[]; headerComplete: boolean } {
+  const size = frameBytes.length;
+  if (size < 5) return { headerBytes: size, blocks: [], headerComplete: false };
+  const d = frameBytes[4] as number;
+  const fcsFlag = d >>> 6;
+  const singleSegment = (d & 0x20) !== 0;
+  const dictFlag = d & 3;
+  const dictBytes = dictFlag === 3 ? 4 : dictFlag;
+  const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
+  const headerBytes = 5 + (singleSegment ? 0 : 1) + dictBytes + fcsBytes;
+  if (size < headerBytes) return { headerBytes: size, blocks: [], headerComplete: false };
+  const blocks: BlockInfo[] = [];
+  let offset = headerBytes;
+  while (size - offset >= 3) {
+    const h = frameBytes.readUIntLE(offset, 3);
+    const last = (h & 1) !== 0;
+    const typeCode = (h >>> 1) & 3;
+    if (typeCode === 3) break;
+    const type: BlockType = typeCode === 0 ? 'raw' : typeCode === 1 ? 'rle' : 'compressed';
+    const blockSize = h >>> 3;
+    const payload = typeCode === 1 ? 1 : blockSize;
+    const present = Math.min(payload, size - offset - 3);
+    blocks.push({ type, start: offset, size: blockSize, last, present, complete: present === payload });
+    offset += 3 + present;
+    if (present < payload || last) break;
+  }
+  return { headerBytes, blocks, headerComplete: true };
+}
