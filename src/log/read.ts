@@ -79,6 +79,8 @@ export interface ReadOptions {
   decoder?: FrameDecoder;
   collect?: boolean;
   onEvent?: EventSink;
+  /** Called once the header record parsed (before any event). */
+  onHeader?: (meta: SessionHeader) => void;
   /** Receives the artifact view's bytes (export). */
   onArtifact?: (chunk: Buffer) => void;
   /** Decode every frame on its own to report per-frame plaintext facts. */
@@ -187,6 +189,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       headerParts = [];
       try {
         scanner = new LogScanner(record, rawPath, sink, maxLine);
+        options.onHeader?.(scanner.meta);
       } catch (error) {
         storedError = error as LogError;
       }
@@ -267,6 +270,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       } else {
         try {
           scanner = new LogScanner(header, rawPath, sink, maxLine);
+          options.onHeader?.(scanner.meta);
         } catch (error) {
           storedError = error as LogError;
         }

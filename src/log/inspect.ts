@@ -1,0 +1,202 @@
+import type { ByteSource } from '../physical/source.js';
+import type { FrameDecoder } from '../physical/decoders.js';
+import { readArtifact, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
+import { LogicalPipeline, type LogicalResult } from './logical.js';
+import { LogError, serializeError, type SerializedError, type FailureKind } from './errors.js';
+import { packBatchLines } from './rows.js';
+import type { Encoding, SessionEvent, SessionHeader } from './types.js';
+import type { CloserReason } from './closers.js';
+import type { LineInfo } from './scanner.js';
+
+export type View = 'artifact' | 'stored' | 'logical';
+
+export interface RepairPlan {
+  /** Would DSH's committing load() change the file? */
+  writes: boolean;
+  /** Truncate the file to this byte offset first (null: no truncation). */
+  truncateTo: number | null;
+  /** Bytes that truncation removes. */
+  truncatedBytes: number;
+  /** Recovered events DSH re-appends (zstd torn frame), by seq. */
+  reappendSeqs: number[];
+  /** Synthetic closers DSH appends, by seq. */
+  closerSeqs: number[];
+  /** How the append is encoded: raw lines, or one new checksummed zstd frame. */
+  appendAs: 'lines' | 'zstd-frame' | null;
+  /** The exact plaintext DSH appends (raw: the bytes; zstd: the frame's plaintext). */
+  appendText: string;
+}
+
+export interface TornSummary {
+  truncateTo: number;
+  recoveredEventSeqs: number[];
+  /** Bytes of the torn tail on disk. */
+  tornBytes: number;
+  /** Decoded bytes after the last complete record that are lost. */
+  lostPlaintextBytes: number;
+}
+
+export interface Inspection {
+  source: string;
+  encoding: Encoding;
+  encodingBy: ReadOutcome['encodingBy'];
+  bytes: number;
+  decoder?: string;
+  meta: SessionHeader | null;
+  storedEventCount: number;
+  /** Logical view (stored normalized + closers), when collected. */
+  events?: SessionEvent[];
+  /** Stored view as decoded (legacy shapes), when asked for. */
+  storedEvents?: SessionEvent[];
+  closers: SessionEvent[];
+  closerReasons: CloserReason[];
+  torn: TornSummary | null;
+  repairPlan: RepairPlan | null;
+  artifact: Omit<ArtifactView, 'error'> & { error?: SerializedError };
+  frames?: FrameReport[];
+  tornFrame?: TornFrameReport | null;
+  migratedEvents: number;
+  ignorableUnknown: number[];
+  /** First defect that ended the preserved prefix (tolerated torn region). */
+  defect?: { message: string; line: number };
+  surface?: LogicalResult['surface'];
+  error?: SerializedError & { kind: FailureKind; stage: string; seq?: number; byteOffset?: number };
+}
+
+export interface InspectOptions {
+  rawPath?: string;
+  expectedId?: string;
+  decoder?: FrameDecoder;
+  /** Collect the logical events (default true). */
+  collect?: boolean;
+  /** Also collect the stored events as decoded (pre-normalization). */
+  collectStored?: boolean;
+  frameDetail?: boolean;
+  onLogical?: (event: SessionEvent) => void;
+  onStored?: (event: SessionEvent, line: LineInfo) => void;
+  onArtifact?: (chunk: Buffer) => void;
+  keepReplacements?: boolean;
+}
+
+function errorOut(error: LogError, stage: string): NonNullable<Inspection['error']> {
+  return {
+    ...serializeError(error),
+    kind: error.kind,
+    stage,
+    ...(error.seq !== undefined ? { seq: error.seq } : {}),
+    ...(error.byteOffset !== undefined ? { byteOffset: error.byteOffset } : {}),
+  };
+}
+
+/**
+ * Cold inspection of one artifact, as DSH's `inspect()` computes it, without
+ * touching the file: stored view, legacy normalization, refusals, crash
+ * closers and restore validation, plus what DSH's committing `load()` would write.
+ */
+export async function inspectSource(source: ByteSource, options: InspectOptions = {}): Promise<Inspection> {
+  const rawPath = options.rawPath ?? source.name;
+  let pipeline: LogicalPipeline | undefined;
+  const collect = options.collect ?? true;
+  const storedEvents: SessionEvent[] | undefined = options.collectStored ? [] : undefined;
+  const outcome = await readArtifact(source, {
+    rawPath,
+    ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}),
+    ...(options.decoder ? { decoder: options.decoder } : {}),
+    ...(options.onArtifact ? { onArtifact: options.onArtifact } : {}),
+    frameDetail: options.frameDetail ?? false,
+    onEvent: (event, line) => {
+      if (!pipeline) {
+        // Header is known by the time the first event arrives.
+        return;
+      }
+      storedEvents?.push(event);
+      options.onStored?.(event, line);
+      pipeline.observe(event);
+    },
+    onHeader: (meta: SessionHeader) => {
+      pipeline = new LogicalPipeline(meta, rawPath, {
+        collect,
+        ...(options.onLogical ? { onEvent: options.onLogical } : {}),
+        ...(options.keepReplacements !== undefined ? { keepReplacements: options.keepReplacements } : {}),
+      });
+    },
+  });
+  const artifact: Inspection['artifact'] = { filename: 'session.jsonl' };
+  if (outcome.artifact.meta) artifact.meta = outcome.artifact.meta;
+  if (outcome.artifact.contentBytes !== undefined) artifact.contentBytes = outcome.artifact.contentBytes;
+  if (outcome.artifact.contentSha256 !== undefined) artifact.contentSha256 = outcome.artifact.contentSha256;
+  if (outcome.artifact.lines !== undefined) artifact.lines = outcome.artifact.lines;
+  if (outcome.artifact.error) artifact.error = serializeError(outcome.artifact.error);
+  const result: Inspection = {
+    source: source.name,
+    encoding: outcome.encoding,
+    encodingBy: outcome.encodingBy,
+    bytes: outcome.size,
+    ...(outcome.decoder ? { decoder: outcome.decoder } : {}),
+    meta: outcome.stored?.meta ?? null,
+    storedEventCount: outcome.stored?.eventCount ?? 0,
+    closers: [],
+    closerReasons: [],
+    torn: null,
+    repairPlan: null,
+    artifact,
+    ...(outcome.frames ? { frames: outcome.frames } : {}),
+    ...(outcome.tornFrame !== undefined ? { tornFrame: outcome.tornFrame } : {}),
+    migratedEvents: 0,
+    ignorableUnknown: [],
+    ...(storedEvents ? { storedEvents } : {}),
+  };
+  if (outcome.stored?.defect) result.defect = outcome.stored.defect;
+  if (outcome.stored?.torn) {
+    const t = outcome.stored.torn;
+    result.torn = { truncateTo: t.truncateTo, recoveredEventSeqs: t.recoveredEventSeqs, tornBytes: t.tornBytes, lostPlaintextBytes: t.lostPlaintextBytes };
+  }
+  if (outcome.error || !outcome.stored || !pipeline) {
+    const error = outcome.error ?? new LogError('empty or header-less session log');
+    result.error = errorOut(error, 'physical');
+    return result;
+  }
+  const logical = pipeline.finish();
+  result.migratedEvents = logical.migratedEvents;
+  result.ignorableUnknown = logical.ignorableUnknown;
+  if (logical.error) {
+    result.error = errorOut(logical.error, logical.failedStage ?? 'logical');
+    return result;
+  }
+  result.closers = logical.closers;
+  result.closerReasons = logical.closerReasons;
+  if (logical.storedEvents) result.events = [...logical.storedEvents, ...logical.closers];
+  if (logical.surface) result.surface = logical.surface;
+  result.repairPlan = planRepair(outcome, logical, result.torn);
+  return result;
+}
+
+function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSummary | null): RepairPlan {
+  const closers = logical.closers;
+  const recoveredSeqs = torn?.recoveredEventSeqs ?? [];
+  const writes = torn !== null || closers.length > 0;
+  let appendText = '';
+  let appendAs: RepairPlan['appendAs'] = null;
+  if (outcome.encoding === 'none') {
+    if (closers.length > 0) {
+      appendAs = 'lines';
+      appendText = closers.map((c) => JSON.stringify(c) + '\n').join('');
+    }
+  } else {
+    const recovered = recoveredSeqs.length > 0 && logical.storedEvents ? logical.storedEvents.slice(recoveredSeqs[0]) : [];
+    const batch = [...recovered, ...closers];
+    if (batch.length > 0) {
+      appendAs = 'zstd-frame';
+      appendText = packBatchLines(batch, true).join('\n') + '\n';
+    }
+  }
+  return {
+    writes,
+    truncateTo: torn ? torn.truncateTo : null,
+    truncatedBytes: torn ? outcome.size - torn.truncateTo : 0,
+    reappendSeqs: recoveredSeqs,
+    closerSeqs: closers.map((c) => c.seq),
+    appendAs,
+    appendText,
+  };
+}

@@ -1,0 +1,63 @@
+import path from 'node:path';
+import type { Encoding, SessionHeader } from './types.js';
+
+/** DSH's artifact layout (format.md §1.1). */
+
+const LITERAL = /[A-Za-z0-9._-]/;
+
+function escapeUnit(code: number): string {
+  return '~' + code.toString(16).toUpperCase().padStart(4, '0');
+}
+
+/** Session id → one path segment (injective over UTF-16 code units). */
+export function encodeSegment(raw: string): string {
+  if (raw === '') throw new Error('cannot encode an empty path segment');
+  if (raw === '.') return '~002E';
+  if (raw === '..') return '~002E~002E';
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i] as string;
+    out += LITERAL.test(ch) ? ch : escapeUnit(raw.charCodeAt(i));
+  }
+  return out;
+}
+
+/** Inverse of `encodeSegment`: each `~HHHH` → that code unit, everything else literal. */
+export function decodeSegment(segment: string): string {
+  return segment.replace(/~([0-9A-Fa-f]{4})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** cwd → lossy, readable, bounded project key (`--${slug}--`). */
+export function projectKey(cwd: string): string {
+  if (cwd === '') throw new Error('cannot encode an empty project path');
+  let slug = '';
+  let lastSep = false;
+  for (let i = 0; i < cwd.length; i++) {
+    const ch = cwd[i] as string;
+    if (ch === '/' || ch === '\\' || ch === ':') {
+      if (!lastSep) slug += '-';
+      lastSep = true;
+      continue;
+    }
+    lastSep = false;
+    slug += LITERAL.test(ch) ? ch : escapeUnit(cwd.charCodeAt(i));
+  }
+  slug = slug.replace(/^-+/, '');
+  if (slug === '') slug = 'root';
+  slug = slug.slice(0, 251);
+  return `--${slug}--`;
+}
+
+/** The project directory name for a header's cwd (`_no-cwd` when absent). */
+export function projectDir(cwd: string | undefined): string {
+  return cwd === undefined ? '_no-cwd' : projectKey(cwd);
+}
+
+export function artifactFileName(encoding: Encoding): string {
+  return encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl';
+}
+
+/** DSH's `logPath(root, cwd, id, compression)`. */
+export function sessionPath(root: string, header: Pick<SessionHeader, 'id' | 'cwd'>, encoding: Encoding): string {
+  return path.join(root, projectDir(header.cwd), encodeSegment(header.id), artifactFileName(encoding));
+}

@@ -1,0 +1,129 @@
+import { LogError, refused, wrapCorruption } from './errors.js';
+import { LegacyNormalizer, LegacyRejections } from './legacy.js';
+import { KNOWN_EVENT_TYPES, unknownTypeRefusalText } from './vocabulary.js';
+import { CloserTracker, type CloserReason } from './closers.js';
+import { RestoreValidator, validateRestoredHeader, headerRecord } from './restore.js';
+import type { SessionEvent, SessionHeader } from './types.js';
+import type { Replacement } from './surface.js';
+
+export interface LogicalResult {
+  /** The normalized stored events (collected only when asked). */
+  storedEvents?: SessionEvent[];
+  storedEventCount: number;
+  closers: SessionEvent[];
+  closerReasons: CloserReason[];
+  /** Count of events legacy normalization rewrote. */
+  migratedEvents: number;
+  /** Unknown-but-ignorable events kept in the log. */
+  ignorableUnknown: number[];
+  error?: LogError;
+  /** The DSH stage that failed, for `check` rule codes. */
+  failedStage?: 'legacy' | 'migration' | 'vocabulary' | 'closers' | 'restore-header' | 'restore';
+  surface?: { nodes: number[]; replaceGeneration: number; replacements: Replacement[] };
+}
+
+export interface LogicalOptions {
+  collect?: boolean;
+  /** Called with each normalized stored event (before closers). */
+  onEvent?: (event: SessionEvent) => void;
+  keepReplacements?: boolean;
+}
+
+/**
+ * DSH's coordinator stage 2 (legacy rejection, normalization, shape checks,
+ * unknown-type refusal, crash closers, restore validation) as one streaming
+ * pass. Each stage keeps its first error; `finish` reports the one DSH would
+ * have thrown first, with DSH's wrapping.
+ */
+export class LogicalPipeline {
+  private rejections = new LegacyRejections();
+  private normalizer: LegacyNormalizer;
+  private closers = new CloserTracker();
+  private restore: RestoreValidator;
+  private migrationError: { message: string; seq: number } | undefined;
+  private unknown: SessionEvent | undefined;
+  private closerError: Error | undefined;
+  private count = 0;
+  private collected: SessionEvent[] | undefined;
+  private ignorable: number[] = [];
+
+  constructor(private readonly meta: SessionHeader, private readonly rawPath: string, private readonly options: LogicalOptions = {}) {
+    this.normalizer = new LegacyNormalizer(meta.id);
+    this.restore = new RestoreValidator(options.keepReplacements ?? true);
+    if (options.collect) this.collected = [];
+  }
+
+  observe(stored: SessionEvent): void {
+    this.count += 1;
+    this.rejections.observe(stored);
+    if (this.migrationError) return;
+    let event: SessionEvent;
+    try {
+      event = this.normalizer.normalize(stored);
+    } catch (error) {
+      this.migrationError = { message: (error as Error).message, seq: stored.seq };
+      return;
+    }
+    if (!KNOWN_EVENT_TYPES.has(event.type)) {
+      if (event.ignorable === true) this.ignorable.push(event.seq);
+      else this.unknown ??= event;
+    }
+    this.collected?.push(event);
+    this.options.onEvent?.(event);
+    if (!this.closerError) {
+      try {
+        this.closers.observe(event);
+      } catch (error) {
+        this.closerError = error as Error;
+      }
+    }
+    this.restore.observe(event);
+  }
+
+  finish(): LogicalResult {
+    const id = this.meta.id;
+    const base: LogicalResult = {
+      storedEventCount: this.count,
+      closers: [],
+      closerReasons: [],
+      migratedEvents: this.normalizer.migrated,
+      ignorableUnknown: this.ignorable,
+      ...(this.collected ? { storedEvents: this.collected } : {}),
+    };
+    const fail = (error: LogError, stage: LogicalResult['failedStage']): LogicalResult => ({ ...base, error, failedStage: stage });
+    const rejection = this.rejections.first(id);
+    if (rejection) return fail(wrapCorruption(id, new LogError(rejection[0], { seq: rejection[1] })), 'legacy');
+    if (this.migrationError) {
+      return fail(wrapCorruption(id, new LogError(this.migrationError.message, { seq: this.migrationError.seq })), 'migration');
+    }
+    if (this.unknown) {
+      const u = this.unknown;
+      return fail(
+        refused(`${unknownTypeRefusalText(id, String(u.type), u.seq)} (raw log: ${this.rawPath})`, { kind: 'jsonl', path: this.rawPath }, u.seq),
+        'vocabulary',
+      );
+    }
+    if (this.closerError) {
+      const inner = new LogError(this.closerError.message, { dshClass: this.closerError.name === 'TypeError' ? 'TypeError' : 'Error' });
+      return fail(wrapCorruption(id, inner), 'closers');
+    }
+    const { closers, reasons } = this.closers.closers();
+    try {
+      validateRestoredHeader(id, headerRecord(this.meta));
+    } catch (error) {
+      return fail(wrapCorruption(id, new LogError((error as Error).message)), 'restore-header');
+    }
+    for (const closer of closers) this.restore.observe(closer);
+    const failure = this.restore.failure;
+    if (failure) {
+      return fail(wrapCorruption(id, new LogError(failure.message, failure.seq !== undefined ? { seq: failure.seq } : {})), 'restore');
+    }
+    const fold = this.restore.fold;
+    return {
+      ...base,
+      closers,
+      closerReasons: reasons,
+      surface: { nodes: fold.nodes, replaceGeneration: fold.replaceGeneration, replacements: fold.replacements },
+    };
+  }
+}

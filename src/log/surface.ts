@@ -1,0 +1,178 @@
+import type { SessionEvent, SurfaceOp } from './types.js';
+
+/** DSH's surface-eligible event types. */
+export const SURFACE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/message', 'tool/result']);
+
+export function isSurfaceEligibleType(type: string): boolean {
+  return SURFACE_TYPES.has(type);
+}
+export function isSurfaceEvent(e: SessionEvent): boolean {
+  return SURFACE_TYPES.has(e.type) && e.surfaceOp !== undefined;
+}
+export function isAppendSurfaceEvent(e: SessionEvent): boolean {
+  return isSurfaceEvent(e) && e.surfaceOp === 'append';
+}
+export function isReplacementSurfaceEvent(e: SessionEvent): boolean {
+  return isSurfaceEvent(e) && e.surfaceOp !== 'append';
+}
+
+/** `deriveEventMessage`: the model message an event contributes, or null. */
+export function deriveEventMessage(event: SessionEvent): unknown | null {
+  switch (event.type) {
+    case 'user/message':
+      return event.data;
+    case 'assistant/message':
+      return event.data.message.content.length === 0 ? null : event.data.message;
+    case 'tool/result':
+      return event.data.message;
+    default:
+      return null;
+  }
+}
+
+export interface Replacement {
+  seq: number;
+  start: number;
+  end: number;
+  shadowedSeqs: number[];
+}
+
+/** A surface rule violation, with DSH's exact text. */
+export class SurfaceError extends Error {
+  constructor(message: string, readonly seq: number, readonly rule: string) {
+    super(message);
+  }
+}
+
+function isEventSeq(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
+function isReplaceOp(op: Record<string, unknown>): boolean {
+  return (
+    Object.keys(op).length === 3 &&
+    Object.hasOwn(op, 'op') &&
+    Object.hasOwn(op, 'start') &&
+    Object.hasOwn(op, 'end') &&
+    op['op'] === 'replace' &&
+    isEventSeq(op['start']) &&
+    isEventSeq(op['end'])
+  );
+}
+
+export function deepEqualJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => deepEqualJson(item, b[i]));
+  }
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const ak = Object.keys(a);
+  if (ak.length !== Object.keys(b).length) return false;
+  return ak.every((k) => Object.hasOwn(b, k) && deepEqualJson((a as any)[k], (b as any)[k]));
+}
+
+/**
+ * DSH's surface fold (`foldSurface` / `SurfaceManager.validateNext`) as an
+ * incremental state machine. `apply` validates one event (seq must equal the
+ * count so far) and folds it, throwing a SurfaceError with DSH's text.
+ * Only the tool/result payloads still on the surface are retained (for the
+ * content-only rewrite rule), so memory follows the surface, not the log.
+ */
+export class SurfaceFold {
+  nodes: number[] = [];
+  replaceGeneration = 0;
+  readonly replacements: Replacement[] = [];
+  private count = 0;
+  private toolResults = new Map<number, any>();
+
+  constructor(private readonly keepReplacements = true) {}
+
+  get eventCount(): number {
+    return this.count;
+  }
+
+  apply(event: SessionEvent): Replacement | undefined {
+    const expected = this.count;
+    const fail = (message: string, rule: string): never => {
+      throw new SurfaceError(message, event.seq, rule);
+    };
+    if (event.seq !== expected) fail(`session event seq ${event.seq} is not contiguous; expected ${expected}`, 'S1');
+    const raw = event as SessionEvent & { surfaceOp?: unknown; sourceEventSeqs?: unknown };
+    if (!SURFACE_TYPES.has(event.type)) {
+      if (raw.surfaceOp !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry surfaceOp`, 'S2');
+      if (raw.sourceEventSeqs !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry sourceEventSeqs`, 'S2');
+      this.count += 1;
+      return undefined;
+    }
+    const op = raw.surfaceOp;
+    if (op === undefined) fail(`session event "${event.type}" is surface-eligible and requires a surfaceOp marker`, 'S3');
+    let replace: { start: number; end: number } | undefined;
+    if (op !== 'append') {
+      if (op === null || typeof op !== 'object' || Array.isArray(op)) fail(`session event "${event.type}" carries an invalid surfaceOp`, 'S4');
+      if (!isReplaceOp(op as Record<string, unknown>)) fail(`session event "${event.type}" carries an invalid replace surfaceOp`, 'S4');
+      replace = op as { start: number; end: number };
+    }
+    let startIdx = -1;
+    let endIdx = -1;
+    let shadowed: number[] = [];
+    if (replace) {
+      startIdx = this.nodes.indexOf(replace.start);
+      if (startIdx === -1) fail(`surface replace: start seq ${replace.start} not found in surface`, 'S5');
+      endIdx = this.nodes.indexOf(replace.end);
+      if (endIdx === -1) fail(`surface replace: end seq ${replace.end} not found in surface`, 'S5');
+      if (startIdx > endIdx) {
+        fail(`surface replace: start seq ${replace.start} (index ${startIdx}) is after end seq ${replace.end} (index ${endIdx})`, 'S5');
+      }
+      shadowed = this.nodes.slice(startIdx, endIdx + 1);
+    }
+    // Provenance.
+    const sources = new Set<number>();
+    if (raw.sourceEventSeqs !== undefined) {
+      const list = raw.sourceEventSeqs;
+      if (!Array.isArray(list)) fail(`sourceEventSeqs on event at seq ${event.seq} must be an array when present`, 'S6');
+      const arr = list as unknown[];
+      if (arr.length === 0 && event.type !== 'assistant/message') fail('sourceEventSeqs must not be empty except on assistant/message', 'S7');
+      let nonEarlier: number | undefined;
+      // for...of visits holes as undefined, as DSH's loop does.
+      for (const source of arr) {
+        if (!isEventSeq(source)) fail(`session event "${event.type}" sourceEventSeqs must densely contain non-negative safe integers`, 'S8');
+        sources.add(source as number);
+        if (nonEarlier === undefined && (source as number) >= event.seq) nonEarlier = source as number;
+      }
+      if (sources.size !== arr.length) fail('sourceEventSeqs must not contain duplicates', 'S9');
+      if (nonEarlier !== undefined) fail(`sourceEventSeqs must reference earlier events: ${nonEarlier} >= current seq ${event.seq}`, 'S10');
+    }
+    const missing = shadowed.filter((s) => !sources.has(s));
+    if (missing.length > 0) {
+      fail(`surface replace: sourceEventSeqs must include every shadowed surface node; missing ${missing.join(', ')}`, 'S10b');
+    }
+    if (replace && event.type === 'tool/result') {
+      if (shadowed.length !== 1) fail('tool/result surface replacement must rewrite exactly one current node', 'S11');
+      const original = this.toolResults.get(shadowed[0] as number);
+      if (original === undefined) fail('tool/result surface replacement must target a current tool/result', 'S11');
+      const strip = (data: any) => {
+        const rest = { ...data };
+        rest.message = { ...data.message, content: [{ ...data.message.content[0], content: null }] };
+        return rest;
+      };
+      if (!deepEqualJson(strip(original), strip(event.data))) fail('tool/result surface replacement may change only content', 'S12');
+    }
+    // Apply.
+    this.count += 1;
+    if (!replace) {
+      this.nodes.push(event.seq);
+      if (event.type === 'tool/result') this.toolResults.set(event.seq, event.data);
+      return undefined;
+    }
+    this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq);
+    this.replaceGeneration += 1;
+    for (const s of shadowed) this.toolResults.delete(s);
+    if (event.type === 'tool/result') this.toolResults.set(event.seq, event.data);
+    const rep: Replacement = { seq: event.seq, start: replace.start, end: replace.end, shadowedSeqs: shadowed };
+    if (this.keepReplacements) this.replacements.push(rep);
+    return rep;
+  }
+}
+
+export type { SurfaceOp };
