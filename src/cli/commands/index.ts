@@ -1,0 +1,9 @@
+import type { Command } from 'commander';
+import type { Io } from '../io.js';
+import { registerInspect } from './inspect.js';
+
+/** A command registers itself on the program; `setExit` records its exit code. */
+export type RegisterCommand = (program: Command, io: Io, setExit: (code: number) => void) => void;
+
+/** The command registry: one line per command module. */
+export const COMMANDS: RegisterCommand[] = [registerInspect];

@@ -1,0 +1,56 @@
+import { Command, Option } from 'commander';
+import type { Io } from '../io.js';
+import { writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget, type SessionInspection } from '../../log/session.js';
+import { renderInspect } from '../render/inspect.js';
+
+interface InspectOptions extends CommonOptions {
+  view: 'artifact' | 'stored' | 'logical';
+}
+
+/** The `--json` document: DSH's own shapes so it compares with expected.json. */
+export function inspectJson(r: SessionInspection, view: InspectOptions['view']): unknown {
+  if (r.error && view !== 'artifact') return { error: { class: r.error.class, message: r.error.message, ...(r.error.cause ? { cause: r.error.cause } : {}) } };
+  const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
+  if (view === 'artifact') {
+    if (r.artifact.error) return { error: { class: r.artifact.error.class, message: r.artifact.error.message } };
+    return { encoding: r.encoding, ...r.artifact };
+  }
+  if (view === 'stored') {
+    return { meta: r.meta, encoding: r.encoding, storedEventCount: r.storedEventCount, events: r.storedEvents ?? [], torn };
+  }
+  return {
+    meta: r.meta,
+    encoding: r.encoding,
+    storedEventCount: r.storedEventCount,
+    events: r.events ?? [],
+    closers: r.closers,
+    torn,
+    repairPlan: r.repairPlan,
+  };
+}
+
+export function registerInspect(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('inspect')
+    .description('incident-review summary of one session log (header, health, turns, torn tail, closers, what load() would write)')
+    .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or - for stdin')
+    .addOption(new Option('--view <view>', 'which view: artifact (verbatim text), stored (committed prefix), logical (DSH inspect)').choices(['artifact', 'stored', 'logical']).default('logical'));
+  addCommon(cmd);
+  cmd.action(
+    action(io, setExit, async (target: string, opts: InspectOptions) => {
+      const env = envFor(io, opts);
+      const resolved = await resolveCli(target, opts);
+      const r = await inspectTarget(resolved, {
+        decoder: decoderFor(opts),
+        collect: true,
+        collectStored: opts.view === 'stored',
+      });
+      const failed = opts.view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
+      if (opts.json) await writeOut(io.stdout, JSON.stringify(inspectJson(r, opts.view)) + '\n');
+      else await writeOut(io.stdout, renderInspect(r, env.c));
+      return failed ? EXIT.failed : EXIT.ok;
+    }),
+  );
+}

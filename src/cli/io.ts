@@ -1,0 +1,100 @@
+import { Chalk, type ChalkInstance } from 'chalk';
+import type { Writable } from 'node:stream';
+
+export type ColorMode = 'auto' | 'always' | 'never';
+
+/** Everything a command needs from the process, injectable for tests. */
+export interface Io {
+  stdout: Writable & { isTTY?: boolean; columns?: number };
+  stderr: Writable & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+}
+
+export function colorFor(mode: ColorMode, stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): ChalkInstance {
+  let enabled: boolean;
+  if (mode === 'always') enabled = true;
+  else if (mode === 'never') enabled = false;
+  else if (env['NO_COLOR'] !== undefined && env['NO_COLOR'] !== '') enabled = false;
+  else if (env['FORCE_COLOR'] !== undefined && env['FORCE_COLOR'] !== '0') enabled = true;
+  else enabled = Boolean(stream.isTTY) && env['TERM'] !== 'dumb';
+  return new Chalk({ level: enabled ? 1 : 0 });
+}
+
+/**
+ * Log content is untrusted: escape C0/C1 control characters (and DEL) so a
+ * crafted log cannot move the cursor, retitle the terminal or hide text.
+ * `keepNewlines` keeps LF and TAB for multi-line blocks.
+ */
+export function escapeControl(text: string, keepNewlines = false): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (ch) => {
+    if (keepNewlines && (ch === '\n' || ch === '\t')) return ch;
+    switch (ch) {
+      case '\n':
+        return '\\n';
+      case '\r':
+        return '\\r';
+      case '\t':
+        return '\\t';
+      default:
+        return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    }
+  });
+}
+
+/** One-line preview of arbitrary text, escaped and truncated by code points. */
+export function preview(text: string, max = 80): string {
+  const flat = escapeControl(text.replace(/\s+/g, ' ').trim());
+  const chars = Array.from(flat);
+  return chars.length <= max ? flat : chars.slice(0, max - 1).join('') + '…';
+}
+
+export class BrokenPipe extends Error {}
+
+/** Write with backpressure; a closed pipe (`| head`) ends the command quietly. */
+export function writeOut(stream: Writable, text: string): Promise<void> | void {
+  if ((stream as { destroyed?: boolean }).destroyed) throw new BrokenPipe();
+  const ok = stream.write(text);
+  if (ok) return;
+  return new Promise((resolve, reject) => {
+    const onDrain = () => {
+      cleanup();
+      resolve();
+    };
+    const onError = (error: NodeJS.ErrnoException) => {
+      cleanup();
+      reject(error.code === 'EPIPE' ? new BrokenPipe() : error);
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new BrokenPipe());
+    };
+    const cleanup = () => {
+      stream.off('drain', onDrain);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    stream.on('drain', onDrain);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
+}
+
+/** Buffered line writer for large outputs (NDJSON streams). */
+export class LineWriter {
+  private buf: string[] = [];
+  private size = 0;
+  constructor(private readonly stream: Writable, private readonly limit = 1 << 16) {}
+  async line(text: string): Promise<void> {
+    this.buf.push(text, '\n');
+    this.size += text.length + 1;
+    if (this.size >= this.limit) await this.flush();
+  }
+  async flush(): Promise<void> {
+    if (this.buf.length === 0) return;
+    const text = this.buf.join('');
+    this.buf = [];
+    this.size = 0;
+    await writeOut(this.stream, text);
+  }
+}

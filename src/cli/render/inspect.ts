@@ -1,0 +1,160 @@
+import type { ChalkInstance } from 'chalk';
+import type { SessionInspection } from '../../log/session.js';
+import type { SessionEvent } from '../../log/types.js';
+import { escapeControl } from '../io.js';
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+function iso(ms: unknown): string {
+  return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
+}
+
+export interface TurnSummary {
+  turn: number;
+  startSeq: number;
+  endSeq: number | null;
+  steps: number;
+  reason: string;
+  synthetic: boolean;
+}
+
+function reasonText(reason: any): string {
+  if (!reason || typeof reason !== 'object') return String(reason);
+  const kind = String(reason.kind);
+  if (kind === 'aborted' && reason.reason) return `aborted (${reason.reason.kind}${reason.reason.reason ? `: ${reason.reason.reason}` : ''})`;
+  if (kind === 'error' && reason.error) return `error (${reason.error.code ?? ''}${reason.error.message ? `: ${reason.error.message}` : ''})`;
+  return kind;
+}
+
+/** Turn/step bracketing summary from the logical events. */
+export function summarizeTurns(events: readonly SessionEvent[], closerStart: number): TurnSummary[] {
+  const turns: TurnSummary[] = [];
+  let open: TurnSummary | undefined;
+  for (const e of events) {
+    if (e.type === 'turn/start') {
+      open = { turn: e.data?.turn, startSeq: e.seq, endSeq: null, steps: 0, reason: 'open', synthetic: false };
+      turns.push(open);
+    } else if (e.type === 'step/start' && open) open.steps += 1;
+    else if (e.type === 'turn/end') {
+      const t = open && open.turn === e.data?.turn ? open : turns.find((x) => x.turn === e.data?.turn && x.endSeq === null);
+      if (t) {
+        t.endSeq = e.seq;
+        t.reason = reasonText(e.data?.reason);
+        t.synthetic = e.seq >= closerStart;
+      }
+      open = undefined;
+    }
+  }
+  return turns;
+}
+
+export function countByType(events: readonly SessionEvent[]): [string, number][] {
+  const m = new Map<string, number>();
+  for (const e of events) m.set(String(e.type), (m.get(String(e.type)) ?? 0) + 1);
+  return [...m.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+export type Health = 'ok' | 'needs-repair' | 'torn' | 'corrupt' | 'refused';
+
+export function healthOf(r: SessionInspection): Health {
+  if (r.error) return r.error.kind === 'refused' ? 'refused' : 'corrupt';
+  if (r.torn) return 'torn';
+  if (r.closers.length > 0) return 'needs-repair';
+  return 'ok';
+}
+
+/** The ten-second incident summary. Pure: data in, text out. */
+export function renderInspect(r: SessionInspection, c: ChalkInstance): string {
+  const out: string[] = [];
+  const label = (s: string) => c.bold(s.padEnd(9));
+  const meta = r.meta ?? r.artifact.meta ?? null;
+  const health = healthOf(r);
+  const healthText =
+    health === 'ok'
+      ? c.green('ok')
+      : health === 'needs-repair'
+        ? c.yellow('needs repair (open turn closed by synthetic closers)')
+        : health === 'torn'
+          ? c.yellow('torn tail (recoverable; DSH load() would repair it)')
+          : health === 'refused'
+            ? c.red('REFUSED by DSH')
+            : c.red('CORRUPT (DSH refuses to load it)');
+  out.push(`${label('session')}${c.cyan(escapeControl(meta ? String(meta.id) : '(unknown)'))}`);
+  out.push(`${label('file')}${escapeControl(r.target.path)}`);
+  const frameText = r.frames ? `, ${n(r.frames.length)} complete frames${r.tornFrame ? ' + 1 torn' : ''}` : '';
+  out.push(`${label('encoding')}${r.encoding === 'zstd' ? 'zstd' : 'raw JSONL'} (${n(r.bytes)} bytes${frameText})${r.decoder ? c.dim(` decoder ${r.decoder}`) : ''}`);
+  if (meta) {
+    out.push(`${label('created')}${iso(meta.createdAt)}${meta.cwd !== undefined ? `  cwd ${escapeControl(String(meta.cwd))}` : ''}`);
+    const lineage: string[] = [];
+    if (meta.parentSession !== undefined) lineage.push(`parent ${escapeControl(String(meta.parentSession))}`);
+    if (meta.seedLength !== undefined) lineage.push(`seedLength ${meta.seedLength}`);
+    if (meta.origin !== undefined) lineage.push(`origin ${meta.origin}`);
+    lineage.push(`delegationDepth ${meta.delegationDepth ?? 0}`);
+    if (meta.agentPreset !== undefined) lineage.push(`preset ${escapeControl(String(meta.agentPreset))}`);
+    if (meta.version !== 0) lineage.push(c.red(`format v${meta.version}`));
+    out.push(`${label('lineage')}${lineage.join(', ')}`);
+  }
+  out.push(`${label('health')}${healthText}`);
+  if (r.error) {
+    out.push('');
+    out.push(`${label('error')}${c.red(r.error.class)}: ${escapeControl(r.error.message)}`);
+    if (r.error.cause) out.push(`${label('cause')}${escapeControl(r.error.cause.message)}${r.error.cause.code ? ` (${r.error.cause.code})` : ''}`);
+    const where: string[] = [];
+    if (r.error.seq !== undefined) where.push(`seq ${r.error.seq}`);
+    if (r.error.byteOffset !== undefined) where.push(`byte ${r.error.byteOffset}`);
+    if (where.length) out.push(`${label('at')}${where.join(', ')}`);
+    out.push(c.dim(`  stage: ${r.error.stage}. The artifact view (what an export holds) ${r.artifact.error ? 'is unreadable too' : 'is still readable: dsh inspect --view artifact'}.`));
+  }
+  const events = r.events;
+  if (events) {
+    const closerStart = r.storedEventCount;
+    out.push('');
+    out.push(`${label('events')}${n(r.storedEventCount)} stored${r.closers.length ? `, ${n(events.length)} logical (+${r.closers.length} synthetic closers)` : ''}${r.migratedEvents ? `, ${n(r.migratedEvents)} legacy shapes normalized` : ''}`);
+    const turns = summarizeTurns(events, closerStart);
+    const steps = events.filter((e) => e.type === 'step/start').length;
+    out.push(`${label('turns')}${n(turns.length)} turns, ${n(steps)} steps`);
+    for (const t of turns.slice(-12)) {
+      const reason = t.synthetic ? c.yellow(`${t.reason} (synthetic)`) : t.reason === 'completed' ? c.green(t.reason) : t.reason === 'open' ? c.yellow(t.reason) : c.red(t.reason);
+      out.push(`  turn ${String(t.turn).padStart(3)}  seq ${String(t.startSeq).padStart(6)}..${t.endSeq === null ? '?' : t.endSeq}  ${String(t.steps).padStart(3)} steps  ${reason}`);
+    }
+    if (turns.length > 12) out.push(c.dim(`  (${turns.length - 12} earlier turns not shown)`));
+    const counts = countByType(events);
+    out.push(`${label('by type')}${counts.slice(0, 12).map(([t, k]) => `${escapeControl(t)} ${n(k)}`).join(', ')}${counts.length > 12 ? `, … ${counts.length - 12} more types` : ''}`);
+    if (r.surface) {
+      out.push(`${label('surface')}${n(r.surface.nodes.length)} current nodes, ${n(r.surface.replacements.length)} replacements (generation ${r.surface.replaceGeneration})`);
+    }
+  }
+  if (r.torn) {
+    out.push('');
+    const rec = r.torn.recoveredEventSeqs;
+    out.push(`${label('torn')}${c.yellow(`tail torn at byte ${n(r.torn.truncateTo)}`)}: ${n(r.torn.tornBytes)} bytes after the last complete ${r.encoding === 'zstd' ? 'frame' : 'record'}`);
+    if (r.encoding === 'zstd') {
+      out.push(`  recovered ${rec.length ? `${rec.length} events (seq ${rec[0]}..${rec[rec.length - 1]})` : 'no events'} from the torn frame${r.tornFrame ? ` (${n(r.tornFrame.recoveredPlaintextBytes)} plaintext bytes decodable)` : ''}`);
+    }
+    out.push(`  lost: ${n(r.torn.lostPlaintextBytes)} ${r.encoding === 'zstd' ? 'decoded bytes of an incomplete record' : 'bytes of a partial line'} (never committed)`);
+  }
+  if (r.defect) out.push(`${label('defect')}${escapeControl(r.defect.message)} — tolerated: no later turn/end, the prefix before it is kept`);
+  if (r.closerReasons.length) {
+    out.push('');
+    out.push(`${label('closers')}DSH adds these in memory (inspect) and writes them on load():`);
+    for (const reason of r.closerReasons) out.push(`  seq ${String(reason.seq).padStart(6)}  ${reason.type.padEnd(12)} ${escapeControl(reason.why)}`);
+  }
+  if (r.repairPlan) {
+    const p = r.repairPlan;
+    out.push('');
+    if (!p.writes) out.push(`${label('load()')}would write nothing (the log is balanced and complete)`);
+    else {
+      const parts: string[] = [];
+      if (p.truncateTo !== null) parts.push(`truncate to byte ${n(p.truncateTo)} (dropping ${n(p.truncatedBytes)} bytes)`);
+      if (p.appendAs) {
+        const what: string[] = [];
+        if (p.reappendSeqs.length) what.push(`${p.reappendSeqs.length} recovered events`);
+        if (p.closerSeqs.length) what.push(`${p.closerSeqs.length} closers`);
+        parts.push(`append ${p.appendAs === 'zstd-frame' ? 'one checksummed zstd frame' : 'lines'} with ${what.join(' + ')} (${n(Buffer.byteLength(p.appendText))} bytes of JSONL)`);
+      }
+      out.push(`${label('load()')}${c.yellow('would')} ${parts.join(', then ')}. dsh never does this.`);
+    }
+  }
+  for (const w of r.warnings) out.push(c.yellow(`warning: ${escapeControl(w)}`));
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { ChalkInstance } from 'chalk';
+import { colorFor, type ColorMode, type Io } from './io.js';
+import { resolveTarget, readStdin, type ResolvedTarget } from '../log/target.js';
+import { createDecoder, type DecoderName } from '../physical/decoders.js';
+
+export interface CommonOptions {
+  json?: boolean;
+  color?: ColorMode;
+  root?: string;
+  decoder?: DecoderName | 'auto';
+}
+
+export function addCommon(cmd: Command, opts: { json?: string | false } = {}): Command {
+  if (opts.json !== false) cmd.option('--json', opts.json ?? 'print machine-readable JSON on stdout');
+  cmd.addOption(new Option('--color <when>', 'colour output').choices(['auto', 'always', 'never']).default('auto'));
+  cmd.option('--root <dir>', 'session root for ids (default $DSH_HOME/sessions, else ~/.dsh/sessions)');
+  cmd.addOption(new Option('--decoder <name>', 'zstd decoder').choices(['auto', 'node-zlib', 'mongodb-js']).default('auto').hideHelp());
+  return cmd;
+}
+
+export interface CommandEnv {
+  io: Io;
+  c: ChalkInstance;
+  opts: CommonOptions;
+}
+
+export function envFor(io: Io, opts: CommonOptions): CommandEnv {
+  return { io, c: colorFor(opts.color ?? 'auto', io.stdout, io.env), opts };
+}
+
+export async function resolveCli(target: string, opts: CommonOptions): Promise<ResolvedTarget> {
+  const stdin = target === '-' ? await readStdin() : undefined;
+  return resolveTarget(target, { ...(opts.root ? { root: opts.root } : {}), ...(stdin ? { stdin } : {}) });
+}
+
+export function decoderFor(opts: CommonOptions) {
+  return createDecoder(opts.decoder ?? 'auto');
+}
+
+/** Exit codes: 0 success, 1 the log failed (corrupt, refused, findings), 2 usage or I/O. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/**
+ * Wrap a command action: the body returns its exit code; a thrown failure is
+ * classified (usage/I/O 2, log failure 1) with a message on stderr.
+ */
+export function action<A extends unknown[]>(
+  io: Io,
+  setExit: (code: number) => void,
+  body: (...args: A) => Promise<number>,
+): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      setExit(await body(...args));
+    } catch (error) {
+      const { handleError } = await import('./fail.js');
+      setExit(handleError(error, io));
+    }
+  };
+}

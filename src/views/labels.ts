@@ -1,0 +1,32 @@
+import type { SessionEvent } from '../log/types.js';
+import type { Replacement } from '../log/surface.js';
+
+export type SurfaceLabel = 'current' | 'shadowed' | 'log-only';
+
+/** session-query's `SessionEventRecord`. */
+export interface EventRecord {
+  sessionId: string;
+  seq: number;
+  type: string;
+  time: number;
+  surface: SurfaceLabel;
+}
+
+/** Label lookup from a folded surface (session-query `analyzeEventLog`). */
+export class Labels {
+  private current: Set<number>;
+  private shadowed = new Set<number>();
+  constructor(nodes: readonly number[], replacements: readonly Replacement[]) {
+    this.current = new Set(nodes);
+    for (const r of replacements) for (const s of r.shadowedSeqs) this.shadowed.add(s);
+  }
+  of(seq: number): SurfaceLabel {
+    if (this.current.has(seq)) return 'current';
+    if (this.shadowed.has(seq)) return 'shadowed';
+    return 'log-only';
+  }
+}
+
+export function eventRecord(sessionId: string, event: SessionEvent, labels: Labels): EventRecord {
+  return { sessionId, seq: event.seq, type: event.type, time: event.time, surface: labels.of(event.seq) };
+}
