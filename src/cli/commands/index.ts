@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { registerInspect } from './inspect.js';
+import { registerEvents } from './events.js';
+import { registerFrames } from './frames.js';
 
 /** A command registers itself on the program; `setExit` records its exit code. */
 export type RegisterCommand = (program: Command, io: Io, setExit: (code: number) => void) => void;
 
 /** The command registry: one line per command module. */
-export const COMMANDS: RegisterCommand[] = [registerInspect];
+export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames];

@@ -1,0 +1,129 @@
+import { Command, Option } from 'commander';
+import type { Io } from '../io.js';
+import { LineWriter, writeOut, preview, escapeControl } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget } from '../../log/session.js';
+import { Labels, type SurfaceLabel } from '../../views/labels.js';
+import type { SessionEvent } from '../../log/types.js';
+import { UsageError } from '../../log/errors.js';
+
+interface EventsOptions extends CommonOptions {
+  type?: string[];
+  from?: string;
+  to?: string;
+  turn?: string;
+  label?: SurfaceLabel[];
+  full?: boolean;
+}
+
+function intArg(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+function textOfBlocks(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  const parts: string[] = [];
+  for (const b of content) {
+    if (!b || typeof b !== 'object') continue;
+    if (b.type === 'text' || b.type === 'reasoning') parts.push(String(b.text ?? ''));
+    else if (b.type === 'tool-call') parts.push(`${b.name}(${b.arguments ?? ''})`);
+    else if (b.type === 'tool-result') parts.push(textOfBlocks(b.content));
+    else if (b.type === 'image') parts.push('[image]');
+  }
+  return parts.join(' ');
+}
+
+/** A short human preview of an event's payload. */
+export function eventPreview(e: SessionEvent): string {
+  const d = e.data ?? {};
+  switch (e.type) {
+    case 'user/message':
+      return textOfBlocks(d.content);
+    case 'assistant/message':
+      return (d.interrupted ? '[interrupted] ' : '') + textOfBlocks(d.message?.content);
+    case 'tool/result':
+      return (d.error ? `[${d.error.code}] ` : '') + textOfBlocks(d.message?.content);
+    case 'tool/call':
+      return `${d.name}(${d.arguments ?? ''})`;
+    case 'assistant/chunk': {
+      const c = d.chunk ?? {};
+      if (c.type === 'text-delta' || c.type === 'reasoning-delta') return `${c.type} ${JSON.stringify(c.text)}`;
+      if (c.type === 'tool-call-delta') return `tool-call-delta ${c.name ?? ''} ${JSON.stringify(c.argumentsDelta)}`;
+      if (c.type === 'finish') return `finish ${typeof c.reason === 'string' ? c.reason : JSON.stringify(c.reason)}`;
+      if (c.type === 'usage') return `usage ${JSON.stringify(c.usage)}`;
+      return String(c.type);
+    }
+    case 'turn/end':
+      return JSON.stringify(d.reason);
+    case 'request/header':
+      return `${d.reason ?? ''} ${d.header?.config?.provider ?? ''}/${d.header?.config?.model ?? ''}`;
+    case 'request/context':
+      return `${d.provider}/${d.model}${d.contextWindow ? ` window ${d.contextWindow}` : ''}`;
+    case 'compaction/summary':
+      return `${d.compactionId} shadows ${Array.isArray(d.shadowedSeqs) ? d.shadowedSeqs.length : '?'} nodes`;
+    case 'session/title':
+      return String(d.title ?? '');
+    default:
+      return d && typeof d === 'object' ? JSON.stringify(d) : String(d);
+  }
+}
+
+export function registerEvents(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('events')
+    .description('one line per event of the logical log (seq, time, turn/step, label, type, preview)')
+    .argument('<target>', 'session file, directory, id, or -')
+    .option('--type <types...>', 'only these event types (prefix match with a trailing /, e.g. compaction/)')
+    .option('--from <seq>', 'first seq (inclusive)')
+    .option('--to <seq>', 'last seq (inclusive)')
+    .option('--turn <n>', 'only events of this turn')
+    .addOption(new Option('--label <labels...>', 'only events with these surface labels').choices(['current', 'shadowed', 'log-only']))
+    .option('--full', 'print whole payloads instead of previews (human mode)');
+  addCommon(cmd, { json: 'stream NDJSON: one session-query record per line with the event' });
+  cmd.action(
+    action(io, setExit, async (target: string, opts: EventsOptions) => {
+      const env = envFor(io, opts);
+      const from = intArg('--from', opts.from);
+      const to = intArg('--to', opts.to);
+      const turn = intArg('--turn', opts.turn);
+      const resolved = await resolveCli(target, opts);
+      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
+      if (r.error || !r.events || !r.surface) {
+        const e = r.error!;
+        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+        else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+        return EXIT.failed;
+      }
+      const labels = new Labels(r.surface.nodes, r.surface.replacements);
+      const id = String(r.meta?.id ?? '');
+      const types = opts.type;
+      const typeOk = (t: string) => !types || types.some((x) => (x.endsWith('/') ? t.startsWith(x) : t === x));
+      let currentTurn: number | undefined;
+      const w = new LineWriter(io.stdout);
+      const synthetic = r.storedEventCount;
+      for (const e of r.events) {
+        if (e.type === 'turn/start') currentTurn = e.data?.turn;
+        const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
+        if (from !== undefined && e.seq < from) continue;
+        if (to !== undefined && e.seq > to) break;
+        if (turn !== undefined && eventTurn !== turn) continue;
+        if (!typeOk(e.type)) continue;
+        const label = labels.of(e.seq);
+        if (opts.label && !opts.label.includes(label)) continue;
+        if (opts.json) {
+          await w.line(JSON.stringify({ sessionId: id, seq: e.seq, type: e.type, time: e.time, surface: label, ...(e.seq >= synthetic ? { synthetic: true } : {}), event: e }));
+          continue;
+        }
+        const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
+        const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : env.c.dim('log-only');
+        const syn = e.seq >= synthetic ? env.c.magenta(' [synthetic]') : '';
+        const body = opts.full ? escapeControl(JSON.stringify(e.data)) : preview(eventPreview(e), 100);
+        await w.line(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}`);
+      }
+      await w.flush();
+      return EXIT.ok;
+    }),
+  );
+}

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { mkdtempSync, writeFileSync, mkdirSync, copyFileSync } from 'node:fs';
+import os from 'node:os';
+import { corpusCases, HAVE_CORPUS, SKIP_REASON, CORPUS } from './helpers/corpus.js';
+import { runCli } from './helpers/cli.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+describe('dsh as a process', () => {
+  it('prints help and exits 0; unknown commands and options exit 2', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('inspect');
+    expect((await runCli(['no-such-command'])).code).toBe(2);
+    expect((await runCli(['inspect', '--no-such-flag', 'x'])).code).toBe(2);
+  });
+
+  it('a missing file is an I/O error (exit 2), never a stack trace', async () => {
+    const r = await runCli(['inspect', '/nonexistent/session.jsonl.zstd']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^dsh: /);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('reads a log from stdin with -', async () => {
+    const text =
+      '{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/w","delegationDepth":0}\n' +
+      '{"type":"turn/start","seq":0,"time":5,"data":{"turn":1}}\n';
+    const r = await runCli(['inspect', '-', '--json'], { input: Buffer.from(text) });
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.closers.map((e: any) => e.type)).toEqual(['turn/end']);
+    expect(json.closers[0]).toEqual({ type: 'turn/end', seq: 1, time: 5, data: { turn: 1, reason: { kind: 'interrupted' } } });
+  });
+
+  it('escapes control characters from log content in human output', async () => {
+    const text =
+      '{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/w","delegationDepth":0}\n' +
+      JSON.stringify({ type: 'user/message', seq: 0, time: 1, data: { content: [{ type: 'text', text: 'hi\u001b[2J\u0007there' }], source: { kind: 'user' }, role: 'user', id: 'm1' }, surfaceOp: 'append' }) +
+      '\n';
+    const r = await runCli(['events', '-'], { input: Buffer.from(text) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('\u001b');
+    expect(r.stdout).not.toContain('\u0007');
+    expect(r.stdout).toContain('\\u001b[2J');
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('dsh inspect/events/frames on corpus artifacts (process)', () => {
+  const cases = corpusCases();
+  const pick = (name: string) => cases.find((c) => c.name.includes(name))!;
+
+  it('exit 1 with DSH class and text for corrupt and refused logs', async () => {
+    for (const name of ['checksum-corrupt-middle-frame', 'corrupt-raw-middle-line', 'syn.header-version-1/root-zstd', 'syn.unknown-required/root-raw', 'web.cordis-tool-round']) {
+      const c = pick(name);
+      const r = await runCli(['inspect', c.artifact, '--json']);
+      expect(r.code, name).toBe(1);
+      const json = JSON.parse(r.stdout);
+      const exp = c.expected.inspection.error;
+      expect(json.error.class).toBe(exp.class);
+      // DSH rewrote artifact paths as <root>/… in expected messages.
+      const root = path.join(CORPUS, c.expected.artifact.root);
+      expect(json.error.message.split(root).join('<root>')).toBe(exp.message);
+    }
+  });
+
+  it('session ids resolve under --root and DSH_HOME, exactly as DSH lays them out', async () => {
+    const c = pick('synthetic/root-zstd/--home-dsh-synthetic-project--/syn.compaction-double');
+    const root = path.join(CORPUS, 'synthetic', 'root-zstd');
+    const byRoot = await runCli(['inspect', 'syn.compaction-double', '--root', root, '--json']);
+    expect(byRoot.code).toBe(0);
+    expect(JSON.parse(byRoot.stdout).events).toEqual(c.expected.inspection.events);
+    const home = mkdtempSync(path.join(os.tmpdir(), 'dsh-home-'));
+    const sessions = path.join(home, 'sessions', '--w--', 'abc');
+    mkdirSync(sessions, { recursive: true });
+    copyFileSync(c.artifact, path.join(sessions, 'session.jsonl.zstd'));
+    const missing = await runCli(['inspect', 'nope'], { env: { DSH_HOME: home } });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('not found');
+  });
+
+  it('events --json streams NDJSON with session-query labels', async () => {
+    const c = pick('synthetic/root-raw/--home-dsh-synthetic-project--/syn.compaction-double');
+    const r = await runCli(['events', c.artifact, '--json']);
+    expect(r.code).toBe(0);
+    const records = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(records.map(({ event: _e, ...rest }: any) => rest)).toEqual(c.expected.sessionQuery.listEvents);
+    const shadowed = await runCli(['events', c.artifact, '--json', '--label', 'shadowed']);
+    expect(shadowed.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual(c.expected.derived.surface.shadowedSeqs.slice().sort((a: number, b: number) => a - b));
+  });
+
+  it('frames lists the physical layout of a torn artifact', async () => {
+    const c = pick('torn-final-frame-multiblock');
+    const r = await runCli(['frames', c.artifact, '--decode', '--json']);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.frames.map((f: any) => [f.start, f.end, f.plaintextBytes, f.records])).toEqual(c.expected.artifact.frames.map((f: any) => [f.start, f.end, f.plaintextBytes, f.records]));
+    expect(json.torn.start).toBe(c.expected.artifact.tornStart);
+    expect(json.torn.recoveredPlaintextBytes).toBe(c.expected.artifact.tornFrame.recoveredPlaintextBytes);
+  });
+
+  it('a log whose bytes arrive on stdin reads like the file', async () => {
+    const c = pick('torn-final-frame-checksum');
+    const { readFileSync } = await import('node:fs');
+    const r = await runCli(['inspect', '-', '--json'], { input: readFileSync(c.artifact) });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).events).toEqual(c.expected.inspection.events);
+  });
+});
+
+void writeFileSync;

@@ -1,0 +1,51 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { PROJECT_ROOT } from './corpus.js';
+import { main } from '../../src/cli/main.js';
+
+export const BIN = path.join(PROJECT_ROOT, 'bin', 'dsh.js');
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `bin/dsh.js` as a real process. */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: Buffer; cwd?: string } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      cwd: options.cwd ?? PROJECT_ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    if (options.input) child.stdin.end(options.input);
+    else child.stdin.end();
+  });
+}
+
+class Capture extends Writable {
+  chunks: Buffer[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: () => void): void {
+    this.chunks.push(Buffer.from(chunk));
+    cb();
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/** Run the CLI in-process (same code path as bin/dsh.js, captured streams). */
+export async function runInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await main(['node', 'dsh', ...args], { stdout, stderr, env: { NO_COLOR: '1', ...env } });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { runInProcess } from './helpers/cli.js';
+import { COMMANDS } from '../src/cli/commands/index.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+function fingerprint(file: string): string {
+  const st = statSync(file);
+  return `${createHash('sha256').update(readFileSync(file)).digest('hex')}:${st.mtimeMs}:${st.size}`;
+}
+
+function dirListing(dir: string): string {
+  return readdirSync(dir).sort().join('|');
+}
+
+/** Every read-only command that takes a single session target. */
+const COMMAND_LINES: string[][] = [['inspect', '--json'], ['inspect'], ['inspect', '--view', 'artifact', '--json'], ['events', '--json'], ['frames', '--decode', '--json']];
+
+describe.skipIf(!HAVE_CORPUS)('read-only guarantee', () => {
+  it('no command changes any corpus artifact (sha256, mtime, size) or leaves anything beside it', async () => {
+    expect(COMMANDS.length).toBeGreaterThan(0);
+    const changed: string[] = [];
+    for (const c of corpusCases()) {
+      const before = fingerprint(c.artifact);
+      const listing = dirListing(path.dirname(c.artifact));
+      for (const args of COMMAND_LINES) {
+        const r = await runInProcess([args[0]!, c.artifact, ...args.slice(1)]);
+        expect([0, 1]).toContain(r.code);
+        expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+      }
+      if (fingerprint(c.artifact) !== before) changed.push(c.name);
+      if (dirListing(path.dirname(c.artifact)) !== listing) changed.push(`${c.name} (directory)`);
+    }
+    expect(changed).toEqual([]);
+  });
+});
