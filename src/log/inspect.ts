@@ -76,6 +76,8 @@ export interface InspectOptions {
   onStored?: (event: SessionEvent, line: LineInfo) => void;
   onArtifact?: (chunk: Buffer) => void;
   keepReplacements?: boolean;
+  /** Lines longer than this are unparsable (DSH: V8's string limit). */
+  maxLineBytes?: number;
 }
 
 function errorOut(error: LogError, stage: string): NonNullable<Inspection['error']> {
@@ -104,6 +106,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.decoder ? { decoder: options.decoder } : {}),
     ...(options.onArtifact ? { onArtifact: options.onArtifact } : {}),
     frameDetail: options.frameDetail ?? false,
+    ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
     onEvent: (event, line) => {
       if (!pipeline) {
         // Header is known by the time the first event arrives.

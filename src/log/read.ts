@@ -93,6 +93,8 @@ export interface ReadOptions {
 }
 
 const RAW_CHUNK = 4 << 20;
+/** Frames that may decode to more than this are streamed, never held whole. */
+export const BIG_FRAME = 64 << 20;
 
 export function detectEncoding(source: ByteSource): { encoding: Encoding; by: ReadOutcome['encodingBy'] } {
   const head = source.read(0, 4);
@@ -293,7 +295,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     for (let i = 1; i < frames.length; i++) {
       const f = frames[i]!;
       const size = f.end - f.start;
-      const big = f.maxPlaintext > 64 << 20;
+      const big = f.maxPlaintext > BIG_FRAME;
       if (current.length > 0 && (bytes + size > groupBytes || big || options.frameDetail)) {
         groups.push(current);
         current = [];
@@ -310,8 +312,10 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     if (current.length > 0) groups.push(current);
   }
 
-  type Decoded = { ok: true; plaintext: Buffer } | { ok: false; error: unknown };
+  type Decoded = { ok: true; plaintext: Buffer } | { ok: false; error: unknown } | { ok: 'streamed' };
+  const isBig = (g: FrameInfo[]) => g.length === 1 && g[0]!.maxPlaintext > BIG_FRAME;
   const decodeGroup = (group: FrameInfo[]): Promise<Decoded> => {
+    if (isBig(group)) return Promise.resolve({ ok: 'streamed' as const });
     const first = group[0]!;
     const last = group[group.length - 1]!;
     const input = source.read(first.start, last.end);
@@ -326,6 +330,40 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     const group = groups[g]!;
     const result = await pending!;
     pending = g + 1 < groups.length ? decodeGroup(groups[g + 1]!) : undefined;
+    if (result.ok === 'streamed') {
+      const frame = group[0]!;
+      let bytes = 0;
+      let records = 0;
+      const sha = options.frameDetail ? createHash('sha256') : undefined;
+      try {
+        await decoder.decodeStreaming(source.read(frame.start, frame.end), (chunk) => {
+          bytes += chunk.length;
+          if (sha) {
+            sha.update(chunk);
+            records += countLF(chunk);
+          }
+          if (!fatal) {
+            artifact.write(chunk);
+            feed(chunk);
+          }
+        });
+        if (sha) {
+          const r = reports[frame.index]!;
+          r.plaintextBytes = bytes;
+          r.records = records;
+          r.plaintextSha256 = sha.digest('hex');
+        }
+      } catch (error) {
+        reports[frame.index]!.error = failureCause(error);
+        if (!fatal) {
+          const e = frameFailure(frame, error);
+          artifactError = e;
+          if (!storedError) storedError = e;
+          fatal = true;
+        }
+      }
+      continue;
+    }
     if (result.ok) {
       // Split by declared content sizes when every frame declares one.
       let split: Buffer[] | undefined;

@@ -2,6 +2,7 @@ import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
 import { Decompress as FzstdDecompress } from 'fzstd';
 import { frameBlocks } from './zstd-frames.js';
+import { Xxh64 } from './xxhash64.js';
 
 /**
  * Decoder seam. Complete frames are decoded with checksum verification;
@@ -144,9 +145,81 @@ class MongoDecoder implements FrameDecoder {
   }
 
   async decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void> {
-    // libzstd verifies the checksum; a frame this large is decoded through the
-    // same native path (the plaintext is bounded by the caller's limit).
-    onChunk(await this.decode(frame));
+    // Bounded memory for frames whose plaintext is huge: fzstd streams block by
+    // block; fzstd does not verify the content checksum, so XXH64 is checked here.
+    decodeFrameStreamingJs(frame, onChunk);
+  }
+}
+
+/** Window size and declared content size from a frame header (RFC 8878 §3.1.1.1). */
+export function frameParams(frame: Buffer): { windowSize: number; contentSize: number | null } {
+  const d = frame[4] ?? 0;
+  const fcsFlag = d >>> 6;
+  const single = (d & 0x20) !== 0;
+  const dictFlag = d & 3;
+  const dictBytes = dictFlag === 3 ? 4 : dictFlag;
+  const fcsBytes = fcsFlag === 0 ? (single ? 1 : 0) : 1 << fcsFlag;
+  let at = 5;
+  let windowSize = 0;
+  if (!single) {
+    const wd = frame[at] ?? 0;
+    const base = 2 ** (10 + (wd >>> 3));
+    windowSize = base + (base / 8) * (wd & 7);
+    at += 1;
+  }
+  at += dictBytes;
+  let contentSize: number | null = null;
+  if (fcsBytes === 1) contentSize = frame[at] ?? 0;
+  else if (fcsBytes === 2) contentSize = frame.readUInt16LE(at) + 256;
+  else if (fcsBytes === 4) contentSize = frame.readUInt32LE(at);
+  else if (fcsBytes === 8) contentSize = Number(frame.readBigUInt64LE(at));
+  if (single) windowSize = contentSize ?? 0;
+  return { windowSize, contentSize };
+}
+
+/**
+ * Stream-decode one complete frame with fzstd, verifying the XXH64 content
+ * checksum when the frame carries one (libzstd's error text on mismatch).
+ */
+export function decodeFrameStreamingJs(frame: Buffer, onChunk: (chunk: Buffer) => void): void {
+  const descriptor = frame[4] ?? 0;
+  const hasChecksum = (descriptor & 0x04) !== 0;
+  // libzstd's defaults, so the Node 20 path fails where DSH's decoder fails.
+  const params = frameParams(frame);
+  if (params.windowSize > 2 ** 27) {
+    throw new DecodeFailure('Frame requires too much memory for decoding', 'ZSTD_error_frameParameter_windowTooLarge');
+  }
+  let produced = 0;
+  const hash = hasChecksum ? new Xxh64() : undefined;
+  let failure: unknown;
+  const d = new FzstdDecompress((chunk: Uint8Array) => {
+    if (failure) return;
+    produced += chunk.byteLength;
+    hash?.update(chunk);
+    try {
+      onChunk(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    } catch (error) {
+      failure = error;
+    }
+  });
+  try {
+    const step = 1 << 20;
+    for (let at = 0; at < frame.length; at += step) {
+      d.push(new Uint8Array(frame.buffer, frame.byteOffset + at, Math.min(step, frame.length - at)), at + step >= frame.length);
+      if (failure) throw failure;
+    }
+  } catch (error) {
+    if (error === failure) throw error;
+    throw new DecodeFailure('Data corruption detected', 'ZSTD_error_corruption_detected');
+  }
+  if (params.contentSize !== null && produced !== params.contentSize) {
+    throw new DecodeFailure('Data corruption detected', 'ZSTD_error_corruption_detected');
+  }
+  if (hash) {
+    const expected = frame.readUInt32LE(frame.length - 4);
+    if ((hash.digest().lo >>> 0) !== expected) {
+      throw new DecodeFailure("Restored data doesn't match checksum", 'ZSTD_error_checksum_wrong');
+    }
   }
 }
 
