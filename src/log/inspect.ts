@@ -100,6 +100,9 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   let pipeline: LogicalPipeline | undefined;
   const collect = options.collect ?? true;
   const storedEvents: SessionEvent[] | undefined = options.collectStored ? [] : undefined;
+  // Normalized events decoded from a torn final frame (DSH re-appends them on load()).
+  const tornTail: SessionEvent[] = [];
+  let inTornTail = false;
   const outcome = await readArtifact(source, {
     rawPath,
     ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}),
@@ -116,10 +119,16 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
       options.onStored?.(event, line);
       pipeline.observe(event);
     },
+    onTornTail: () => {
+      inTornTail = true;
+    },
     onHeader: (meta: SessionHeader) => {
       pipeline = new LogicalPipeline(meta, rawPath, {
         collect,
-        ...(options.onLogical ? { onEvent: options.onLogical } : {}),
+        onEvent: (event) => {
+          if (inTornTail) tornTail.push(event);
+          options.onLogical?.(event);
+        },
         ...(options.keepReplacements !== undefined ? { keepReplacements: options.keepReplacements } : {}),
       });
     },
@@ -170,11 +179,11 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   result.closerReasons = logical.closerReasons;
   if (logical.storedEvents) result.events = [...logical.storedEvents, ...logical.closers];
   if (logical.surface) result.surface = logical.surface;
-  result.repairPlan = planRepair(outcome, logical, result.torn);
+  result.repairPlan = planRepair(outcome, logical, result.torn, tornTail);
   return result;
 }
 
-function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSummary | null): RepairPlan {
+function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSummary | null, tail: SessionEvent[]): RepairPlan {
   const closers = logical.closers;
   const recoveredSeqs = torn?.recoveredEventSeqs ?? [];
   const writes = torn !== null || closers.length > 0;
@@ -186,7 +195,7 @@ function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSumm
       appendText = closers.map((c) => JSON.stringify(c) + '\n').join('');
     }
   } else {
-    const recovered = recoveredSeqs.length > 0 && logical.storedEvents ? logical.storedEvents.slice(recoveredSeqs[0]) : [];
+    const recovered = recoveredSeqs.length > 0 ? tail.filter((e) => e.seq >= (recoveredSeqs[0] as number)) : [];
     const batch = [...recovered, ...closers];
     if (batch.length > 0) {
       appendAs = 'zstd-frame';

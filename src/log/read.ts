@@ -79,6 +79,8 @@ export interface ReadOptions {
   decoder?: FrameDecoder;
   collect?: boolean;
   onEvent?: EventSink;
+  /** Called just before the torn final frame's recovered plaintext is scanned. */
+  onTornTail?: () => void;
   /** Called once the header record parsed (before any event). */
   onHeader?: (meta: SessionHeader) => void;
   /** Receives the artifact view's bytes (export). */
@@ -427,6 +429,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     if (!storedError && scanner) {
       const from = scanner.eventCount;
       const committedBefore = scanner.committedBytes;
+      options.onTornTail?.();
       feed(plaintext);
       recovered = { from, plaintextBytes: plaintext.length, records };
       void committedBefore;

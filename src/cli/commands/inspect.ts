@@ -4,6 +4,7 @@ import { writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, type SessionInspection } from '../../log/session.js';
 import { renderInspect } from '../render/inspect.js';
+import { Summarizer } from '../../views/summary.js';
 
 interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';
@@ -42,14 +43,20 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
     action(io, setExit, async (target: string, opts: InspectOptions) => {
       const env = envFor(io, opts);
       const resolved = await resolveCli(target, opts);
+      // Human output needs only a streaming summary; --json needs the events.
+      const summarizer = new Summarizer();
       const r = await inspectTarget(resolved, {
         decoder: decoderFor(opts),
-        collect: true,
+        collect: Boolean(opts.json),
         collectStored: opts.view === 'stored',
+        keepReplacements: true,
+        onLogical: (e) => summarizer.observe(e),
       });
+      for (const closer of r.closers) summarizer.observe(closer);
+      summarizer.setCloserStart(r.storedEventCount);
       const failed = opts.view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
       if (opts.json) await writeOut(io.stdout, JSON.stringify(inspectJson(r, opts.view)) + '\n');
-      else await writeOut(io.stdout, renderInspect(r, env.c));
+      else await writeOut(io.stdout, renderInspect(r, env.c, summarizer.result()));
       return failed ? EXIT.failed : EXIT.ok;
     }),
   );

@@ -1,57 +1,12 @@
 import type { ChalkInstance } from 'chalk';
 import type { SessionInspection } from '../../log/session.js';
-import type { SessionEvent } from '../../log/types.js';
+import type { SessionSummary } from '../../views/summary.js';
 import { escapeControl } from '../io.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
 function iso(ms: unknown): string {
   return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
-}
-
-export interface TurnSummary {
-  turn: number;
-  startSeq: number;
-  endSeq: number | null;
-  steps: number;
-  reason: string;
-  synthetic: boolean;
-}
-
-function reasonText(reason: any): string {
-  if (!reason || typeof reason !== 'object') return String(reason);
-  const kind = String(reason.kind);
-  if (kind === 'aborted' && reason.reason) return `aborted (${reason.reason.kind}${reason.reason.reason ? `: ${reason.reason.reason}` : ''})`;
-  if (kind === 'error' && reason.error) return `error (${reason.error.code ?? ''}${reason.error.message ? `: ${reason.error.message}` : ''})`;
-  return kind;
-}
-
-/** Turn/step bracketing summary from the logical events. */
-export function summarizeTurns(events: readonly SessionEvent[], closerStart: number): TurnSummary[] {
-  const turns: TurnSummary[] = [];
-  let open: TurnSummary | undefined;
-  for (const e of events) {
-    if (e.type === 'turn/start') {
-      open = { turn: e.data?.turn, startSeq: e.seq, endSeq: null, steps: 0, reason: 'open', synthetic: false };
-      turns.push(open);
-    } else if (e.type === 'step/start' && open) open.steps += 1;
-    else if (e.type === 'turn/end') {
-      const t = open && open.turn === e.data?.turn ? open : turns.find((x) => x.turn === e.data?.turn && x.endSeq === null);
-      if (t) {
-        t.endSeq = e.seq;
-        t.reason = reasonText(e.data?.reason);
-        t.synthetic = e.seq >= closerStart;
-      }
-      open = undefined;
-    }
-  }
-  return turns;
-}
-
-export function countByType(events: readonly SessionEvent[]): [string, number][] {
-  const m = new Map<string, number>();
-  for (const e of events) m.set(String(e.type), (m.get(String(e.type)) ?? 0) + 1);
-  return [...m.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 }
 
 export type Health = 'ok' | 'needs-repair' | 'torn' | 'corrupt' | 'refused';
@@ -64,7 +19,7 @@ export function healthOf(r: SessionInspection): Health {
 }
 
 /** The ten-second incident summary. Pure: data in, text out. */
-export function renderInspect(r: SessionInspection, c: ChalkInstance): string {
+export function renderInspect(r: SessionInspection, c: ChalkInstance, summary?: SessionSummary): string {
   const out: string[] = [];
   const label = (s: string) => c.bold(s.padEnd(9));
   const meta = r.meta ?? r.artifact.meta ?? null;
@@ -105,20 +60,17 @@ export function renderInspect(r: SessionInspection, c: ChalkInstance): string {
     if (where.length) out.push(`${label('at')}${where.join(', ')}`);
     out.push(c.dim(`  stage: ${r.error.stage}. The artifact view (what an export holds) ${r.artifact.error ? 'is unreadable too' : 'is still readable: dsh inspect --view artifact'}.`));
   }
-  const events = r.events;
-  if (events) {
-    const closerStart = r.storedEventCount;
+  if (summary && !r.error) {
     out.push('');
-    out.push(`${label('events')}${n(r.storedEventCount)} stored${r.closers.length ? `, ${n(events.length)} logical (+${r.closers.length} synthetic closers)` : ''}${r.migratedEvents ? `, ${n(r.migratedEvents)} legacy shapes normalized` : ''}`);
-    const turns = summarizeTurns(events, closerStart);
-    const steps = events.filter((e) => e.type === 'step/start').length;
-    out.push(`${label('turns')}${n(turns.length)} turns, ${n(steps)} steps`);
+    out.push(`${label('events')}${n(r.storedEventCount)} stored${r.closers.length ? `, ${n(summary.eventCount)} logical (+${r.closers.length} synthetic closers)` : ''}${r.migratedEvents ? `, ${n(r.migratedEvents)} legacy shapes normalized` : ''}`);
+    const turns = summary.turns;
+    out.push(`${label('turns')}${n(turns.length)} turns, ${n(summary.steps)} steps${summary.firstTime !== null && summary.lastTime !== null ? `, ${iso(summary.firstTime)} .. ${iso(summary.lastTime)}` : ''}`);
     for (const t of turns.slice(-12)) {
       const reason = t.synthetic ? c.yellow(`${t.reason} (synthetic)`) : t.reason === 'completed' ? c.green(t.reason) : t.reason === 'open' ? c.yellow(t.reason) : c.red(t.reason);
-      out.push(`  turn ${String(t.turn).padStart(3)}  seq ${String(t.startSeq).padStart(6)}..${t.endSeq === null ? '?' : t.endSeq}  ${String(t.steps).padStart(3)} steps  ${reason}`);
+      out.push(`  turn ${String(t.turn).padStart(3)}  seq ${String(t.startSeq).padStart(6)}..${t.endSeq === null ? '?' : t.endSeq}  ${String(t.steps).padStart(3)} step${t.steps === 1 ? ' ' : 's'}  ${escapeControl(reason)}`);
     }
     if (turns.length > 12) out.push(c.dim(`  (${turns.length - 12} earlier turns not shown)`));
-    const counts = countByType(events);
+    const counts = summary.countsByType;
     out.push(`${label('by type')}${counts.slice(0, 12).map(([t, k]) => `${escapeControl(t)} ${n(k)}`).join(', ')}${counts.length > 12 ? `, … ${counts.length - 12} more types` : ''}`);
     if (r.surface) {
       out.push(`${label('surface')}${n(r.surface.nodes.length)} current nodes, ${n(r.surface.replacements.length)} replacements (generation ${r.surface.replaceGeneration})`);
