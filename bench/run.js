@@ -1,0 +1,323 @@
+#!/usr/bin/env node
+// dsh benchmark. Build first (npx tsc -p .), then:
+//   node --expose-gc bench/run.js                      # 50MB
+//   DSH_BENCH_SIZES=50MB,500MB,2GB node --expose-gc bench/run.js
+// See bench/README.md.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeGeneratedArtifact } from '../dist/log/generate.js';
+import { sessionPath } from '../dist/log/layout.js';
+import { readArtifact } from '../dist/log/read.js';
+import { FileSource } from '../dist/physical/source.js';
+import { scanFrames } from '../dist/physical/zstd-frames.js';
+import { createDecoder } from '../dist/physical/decoders.js';
+
+// --- what to measure ---------------------------------------------------------
+
+/** dsh commands run as `node bin/dsh.js ...args <file>`; add rows as commands land. */
+const COMMANDS = [
+  ['inspect', '--json'],
+  ['events', '--json'],
+  ['frames'],
+];
+
+// Bump when the generator's output changes, so cached logs are regenerated.
+const GENERATOR_VERSION = 2;
+const SEED = 4242;
+
+// -----------------------------------------------------------------------------
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const projectRoot = path.resolve(here, '..');
+const outDir = path.join(here, 'out');
+const dshBin = path.join(projectRoot, 'bin', 'dsh.js');
+const RUNS = Math.max(1, Number(process.env.DSH_BENCH_RUNS ?? 1));
+const gc = () => globalThis.gc?.();
+
+function parseSize(text) {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*$/i.exec(text);
+  if (!m) throw new Error(`bad size ${JSON.stringify(text)} (use e.g. 50MB, 2GB)`);
+  const mult = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9 }[(m[2] ?? 'B').toUpperCase()];
+  return { label: text.trim().toUpperCase(), bytes: Math.round(Number(m[1]) * mult) };
+}
+
+const mb = (n) => n / 1e6;
+const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : String(n));
+
+function which(cmd) {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+/** Generate (or reuse) the zstd log for one size. */
+async function ensureLog(size) {
+  const id = `bench-${size.label}`;
+  const root = path.join(outDir, 'root');
+  const file = sessionPath(root, { id, cwd: '/home/dev/bench' }, 'zstd');
+  const metaFile = path.join(outDir, `${id}.meta.json`);
+  const want = { generatorVersion: GENERATOR_VERSION, seed: SEED, targetBytes: size.bytes };
+  if (existsSync(file) && existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+    if (
+      meta.generatorVersion === want.generatorVersion &&
+      meta.seed === want.seed &&
+      meta.targetBytes === want.targetBytes &&
+      statSync(file).size === meta.bytes
+    ) {
+      console.log(`reusing ${path.relative(projectRoot, file)} (${fmt(mb(meta.bytes))} MB zstd, ${fmt(mb(meta.logicalBytes))} MB logical)`);
+      return { file, ...meta };
+    }
+  }
+  rmSync(path.dirname(file), { recursive: true, force: true });
+  rmSync(metaFile, { force: true });
+  console.log(`generating ${size.label} of logical JSONL into ${path.relative(projectRoot, file)} …`);
+  const t0 = performance.now();
+  const info = await writeGeneratedArtifact(file, {
+    seed: SEED,
+    id,
+    cwd: '/home/dev/bench',
+    targetBytes: size.bytes,
+    encoding: 'zstd',
+  });
+  const meta = {
+    ...want,
+    bytes: info.bytes,
+    logicalBytes: info.logicalBytes,
+    events: info.events,
+    batches: info.batches,
+    frames: info.batches + 1,
+    turns: info.stats.turns,
+    generatedInMs: Math.round(performance.now() - t0),
+  };
+  writeFileSync(metaFile, JSON.stringify(meta, null, 2) + '\n');
+  console.log(`  ${fmt(mb(meta.bytes))} MB zstd, ${fmt(mb(meta.logicalBytes))} MB logical, ${meta.events} events, ${meta.frames} frames, ${fmt(meta.generatedInMs / 1000)} s`);
+  return { file, ...meta };
+}
+
+/** Best-of-RUNS timing of an async in-process function. */
+async function timeIt(fn) {
+  let best = Infinity;
+  let result;
+  for (let i = 0; i < RUNS; i++) {
+    gc();
+    const t0 = performance.now();
+    result = await fn();
+    best = Math.min(best, performance.now() - t0);
+  }
+  gc();
+  return { ms: best, result };
+}
+
+/** Baseline: walk frames, decode ~1 MiB groups with the same decoder, split lines on the Buffer, JSON.parse each. */
+async function baseline(file) {
+  const source = new FileSource(file);
+  try {
+    const decoder = createDecoder();
+    const { frames } = scanFrames(source);
+    let lines = 0;
+    let plaintextBytes = 0;
+    let group = [];
+    let groupBytes = 0;
+    const flush = async () => {
+      if (group.length === 0) return;
+      const buf = source.read(group[0].start, group[group.length - 1].end);
+      const plain = await decoder.decode(buf);
+      plaintextBytes += plain.length;
+      let start = 0;
+      for (let nl = plain.indexOf(10); nl !== -1; nl = plain.indexOf(10, start)) {
+        JSON.parse(plain.toString('utf8', start, nl));
+        lines++;
+        start = nl + 1;
+      }
+      group = [];
+      groupBytes = 0;
+    };
+    for (const f of frames) {
+      if (groupBytes > 0 && groupBytes + (f.end - f.start) > 1 << 20) await flush();
+      group.push(f);
+      groupBytes += f.end - f.start;
+    }
+    await flush();
+    return { lines, plaintextBytes, decoder: decoder.name };
+  } finally {
+    source.close();
+  }
+}
+
+async function readerPass(file) {
+  const source = new FileSource(file);
+  try {
+    const out = await readArtifact(source, {});
+    if (out.error) throw out.error;
+    return { events: out.stored?.eventCount, decoder: out.decoder };
+  } finally {
+    source.close();
+  }
+}
+
+/** Run a command with stdout discarded; wall time and peak RSS (KiB). */
+function runMeasured(argv, { shell = false } = {}) {
+  const timeBin = existsSync('/usr/bin/time') && !process.env.DSH_BENCH_NO_TIME ? '/usr/bin/time' : null;
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let cmd;
+    let args;
+    let rssFile;
+    if (shell) {
+      cmd = timeBin ?? 'sh';
+      args = timeBin ? ['-v', 'sh', '-c', argv] : ['-c', argv];
+    } else if (timeBin) {
+      cmd = timeBin;
+      args = ['-v', ...argv];
+    } else {
+      // Fallback: run the node program inside a wrapper that reports its own maxRSS.
+      rssFile = path.join(os.tmpdir(), `dsh-bench-rss-${process.pid}-${Date.now()}.json`);
+      const [nodeBin, script, ...rest] = argv;
+      const wrapper =
+        `import { writeFileSync } from 'node:fs';` +
+        `process.on('exit', (code) => writeFileSync(${JSON.stringify(rssFile)}, JSON.stringify({ maxRSS: process.resourceUsage().maxRSS, code })));` +
+        `process.argv = [process.argv[0], ${JSON.stringify(script)}, ...JSON.parse(process.env.DSH_BENCH_ARGS)];` +
+        `await import(${JSON.stringify('file://' + path.resolve(script))});`;
+      cmd = nodeBin;
+      args = ['--input-type=module', '-e', wrapper];
+      process.env.DSH_BENCH_ARGS = JSON.stringify(rest);
+    }
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: projectRoot });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d.toString();
+      if (stderr.length > 1 << 20) stderr = stderr.slice(-(1 << 19));
+    });
+    child.on('close', (code) => {
+      const ms = performance.now() - t0;
+      let peakRssKiB = null;
+      let exitCode = code;
+      const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+      if (m) peakRssKiB = Number(m[1]);
+      const ec = /Exit status: (\d+)/.exec(stderr);
+      if (ec) exitCode = Number(ec[1]);
+      if (rssFile && existsSync(rssFile)) {
+        const r = JSON.parse(readFileSync(rssFile, 'utf8'));
+        peakRssKiB = r.maxRSS;
+        rmSync(rssFile, { force: true });
+      }
+      const cleaned = stderr
+        .split('\n')
+        .filter((l) => !/^\t|^Command being timed|^\s*$/.test(l))
+        .join('\n')
+        .trim();
+      resolve({ ms, peakRssKiB, exitCode, stderr: cleaned.slice(0, 2000) });
+    });
+  });
+}
+
+async function bestRun(argv, opts) {
+  let best;
+  for (let i = 0; i < RUNS; i++) {
+    const r = await runMeasured(argv, opts);
+    if (!best || (r.exitCode === 0 && r.ms < best.ms) || best.exitCode !== 0) best = r;
+  }
+  return best;
+}
+
+async function benchSize(size) {
+  const log = await ensureLog(size);
+  const logical = log.logicalBytes;
+  const rows = [];
+  const add = (name, ms, extra = {}) => {
+    const row = { name, ms: Math.round(ms), mbPerSec: mb(logical) / (ms / 1000), ...extra };
+    rows.push(row);
+    return row;
+  };
+
+  const base = await timeIt(() => baseline(log.file));
+  add('baseline (decode + split + JSON.parse, in-process)', base.ms, { lines: base.result.lines, decoder: base.result.decoder });
+  const rd = await timeIt(() => readerPass(log.file));
+  add('readArtifact (stored view, streaming, in-process)', rd.ms, { events: rd.result.events, decoder: rd.result.decoder });
+
+  for (const cmd of COMMANDS) {
+    const r = await bestRun([process.execPath, dshBin, ...cmd, log.file]);
+    add(`dsh ${cmd.join(' ')}`, r.ms, {
+      peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null,
+      exitCode: r.exitCode,
+      ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}),
+    });
+  }
+
+  const zstd = which('zstd');
+  const jq = which('jq');
+  if (zstd) {
+    const r = await bestRun(`zstd -dc -q ${JSON.stringify(log.file)} > /dev/null`, { shell: true });
+    add('zstd -dc > /dev/null', r.ms, { peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode });
+  }
+  if (zstd && jq) {
+    const r = await bestRun(`zstd -dc -q ${JSON.stringify(log.file)} | jq -c . > /dev/null`, { shell: true });
+    add('zstd -dc | jq -c .', r.ms, { exitCode: r.exitCode });
+  }
+
+  const baseMs = rows[0].ms;
+  for (const r of rows) r.vsBaseline = baseMs / r.ms;
+  return {
+    size: size.label,
+    file: path.relative(projectRoot, log.file),
+    zstdBytes: log.bytes,
+    logicalBytes: logical,
+    events: log.events,
+    frames: log.frames,
+    rows,
+  };
+}
+
+function printTable(result) {
+  console.log(`\n== ${result.size}: ${fmt(mb(result.logicalBytes))} MB logical, ${fmt(mb(result.zstdBytes))} MB zstd, ${result.events} events, ${result.frames} frames`);
+  const head = ['measurement', 'wall s', 'MB/s', 'x baseline', 'peak RSS MiB', 'note'];
+  const lines = result.rows.map((r) => [
+    r.name,
+    fmt(r.ms / 1000, 2),
+    fmt(r.mbPerSec, 0),
+    fmt(r.vsBaseline, 2),
+    r.peakRssMiB ?? '',
+    r.failed ? `FAILED (exit ${r.exitCode}): ${String(r.stderr).split('\n')[0].slice(0, 80)}` : '',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
+  const row = (cells) => cells.map((c, i) => (i === 0 || i === 5 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  console.log(row(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const l of lines) console.log(row(l));
+}
+
+async function main() {
+  if (!existsSync(path.join(projectRoot, 'dist', 'log', 'read.js'))) {
+    console.error('bench: build first (npx tsc -p .)');
+    process.exit(2);
+  }
+  mkdirSync(outDir, { recursive: true });
+  const sizes = (process.env.DSH_BENCH_SIZES ?? '50MB').split(',').filter(Boolean).map(parseSize);
+  const results = [];
+  for (const size of sizes) {
+    const r = await benchSize(size);
+    printTable(r);
+    results.push(r);
+  }
+  const report = {
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${os.platform()} ${os.arch()}`,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    runs: RUNS,
+    exposeGc: typeof globalThis.gc === 'function',
+    results,
+  };
+  writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(report, null, 2) + '\n');
+  console.log(`\nwrote ${path.relative(projectRoot, path.join(outDir, 'results.json'))}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// Regenerates fixtures/ with the project's own writer (deterministic: fixed
+// seeds and times; re-running yields byte-identical files). Build first:
+//   npx tsc -p . && node scripts/make-fixtures.mjs
+import { rm, readFile, readdir, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { collectSession, writeGeneratedArtifact } from '../dist/log/generate.js';
+import { sessionPath } from '../dist/log/layout.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const fixtures = path.join(here, '..', 'fixtures');
+const incidentRoot = path.join(fixtures, 'incident');
+const rawRoot = path.join(fixtures, 'raw-sample');
+
+// One encoder on every Node version, so the bytes do not depend on the runtime's libzstd.
+const small = { encoder: 'mongodb-js', randomFeatures: false, toolOutputBytes: [300, 2500], verbosity: 0.25, maxBatchEvents: 64 };
+
+// The incident: 4 turns; turn 2 retries a failed attempt and changes the
+// request header; turn 3 prunes a tool result and compacts; turn 4 crashes
+// with a durable tool/call and no result, and its next write is torn.
+const incident = {
+  ...small,
+  seed: 20260601,
+  id: 'session-incident-1',
+  cwd: '/home/dev/acme-api',
+  createdAt: 1785100000000,
+  turns: 4,
+  features: { 1: ['title'], 2: ['retry', 'header-change'], 3: ['prune', 'compaction'] },
+  crash: 'mid-tool',
+  tornTail: true,
+};
+
+// A fork child of the incident, seeded with its first two completed turns.
+const parent = collectSession({ ...incident, tornTail: false });
+const turn2End = parent.events.find((e) => e.type === 'turn/end' && e.data.turn === 2);
+const fork = {
+  ...small,
+  seed: 20260602,
+  id: 'session-incident-1-fork-1',
+  cwd: incident.cwd,
+  createdAt: 1785100900000,
+  turns: 1,
+  fork: { parentId: incident.id, seed: parent.events.slice(0, turn2End.seq + 1) },
+};
+
+const raw = {
+  ...small,
+  seed: 20260603,
+  id: 'session-raw-1',
+  cwd: '/home/dev/acme-web',
+  createdAt: 1785200000000,
+  turns: 2,
+  features: { 1: ['title'] },
+};
+
+await rm(incidentRoot, { recursive: true, force: true });
+await rm(rawRoot, { recursive: true, force: true });
+
+const written = [];
+for (const [root, opts, encoding] of [
+  [incidentRoot, incident, 'zstd'],
+  [incidentRoot, fork, 'zstd'],
+  [rawRoot, raw, 'none'],
+]) {
+  const header = { version: 0, id: opts.id, createdAt: opts.createdAt, cwd: opts.cwd, delegationDepth: 0 };
+  const file = sessionPath(root, header, encoding);
+  const info = await writeGeneratedArtifact(file, { ...opts, encoding });
+  written.push({ file, info });
+}
+
+let total = 0;
+for (const { file, info } of written) {
+  const bytes = await readFile(file);
+  total += bytes.length;
+  const sha = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+  console.log(
+    `${path.relative(process.cwd(), file)}  ${bytes.length} B  events=${info.events} durable=${info.durableEvents} batches=${info.batches}` +
+      (info.tornAt !== null ? ` tornAt=${info.tornAt}` : '') +
+      `  sha256=${sha}…`,
+  );
+}
+console.log(`total ${total} B`);
