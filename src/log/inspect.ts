@@ -72,7 +72,12 @@ export interface InspectOptions {
   /** Also collect the stored events as decoded (pre-normalization). */
   collectStored?: boolean;
   frameDetail?: boolean;
-  onLogical?: (event: SessionEvent) => void;
+  /** Each normalized stored event; `text` is its JSON line when the event is byte-for-byte the stored line. */
+  onLogical?: (event: SessionEvent, text?: string) => void;
+  /** Awaited between decoded chunks (output backpressure). */
+  between?: () => Promise<void> | void;
+  /** Do not hash the artifact view (reads that do not report it). */
+  skipArtifact?: boolean;
   onStored?: (event: SessionEvent, line: LineInfo) => void;
   onArtifact?: (chunk: Buffer) => void;
   keepReplacements?: boolean;
@@ -103,12 +108,15 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   // Normalized events decoded from a torn final frame (DSH re-appends them on load()).
   const tornTail: SessionEvent[] = [];
   let inTornTail = false;
+  let lineText: string | undefined;
   const outcome = await readArtifact(source, {
     rawPath,
     ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}),
     ...(options.decoder ? { decoder: options.decoder } : {}),
     ...(options.onArtifact ? { onArtifact: options.onArtifact } : {}),
     frameDetail: options.frameDetail ?? false,
+    ...(options.skipArtifact ? { skipArtifact: true } : {}),
+    ...(options.between ? { between: options.between } : {}),
     ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
     onEvent: (event, line) => {
       if (!pipeline) {
@@ -117,7 +125,9 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
       }
       storedEvents?.push(event);
       options.onStored?.(event, line);
+      lineText = line.text;
       pipeline.observe(event);
+      lineText = undefined;
     },
     onTornTail: () => {
       inTornTail = true;
@@ -125,9 +135,9 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     onHeader: (meta: SessionHeader) => {
       pipeline = new LogicalPipeline(meta, rawPath, {
         collect,
-        onEvent: (event) => {
+        onEvent: (event, stored) => {
           if (inTornTail) tornTail.push(event);
-          options.onLogical?.(event);
+          options.onLogical?.(event, event === stored ? lineText : undefined);
         },
         ...(options.keepReplacements !== undefined ? { keepReplacements: options.keepReplacements } : {}),
       });

@@ -25,7 +25,8 @@ export interface LogicalResult {
 export interface LogicalOptions {
   collect?: boolean;
   /** Called with each normalized stored event (before closers). */
-  onEvent?: (event: SessionEvent) => void;
+  /** Called with each normalized stored event (and the stored event it came from). */
+  onEvent?: (event: SessionEvent, stored: SessionEvent) => void;
   keepReplacements?: boolean;
 }
 
@@ -69,7 +70,7 @@ export class LogicalPipeline {
       else this.unknown ??= event;
     }
     this.collected?.push(event);
-    this.options.onEvent?.(event);
+    this.options.onEvent?.(event, stored);
     if (!this.closerError) {
       try {
         this.closers.observe(event);

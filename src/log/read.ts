@@ -92,6 +92,10 @@ export interface ReadOptions {
   maxLineBytes?: number;
   /** Skip the stored (event) pass: artifact view and frames only. */
   artifactOnly?: boolean;
+  /** Awaited between decoded chunks: lets a consumer apply output backpressure. */
+  between?: () => Promise<void> | void;
+  /** Skip the artifact view's hashing (logical reads that do not report it). */
+  skipArtifact?: boolean;
 }
 
 const RAW_CHUNK = 4 << 20;
@@ -131,7 +135,7 @@ function failureCause(error: unknown): SerializedError & { code?: string } {
 export async function readArtifact(source: ByteSource, options: ReadOptions = {}): Promise<ReadOutcome> {
   const rawPath = options.rawPath ?? source.name;
   const { encoding, by } = detectEncoding(source);
-  const artifact = new ArtifactText(options.onArtifact);
+  const artifact = new ArtifactText(options.onArtifact, undefined, options.skipArtifact === true && !options.onArtifact);
   const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const events: SessionEvent[] | undefined = options.collect ? [] : undefined;
   const onEvent = options.onEvent;
@@ -175,6 +179,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     let headerBytes = 0;
     let headerDone = false;
     for (let offset = 0; offset < source.size; offset += RAW_CHUNK) {
+      if (offset > 0 && options.between) await options.between();
       const chunk = source.read(offset, offset + RAW_CHUNK);
       artifact.write(chunk);
       if (options.artifactOnly) continue;
@@ -329,6 +334,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
 
   let pending: Promise<Decoded> | undefined = !fatal && groups.length > 0 ? decodeGroup(groups[0]!) : undefined;
   for (let g = 0; g < groups.length && (!fatal || options.frameDetail); g++) {
+    if (g > 0 && options.between) await options.between();
     const group = groups[g]!;
     const result = await pending!;
     pending = g + 1 < groups.length ? decodeGroup(groups[g + 1]!) : undefined;

@@ -13,6 +13,8 @@ export interface LineInfo {
   start: number;
   /** Byte offset just after the line's LF. */
   end: number;
+  /** The line's JSON text, when the line is one plain event (not a packed row). */
+  text?: string;
 }
 
 /** Lines longer than this are unparsable for DSH too (V8 cannot make the string). */
@@ -98,9 +100,14 @@ export class LogScanner {
   private consume(line: Buffer, overflow: boolean, start: number, end: number): void {
     this.eventLine += 1;
     let decoded: SessionEvent[];
+    let text = '';
+    let plain = false;
     try {
       if (overflow) throw new Error('line too long');
-      decoded = decodeStorageRecord(JSON.parse(line.toString('utf8')));
+      text = line.toString('utf8');
+      const parsed: unknown = JSON.parse(text);
+      decoded = decodeStorageRecord(parsed);
+      plain = decoded.length === 1 && decoded[0] === parsed;
     } catch {
       if (this.issue === undefined) {
         this.issue = corrupt(`corrupt session log: unparsable committed event at line ${this.eventLine}`, { byteOffset: start });
@@ -134,6 +141,7 @@ export class LogScanner {
       }
     }
     const info: LineInfo = { line: this.eventLine, start, end };
+    if (plain) info.text = text;
     for (const event of decoded) {
       this.count += 1;
       this.sink(event, info);

@@ -17,10 +17,20 @@ export class ArtifactText {
   private firstLineDone = false;
   private firstLineBytes = 0;
 
-  constructor(private readonly sink?: (chunk: Buffer) => void, private readonly firstLineCap = 64 << 20) {}
+  constructor(
+    private readonly sink?: (chunk: Buffer) => void,
+    private readonly firstLineCap = 64 << 20,
+    /** Only track the first line (no hashing, no normalization): for reads that do not report the artifact view. */
+    private readonly light = false,
+  ) {}
 
   write(chunk: Buffer): void {
     if (chunk.length === 0) return;
+    if (this.light) {
+      if (!this.firstLineDone) this.emit(chunk, false);
+      this.bytes += this.firstLineDone ? chunk.length : 0;
+      return;
+    }
     let out: Buffer;
     if (this.decoder === undefined && isUtf8(chunk)) {
       out = chunk;
@@ -35,10 +45,12 @@ export class ArtifactText {
     if (this.decoder) this.emit(Buffer.from(this.decoder.end(), 'utf8'));
   }
 
-  private emit(out: Buffer): void {
+  private emit(out: Buffer, full = true): void {
     if (out.length === 0) return;
-    this.hash.update(out);
-    this.bytes += out.length;
+    if (full) {
+      this.hash.update(out);
+      this.bytes += out.length;
+    }
     let i = out.indexOf(0x0a);
     if (!this.firstLineDone) {
       const take = i === -1 ? out : out.subarray(0, i);
@@ -46,6 +58,7 @@ export class ArtifactText {
       this.firstLineBytes += take.length;
       if (i !== -1) this.firstLineDone = true;
     }
+    if (!full) return;
     while (i !== -1) {
       this.newlines += 1;
       i = out.indexOf(0x0a, i + 1);

@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
-import { LineWriter, writeOut, preview, escapeControl } from '../io.js';
+import { writeOut, preview, escapeControl } from '../io.js';
+import { forEachLogicalEvent, Output } from '../stream.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
@@ -89,40 +89,47 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       const to = intArg('--to', opts.to);
       const turn = intArg('--turn', opts.turn);
       const resolved = await resolveCli(target, opts);
-      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
-      if (r.error || !r.events || !r.surface) {
-        const e = r.error!;
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
-        else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
-        return EXIT.failed;
-      }
-      const labels = new Labels(r.surface.nodes, r.surface.replacements);
-      const id = String(r.meta?.id ?? '');
       const types = opts.type;
       const typeOk = (t: string) => !types || types.some((x) => (x.endsWith('/') ? t.startsWith(x) : t === x));
+      const out = new Output(io.stdout);
       let currentTurn: number | undefined;
-      const w = new LineWriter(io.stdout);
-      const synthetic = r.storedEventCount;
-      for (const e of r.events) {
-        if (e.type === 'turn/start') currentTurn = e.data?.turn;
-        const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
-        if (from !== undefined && e.seq < from) continue;
-        if (to !== undefined && e.seq > to) break;
-        if (turn !== undefined && eventTurn !== turn) continue;
-        if (!typeOk(e.type)) continue;
-        const label = labels.of(e.seq);
-        if (opts.label && !opts.label.includes(label)) continue;
-        if (opts.json) {
-          await w.line(JSON.stringify({ sessionId: id, seq: e.seq, type: e.type, time: e.time, surface: label, ...(e.seq >= synthetic ? { synthetic: true } : {}), event: e }));
-          continue;
-        }
-        const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
-        const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : env.c.dim('log-only');
-        const syn = e.seq >= synthetic ? env.c.magenta(' [synthetic]') : '';
-        const body = opts.full ? escapeControl(JSON.stringify(e.data)) : preview(eventPreview(e), 100);
-        await w.line(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}`);
+      const r = await forEachLogicalEvent(
+        resolved,
+        { decoder: decoderFor(opts) },
+        (valid) => {
+          const labels = new Labels(valid.surface!.nodes, valid.surface!.replacements);
+          const id = JSON.stringify(String(valid.meta?.id ?? ''));
+          return (e, text, synthetic) => {
+            if (e.type === 'turn/start') currentTurn = e.data?.turn;
+            const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
+            if (from !== undefined && e.seq < from) return;
+            if (to !== undefined && e.seq > to) return;
+            if (turn !== undefined && eventTurn !== turn) return;
+            if (!typeOk(e.type)) return;
+            const label = labels.of(e.seq);
+            if (opts.label && !opts.label.includes(label)) return;
+            if (opts.json) {
+              out.push(
+                `{"sessionId":${id},"seq":${e.seq},"type":${JSON.stringify(e.type)},"time":${e.time},"surface":"${label}"${synthetic ? ',"synthetic":true' : ''},"event":${text !== undefined && !text.endsWith('\r') ? text : JSON.stringify(e)}}\n`,
+              );
+              return;
+            }
+            const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
+            const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : env.c.dim('log-only');
+            const syn = synthetic ? env.c.magenta(' [synthetic]') : '';
+            const body = opts.full ? escapeControl(JSON.stringify(e.data)) : preview(eventPreview(e), 100);
+            out.push(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`);
+          };
+        },
+        out,
+      );
+      await out.flush();
+      if (r.error) {
+        const e = r.error;
+        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+        else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+        return e.kind === 'io' ? EXIT.usage : EXIT.failed;
       }
-      await w.flush();
       return EXIT.ok;
     }),
   );

@@ -5,6 +5,7 @@ import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOpt
 import { inspectTarget, type SessionInspection } from '../../log/session.js';
 import { renderInspect } from '../render/inspect.js';
 import { Summarizer } from '../../views/summary.js';
+import { forEachLogicalEvent, Output } from '../stream.js';
 
 interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';
@@ -43,7 +44,33 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
     action(io, setExit, async (target: string, opts: InspectOptions) => {
       const env = envFor(io, opts);
       const resolved = await resolveCli(target, opts);
-      // Human output needs only a streaming summary; --json needs the events.
+      if (opts.json && opts.view === 'logical') {
+        // Stream the document: events are written as they are delivered, never
+        // built into one string (bounded memory for large logs).
+        const out = new Output(io.stdout);
+        let first = true;
+        const r = await forEachLogicalEvent(
+          resolved,
+          { decoder: decoderFor(opts) },
+          (valid) => {
+            out.push(`{"meta":${JSON.stringify(valid.meta)},"encoding":${JSON.stringify(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
+            return (e, text) => {
+              out.push((first ? '' : ',') + (text !== undefined && !text.endsWith('\r') ? text : JSON.stringify(e)));
+              first = false;
+            };
+          },
+          out,
+        );
+        if (r.error) {
+          await writeOut(io.stdout, JSON.stringify(inspectJson(r, 'logical')) + '\n');
+          return EXIT.failed;
+        }
+        const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
+        out.push(`],"closers":${JSON.stringify(r.closers)},"torn":${JSON.stringify(torn)},"repairPlan":${JSON.stringify(r.repairPlan)}}\n`);
+        await out.flush();
+        return EXIT.ok;
+      }
+      // Human output needs only a streaming summary; other views hold what they print.
       const summarizer = new Summarizer();
       const r = await inspectTarget(resolved, {
         decoder: decoderFor(opts),

@@ -1,0 +1,90 @@
+import type { Writable } from 'node:stream';
+import { writeOut } from './io.js';
+import { inspectTarget, type SessionInspection } from '../log/session.js';
+import type { ResolvedTarget } from '../log/target.js';
+import type { InspectOptions } from '../log/inspect.js';
+import type { SessionEvent } from '../log/types.js';
+
+/** Logs up to this many bytes on disk are read once with events held in memory. */
+export const SINGLE_PASS_BYTES = 48 << 20;
+
+/**
+ * Buffered output with backpressure: lines are appended synchronously (from
+ * the reader's callbacks) and flushed between decoded chunks, waiting for the
+ * stream to drain, so a slow consumer never makes dsh buffer the whole log.
+ */
+export class Output {
+  private parts: string[] = [];
+  private size = 0;
+  constructor(private readonly stream: Writable, private readonly high = 1 << 20) {}
+  push(text: string): void {
+    this.parts.push(text);
+    this.size += text.length;
+  }
+  get pending(): number {
+    return this.size;
+  }
+  async flush(): Promise<void> {
+    if (this.parts.length === 0) return;
+    const text = this.parts.join('');
+    this.parts = [];
+    this.size = 0;
+    await writeOut(this.stream, text);
+  }
+  async maybeFlush(): Promise<void> {
+    if (this.size >= this.high) await this.flush();
+  }
+}
+
+export type Emit = (event: SessionEvent, text: string | undefined, synthetic: boolean) => void;
+
+/**
+ * Deliver every logical event (closers last) to `emit`, only once the whole
+ * log is known to be valid (DSH accepts or refuses a log as a whole): small
+ * logs in one pass holding the events, large logs in two passes (validate,
+ * then stream) in memory bounded by the surface, not the log.
+ */
+export async function forEachLogicalEvent(
+  target: ResolvedTarget,
+  options: InspectOptions,
+  ready: (validated: SessionInspection) => Emit,
+  out?: Output,
+): Promise<SessionInspection> {
+  const size = (() => {
+    try {
+      const s = target.open();
+      const n = s.size;
+      s.close();
+      return n;
+    } catch {
+      return 0;
+    }
+  })();
+  if (size <= SINGLE_PASS_BYTES) {
+    const held: [SessionEvent, string | undefined][] = [];
+    const r = await inspectTarget(target, { ...options, collect: false, skipArtifact: true, onLogical: (e, text) => held.push([e, text]) });
+    if (r.error) return r;
+    const emit = ready(r);
+    for (const [e, text] of held) {
+      emit(e, text, false);
+      if (out && out.pending >= 1 << 20) await out.flush();
+    }
+    for (const c of r.closers) emit(c, undefined, true);
+    return r;
+  }
+  const first = await inspectTarget(target, { ...options, collect: false, skipArtifact: true });
+  if (first.error) return first;
+  const emit = ready(first);
+  const second = await inspectTarget(target, {
+    ...options,
+    collect: false,
+    skipArtifact: true,
+    onLogical: (e, text) => emit(e, text, false),
+    ...(out ? { between: () => out.maybeFlush() } : {}),
+  });
+  if (second.error || second.storedEventCount !== first.storedEventCount) {
+    return { ...second, error: second.error ?? { name: 'Error', class: 'Error', message: `${target.path} changed while it was being read`, kind: 'io', stage: 'physical' } };
+  }
+  for (const c of second.closers) emit(c, undefined, true);
+  return second;
+}
