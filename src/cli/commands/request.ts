@@ -1,0 +1,159 @@
+import { Command, Option } from 'commander';
+import type { Io } from '../io.js';
+import { escapeControl, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget } from '../../log/session.js';
+import { UsageError } from '../../log/errors.js';
+import {
+  deriveDispatches,
+  diffDispatches,
+  messagesOf,
+  resolveSeq,
+  resolveStep,
+  summarizeDispatch,
+  type DispatchEntry,
+  type DispatchIndex,
+  type SeqResolution,
+} from '../../views/requests.js';
+import { BodyError, deepseekBody } from '../../views/deepseek-body.js';
+import { renderDiff, renderList, renderRequest, renderBody, type RequestView } from '../render/request.js';
+
+interface RequestOptions extends CommonOptions {
+  step?: string;
+  list?: boolean;
+  diff?: boolean;
+  body?: 'deepseek';
+  full?: boolean;
+}
+
+/** The `--json` document of one request: DSH's reconstructed input. */
+export function requestJson(entry: DispatchEntry, messages: unknown[]): Record<string, unknown> {
+  return { key: entry.key, firstChunkSeq: entry.firstChunkSeq, header: entry.header, requestContext: entry.requestContext, messages };
+}
+
+function nearestText(r: Extract<SeqResolution, { ok: false }>): string {
+  const parts: string[] = [];
+  if (r.before) parts.push(`${r.before.key} (chunks ${r.before.firstChunkSeq}..${r.before.lastChunkSeq}) before it`);
+  if (r.after) parts.push(`${r.after.key} (first chunk ${r.after.firstChunkSeq}) after it`);
+  return parts.length ? `; nearest dispatches: ${parts.join(', ')}` : '; the log has no model dispatches';
+}
+
+/** Pick the dispatch from `<seq>` or `--step`; throws UsageError (exit 2) with the nearest dispatches. */
+export function pickDispatch(index: DispatchIndex, events: readonly unknown[], seqArg: string | undefined, step: string | undefined): { entry: DispatchEntry; resolution: Extract<SeqResolution, { ok: true }>; from: string } {
+  let r: SeqResolution;
+  let from: string;
+  if (step !== undefined) {
+    r = resolveStep(index, step);
+    from = `--step ${step}`;
+  } else {
+    const text = String(seqArg).trim();
+    if (!/^\d+$/.test(text)) throw new UsageError(`<seq> must be a non-negative integer event seq, got ${JSON.stringify(seqArg)}`);
+    const seq = Number(text);
+    r = resolveSeq(index, seq, events as never);
+    from = `seq ${seq}`;
+  }
+  if (!r.ok) throw new UsageError(`${r.reason}${step !== undefined ? '' : nearestText(r)}`);
+  return { entry: index.requests[r.index] as DispatchEntry, resolution: r, from };
+}
+
+export function registerRequest(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('request')
+    .description('reproduce the exact input of a model dispatch (header, system prompt, tools, messages), list every dispatch, diff consecutive ones, or map one to a DeepSeek API body')
+    .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or - for stdin')
+    .argument('[seq]', 'an event seq: a dispatch\'s first chunk, any chunk of it, the assistant/message it produced, a tool/call it requested or that call\'s tool/result')
+    .option('--step <turn/step[#attempt]>', 'pick by step (default: the step\'s last attempt)')
+    .option('--list', 'list every dispatch (key, first chunk, model, messages, header changes, finish, usage, duration)')
+    .option('--diff', 'what changed from the previous dispatch (messages added, shadowed by compaction, header fields)')
+    .addOption(new Option('--body <api>', 'print the request body a provider API would receive').choices(['deepseek']))
+    .option('--full', 'human output: print message texts in full instead of previews');
+  addCommon(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+A dispatch is one model call: within a (turn, step), assistant/chunk events are split at every finish chunk and
+at turn/step changes (failed attempts that were retried are dispatches too). Its input is the log prefix before
+its first chunk: messages = the surface folded over that prefix, header = the last request/header in it.
+Keys are turn/step#attempt, the attempt counted from 0 within the step.
+
+Examples:
+  dsh request session.jsonl.zstd --list
+  dsh request session.jsonl.zstd 14
+  dsh request session.jsonl.zstd --step 1/1#0 --json
+  dsh request session.jsonl.zstd --step 2/1 --diff
+  dsh request session.jsonl.zstd 14 --body deepseek`,
+  );
+  cmd.action(
+    action(io, setExit, async (target: string, seqArg: string | undefined, opts: RequestOptions) => {
+      const env = envFor(io, opts);
+      const picks = (seqArg !== undefined ? 1 : 0) + (opts.step !== undefined ? 1 : 0);
+      if (opts.list && picks > 0) throw new UsageError('--list lists every dispatch; drop <seq>/--step (or drop --list)');
+      if (!opts.list && picks === 0) throw new UsageError('give an event <seq>, --step <turn>/<step>[#attempt], or --list');
+      if (picks > 1) throw new UsageError('give either <seq> or --step, not both');
+      if (opts.list && (opts.diff || opts.body)) throw new UsageError('--list does not combine with --diff or --body');
+      if (opts.diff && opts.body) throw new UsageError('--diff and --body are separate views; pick one');
+      const resolved = await resolveCli(target, opts);
+      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
+      for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+      if (r.error || !r.events) {
+        const e = r.error;
+        io.stderr.write(`dsh: ${e ? `${e.class}: ${escapeControl(e.message)}` : 'the log could not be read'}\n`);
+        if (e?.cause) io.stderr.write(`dsh:   cause: ${escapeControl(e.cause.message)}\n`);
+        io.stderr.write('dsh: DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n');
+        return EXIT.failed;
+      }
+      const events = r.events;
+      const index = deriveDispatches(events, { lazy: events });
+      const sessionId = r.meta?.id ?? null;
+      if (opts.list) {
+        const rows = index.requests.map((e, i) => summarizeDispatch(e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null));
+        if (opts.json) await writeOut(io.stdout, JSON.stringify({ sessionId, requests: rows }) + '\n');
+        else await writeOut(io.stdout, renderList(rows, { sessionId, closers: r.closers.length, torn: r.torn !== null }, env.c));
+        return EXIT.ok;
+      }
+      const { entry, resolution, from } = pickDispatch(index, events, seqArg, opts.step);
+      if (opts.diff) {
+        const prev = entry.index > 0 ? (index.requests[entry.index - 1] as DispatchEntry) : null;
+        const diff = diffDispatches(prev, entry, events);
+        if (opts.json) await writeOut(io.stdout, JSON.stringify(diff) + '\n');
+        else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));
+        return EXIT.ok;
+      }
+      const messages = messagesOf(entry, events);
+      if (opts.body) {
+        let result;
+        try {
+          result = deepseekBody(entry.header, messages);
+        } catch (error) {
+          if (error instanceof BodyError) {
+            io.stderr.write(`dsh: ${entry.key} (first chunk seq ${entry.firstChunkSeq}): ${error.message}\n`);
+            return EXIT.failed;
+          }
+          throw error;
+        }
+        for (const note of result.notes) io.stderr.write(`dsh: note: ${escapeControl(note)}\n`);
+        if (opts.json) await writeOut(io.stdout, JSON.stringify(result.body) + '\n');
+        else await writeOut(io.stdout, renderBody(result.body));
+        return EXIT.ok;
+      }
+      if (opts.json) {
+        await writeOut(io.stdout, JSON.stringify(requestJson(entry, messages)) + '\n');
+        return EXIT.ok;
+      }
+      const view: RequestView = {
+        sessionId,
+        entry,
+        messages,
+        total: index.requests.length,
+        from,
+        via: resolution.via,
+        retriedBy: entry.index + 1 < index.requests.length && (index.requests[entry.index + 1] as DispatchEntry).turn === entry.turn && (index.requests[entry.index + 1] as DispatchEntry).step === entry.step ? (index.requests[entry.index + 1] as DispatchEntry).key : null,
+        usage: summarizeDispatch(entry, null).usage,
+        nextFirstChunkSeq: entry.index + 1 < index.requests.length ? (index.requests[entry.index + 1] as DispatchEntry).firstChunkSeq : null,
+        closers: r.closers.length > 0 ? r.storedEventCount : null,
+      };
+      await writeOut(io.stdout, renderRequest(view, events, env.c, { full: Boolean(opts.full) }));
+      return EXIT.ok;
+    }),
+  );
+}

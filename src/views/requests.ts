@@ -1,0 +1,617 @@
+/**
+ * Model-dispatch reconstruction (format.md §7.5-7.6, §11.1-11.2;
+ * query-export.md §6.4): every model call the loop made, with the exact input
+ * DSH handed to `ctx.llm.stream`, rebuilt from the log prefix before the
+ * call's first `assistant/chunk`.
+ *
+ * Segmentation is the corpus's (and `dsh-llm-replay`'s `deriveReplayScript`):
+ * walk `assistant/chunk` events only; an attempt ends at its `finish` chunk or
+ * when a chunk's `(turn, step)` differs from the open attempt's. Everything is
+ * computed in one forward pass; per dispatch only the surface node seqs, ids
+ * and digest are kept — message bodies are re-read from the (retained) event
+ * array on demand with {@link messagesOf}.
+ */
+import { createHash } from 'node:crypto';
+import type { SessionEvent } from '../log/types.js';
+import { SurfaceFold, deriveEventMessage } from '../log/surface.js';
+import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
+
+export interface RequestContext {
+  provider?: string;
+  model?: string;
+  contextWindow?: number;
+  [key: string]: unknown;
+}
+
+/** One model dispatch; the fields up to `messagesSha256` are the corpus's `requests[]` entry. */
+export interface DispatchEntry {
+  index: number;
+  /** `turn/step#attempt` (attempt counted from 0 within the step). */
+  key: string;
+  turn: number;
+  step: number;
+  attemptInStep: number;
+  firstChunkSeq: number;
+  lastChunkSeq: number;
+  chunkCount: number;
+  /** The `finish` chunk's `reason` verbatim, or null (cancelled attempt or crash tail). */
+  finish: unknown | null;
+  /** The `assistant/message` whose `sourceEventSeqs` cite this attempt's chunks (null for a failed attempt). */
+  assistantMessageSeq: number | null;
+  /** Number of events before the first chunk (the dispatch's input prefix). */
+  prefixEventCount: number;
+  headerSeq: number | null;
+  header: EpochHeader | null;
+  requestContextSeq: number | null;
+  requestContext: RequestContext | null;
+  /** Surface node seqs at dispatch, in model-visible order. */
+  surfaceNodes: number[];
+  messageIds: unknown[];
+  /** sha256 (hex) of `JSON.stringify(messages)`. */
+  messagesSha256: string;
+  /** Number of messages sent (= messageIds.length, known without materializing). */
+  messageCount: number;
+  /** Present only when `keepMessages` asked for it. */
+  messages?: unknown[];
+  // --- dsh extras (not in the corpus entry) ---
+  firstChunkTime: number;
+  lastChunkTime: number;
+  /** Last `usage` chunk of the attempt, if any. */
+  chunkUsage: unknown | null;
+  /** `usage` of the citing assistant/message, if any. */
+  messageUsage: unknown | null;
+}
+
+export interface StepEntry {
+  turn: number;
+  step: number;
+  startSeq: number;
+  endSeq: number | null;
+  requestHeaderSeqs: number[];
+  requestIndexes: number[];
+}
+
+export interface DispatchIndex {
+  requests: DispatchEntry[];
+  requestIndexByFirstChunkSeq: Record<string, number>;
+  requestIndexesByStep: Record<string, number[]>;
+  steps: StepEntry[];
+  /** Dispatch owning an event seq: chunks, the citing assistant/message, tool/calls it requested, their tool/results. */
+  owners: Map<number, number>;
+  /** Events folded. */
+  eventCount: number;
+}
+
+export interface DispatchOptions {
+  /** Keep the message objects on each entry (all, or those whose index passes). Default false. */
+  keepMessages?: boolean | ((entry: DispatchEntry) => boolean);
+  /**
+   * Lazy mode: pass the (retained) event array being applied. `surfaceNodes`,
+   * `messageIds` and `messagesSha256` are then computed on first read, so a
+   * `--list` over a long log hashes nothing. Default: computed eagerly.
+   */
+  lazy?: readonly SessionEvent[];
+}
+
+/** Canonical corpus field list of a `requests[]` entry (for comparisons and `--json`). */
+export const CORPUS_REQUEST_FIELDS = [
+  'index',
+  'key',
+  'turn',
+  'step',
+  'attemptInStep',
+  'firstChunkSeq',
+  'lastChunkSeq',
+  'chunkCount',
+  'finish',
+  'assistantMessageSeq',
+  'prefixEventCount',
+  'headerSeq',
+  'header',
+  'requestContextSeq',
+  'requestContext',
+  'surfaceNodes',
+  'messageIds',
+  'messagesSha256',
+] as const;
+
+/**
+ * Incremental dispatch builder: `apply` each logical event in seq order, then
+ * `finish()`. Holds the surface fold, the messages of current surface nodes
+ * only, and compact per-dispatch records. Surface snapshots share storage:
+ * appends extend one array that earlier snapshots view by length, and only a
+ * replacement starts a new array, so memory follows the log plus one surface
+ * copy per compaction — not dispatches × surface.
+ */
+export class DispatchBuilder {
+  private readonly fold = new SurfaceFold(false);
+  /** Message (and, eager mode, its JSON text) of each current surface node that contributes one. */
+  private readonly nodeMsgs = new Map<number, { id: unknown; json: string | null; message: unknown }>();
+  /** Append-only mirror of `fold.nodes`, replaced (not mutated) on every surface replacement. */
+  private mirror: number[] = [];
+  private header: EpochHeader | undefined;
+  private headerSeq: number | null = null;
+  private context: RequestContext | null = null;
+  private contextSeq: number | null = null;
+  private open: { entry: DispatchEntry; stepKey: string } | undefined;
+  private readonly attemptsByStep = new Map<string, number>();
+  private readonly callOwner = new Map<string, number>();
+  private readonly openSteps = new Map<string, StepEntry>();
+  private readonly lastStepByKey = new Map<string, StepEntry>();
+  private lastStep: StepEntry | undefined;
+  private readonly lazy: boolean;
+  readonly out: DispatchIndex = {
+    requests: [],
+    requestIndexByFirstChunkSeq: {},
+    requestIndexesByStep: {},
+    steps: [],
+    owners: new Map(),
+    eventCount: 0,
+  };
+
+  constructor(private readonly options: DispatchOptions = {}) {
+    this.lazy = options.lazy !== undefined;
+  }
+
+  apply(event: SessionEvent): void {
+    const rep = this.fold.apply(event);
+    this.out.eventCount += 1;
+    const out = this.out;
+    switch (event.type) {
+      case 'user/message':
+      case 'assistant/message':
+      case 'tool/result': {
+        if (rep) {
+          for (const s of rep.shadowedSeqs) this.nodeMsgs.delete(s);
+          this.mirror = this.fold.nodes.slice();
+        } else this.mirror.push(event.seq);
+        const message = deriveEventMessage(event);
+        if (message !== null && message !== undefined) {
+          this.nodeMsgs.set(event.seq, { id: (message as { id?: unknown }).id, json: this.lazy ? null : JSON.stringify(message), message });
+        }
+        if (event.type === 'assistant/message') this.onAssistantMessage(event);
+        else if (event.type === 'tool/result') {
+          const src = Array.isArray(event.sourceEventSeqs) ? event.sourceEventSeqs[0] : undefined;
+          const owner = src !== undefined ? out.owners.get(src) : undefined;
+          if (owner !== undefined) out.owners.set(event.seq, owner);
+        }
+        return;
+      }
+      case 'request/header': {
+        this.header = canonicalHeader(event.data?.header);
+        this.headerSeq = event.seq;
+        if (this.lastStep) this.lastStep.requestHeaderSeqs.push(event.seq);
+        return;
+      }
+      case 'request/context':
+        this.context = event.data ?? null;
+        this.contextSeq = event.seq;
+        return;
+      case 'step/start': {
+        const s: StepEntry = { turn: event.data?.turn, step: event.data?.step, startSeq: event.seq, endSeq: null, requestHeaderSeqs: [], requestIndexes: [] };
+        out.steps.push(s);
+        const key = `${s.turn}/${s.step}`;
+        this.openSteps.set(key, s);
+        this.lastStepByKey.set(key, s);
+        this.lastStep = s;
+        return;
+      }
+      case 'step/end': {
+        const key = `${event.data?.turn}/${event.data?.step}`;
+        const s = this.openSteps.get(key);
+        if (s) {
+          s.endSeq = event.seq;
+          this.openSteps.delete(key);
+        }
+        if (this.lastStep === s) this.lastStep = undefined;
+        return;
+      }
+      case 'tool/call': {
+        const callId = event.data?.callId;
+        let owner = typeof callId === 'string' ? this.callOwner.get(callId) : undefined;
+        if (owner === undefined) {
+          const list = this.out.requestIndexesByStep[`${event.data?.turn}/${event.data?.step}`];
+          owner = list && list.length ? list[list.length - 1] : undefined;
+        }
+        if (owner !== undefined) out.owners.set(event.seq, owner);
+        return;
+      }
+      case 'assistant/chunk':
+        this.onChunk(event);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onChunk(event: SessionEvent): void {
+    const { turn, step, chunk } = event.data ?? {};
+    const stepKey = `${turn}/${step}`;
+    if (this.open && this.open.stepKey !== stepKey) this.open = undefined;
+    if (!this.open) this.open = { entry: this.startDispatch(event, turn, step, stepKey), stepKey };
+    const entry = this.open.entry;
+    entry.lastChunkSeq = event.seq;
+    entry.lastChunkTime = event.time;
+    entry.chunkCount += 1;
+    this.out.owners.set(event.seq, entry.index);
+    if (chunk?.type === 'usage') entry.chunkUsage = chunk.usage ?? null;
+    if (chunk?.type === 'finish') {
+      entry.finish = chunk.reason ?? null;
+      this.open = undefined;
+    }
+  }
+
+  private startDispatch(event: SessionEvent, turn: number, step: number, stepKey: string): DispatchEntry {
+    const out = this.out;
+    const attempt = this.attemptsByStep.get(stepKey) ?? 0;
+    this.attemptsByStep.set(stepKey, attempt + 1);
+    const snapshot = this.mirror;
+    const snapshotLength = snapshot.length;
+    const entry: DispatchEntry = {
+      index: out.requests.length,
+      key: `${stepKey}#${attempt}`,
+      turn,
+      step,
+      attemptInStep: attempt,
+      firstChunkSeq: event.seq,
+      lastChunkSeq: event.seq,
+      chunkCount: 0,
+      finish: null,
+      assistantMessageSeq: null,
+      prefixEventCount: event.seq,
+      headerSeq: this.headerSeq,
+      header: this.header ?? null,
+      requestContextSeq: this.contextSeq,
+      requestContext: this.context,
+      surfaceNodes: [],
+      messageIds: [],
+      messagesSha256: '',
+      messageCount: this.nodeMsgs.size,
+      firstChunkTime: event.time,
+      lastChunkTime: event.time,
+      chunkUsage: null,
+      messageUsage: null,
+    };
+    const keep = this.options.keepMessages;
+    const keepIt = keep === true || (typeof keep === 'function' && keep(entry));
+    if (this.lazy) {
+      const events = this.options.lazy as readonly SessionEvent[];
+      lazyField(entry, 'surfaceNodes', () => snapshot.slice(0, snapshotLength));
+      lazyField(entry, 'messageIds', () => messagesOf(entry, events).map((m) => (m as { id?: unknown }).id));
+      lazyField(entry, 'messagesSha256', () => messagesDigest(messagesOf(entry, events)));
+      if (keepIt) entry.messages = messagesOf(entry, events);
+    } else {
+      entry.surfaceNodes = snapshot.slice(0, snapshotLength);
+      const parts: string[] = [];
+      const messages: unknown[] = [];
+      for (const seq of entry.surfaceNodes) {
+        const m = this.nodeMsgs.get(seq);
+        if (!m) continue;
+        entry.messageIds.push(m.id);
+        parts.push(m.json as string);
+        messages.push(m.message);
+      }
+      entry.messagesSha256 = createHash('sha256').update('[' + parts.join(',') + ']').digest('hex');
+      if (keepIt) entry.messages = messages;
+    }
+    out.requests.push(entry);
+    out.requestIndexByFirstChunkSeq[String(event.seq)] = entry.index;
+    (out.requestIndexesByStep[stepKey] ??= []).push(entry.index);
+    const s = this.openSteps.get(stepKey) ?? this.lastStepByKey.get(stepKey);
+    if (s) s.requestIndexes.push(entry.index);
+    return entry;
+  }
+
+  private onAssistantMessage(event: SessionEvent): void {
+    const sources = Array.isArray(event.sourceEventSeqs) ? event.sourceEventSeqs : [];
+    let owner: number | undefined;
+    for (const s of sources) {
+      const o = this.out.owners.get(s);
+      // only chunks cite attempts (owners also maps tool calls/results)
+      if (o !== undefined && s >= (this.out.requests[o] as DispatchEntry).firstChunkSeq && s <= (this.out.requests[o] as DispatchEntry).lastChunkSeq) {
+        owner = o;
+        break;
+      }
+    }
+    if (owner === undefined) return;
+    const entry = this.out.requests[owner] as DispatchEntry;
+    if (entry.assistantMessageSeq === null) {
+      entry.assistantMessageSeq = event.seq;
+      entry.messageUsage = event.data?.usage ?? null;
+    }
+    this.out.owners.set(event.seq, owner);
+    const content = event.data?.message?.content;
+    if (Array.isArray(content)) {
+      for (const block of content) {
+        if (block?.type === 'tool-call' && typeof block.id === 'string') this.callOwner.set(block.id, owner);
+      }
+    }
+  }
+
+  finish(): DispatchIndex {
+    this.open = undefined;
+    return this.out;
+  }
+}
+
+/** Define an enumerable, cached, computed-on-first-read field (keeps the key's position). */
+function lazyField<T extends object>(obj: T, key: keyof T & string, compute: () => unknown): void {
+  Object.defineProperty(obj, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = compute();
+      Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+      return value;
+    },
+    set(value: unknown) {
+      Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+    },
+  });
+}
+
+/** sha256 (hex) of `JSON.stringify(messages)` — the corpus's `messagesSha256`. */
+export function messagesDigest(messages: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(messages)).digest('hex');
+}
+
+/** All dispatches of a logical event list (one pass). */
+export function deriveDispatches(events: Iterable<SessionEvent>, options: DispatchOptions = {}): DispatchIndex {
+  const b = new DispatchBuilder(options);
+  for (const e of events) b.apply(e);
+  return b.finish();
+}
+
+/** The messages a dispatch was sent, re-read from the event array by its surface node seqs (§6.3). */
+export function messagesOf(entry: Pick<DispatchEntry, 'surfaceNodes' | 'messages'>, events: readonly SessionEvent[]): unknown[] {
+  if (entry.messages) return entry.messages;
+  const out: unknown[] = [];
+  for (const seq of entry.surfaceNodes) {
+    const e = events[seq];
+    if (!e) continue;
+    const m = deriveEventMessage(e);
+    if (m !== null && m !== undefined) out.push(m);
+  }
+  return out;
+}
+
+/** The corpus `requests[]` entry shape (with `messages`). */
+export function corpusEntry(entry: DispatchEntry, events: readonly SessionEvent[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of CORPUS_REQUEST_FIELDS) out[k] = entry[k];
+  out['messages'] = messagesOf(entry, events);
+  return out;
+}
+
+/** Log-only records of auxiliary model calls that are not loop dispatches (format.md §7.7). */
+const AUXILIARY_CALLS: Record<string, string> = {
+  'compaction/summary': 'it records the one-shot compaction summary call, an auxiliary model call outside the loop; its request is not a dispatch',
+  'session/title-llm-request': 'it records the session-title model call, whose exact request is in the event itself',
+  'web/deepseek-search-llm-request': 'it records a web-search model call, whose exact body is in the event itself',
+};
+
+/** How a seq maps to a dispatch. */
+export type SeqResolution =
+  | { ok: true; index: number; via: 'first-chunk' | 'chunk' | 'assistant/message' | 'tool/call' | 'tool/result' | 'inside' }
+  | { ok: false; reason: string; before: DispatchEntry | null; after: DispatchEntry | null };
+
+/**
+ * Map an event seq to the dispatch it belongs to. Rule: a chunk → its attempt;
+ * an assistant/message → the attempt its sourceEventSeqs cite; a tool/call →
+ * the attempt whose assistant/message carried that call id (else the step's
+ * latest attempt); a tool/result → the attempt that requested its call; any
+ * other seq strictly inside one attempt's chunk span → that attempt.
+ * Anything else belongs to no dispatch (the nearest ones are reported).
+ */
+export function resolveSeq(index: DispatchIndex, seq: number, events?: readonly SessionEvent[]): SeqResolution {
+  const reqs = index.requests;
+  const owner = index.owners.get(seq);
+  const ev = events?.[seq];
+  if (owner !== undefined) {
+    const entry = reqs[owner] as DispatchEntry;
+    if (entry.firstChunkSeq === seq) return { ok: true, index: owner, via: 'first-chunk' };
+    const t = ev?.type;
+    const via = t === 'assistant/message' || t === 'tool/call' || t === 'tool/result' ? t : 'chunk';
+    return { ok: true, index: owner, via };
+  }
+  // binary search: last dispatch with firstChunkSeq <= seq
+  let lo = 0;
+  let hi = reqs.length - 1;
+  let at = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if ((reqs[mid] as DispatchEntry).firstChunkSeq <= seq) {
+      at = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  const before = at >= 0 ? (reqs[at] as DispatchEntry) : null;
+  if (before && seq <= before.lastChunkSeq) return { ok: true, index: at, via: 'inside' };
+  const after = at + 1 < reqs.length ? (reqs[at + 1] as DispatchEntry) : null;
+  let what = seq < 0 || seq >= index.eventCount ? `seq ${seq} is not in the log (seqs 0..${index.eventCount - 1})` : `seq ${seq}${ev ? ` (${ev.type})` : ''} belongs to no model dispatch`;
+  const aux = ev ? AUXILIARY_CALLS[ev.type] : undefined;
+  if (aux) what += ` (${aux})`;
+  return { ok: false, reason: what, before, after };
+}
+
+/** Parse `--step <turn>/<step>[#attempt]` and find the dispatch (default: the step's last attempt). */
+export function resolveStep(index: DispatchIndex, spec: string): SeqResolution | { ok: false; reason: string; before: null; after: null } {
+  const m = /^(\d+)\/(\d+)(?:#(\d+))?$/.exec(spec.trim());
+  if (!m) return { ok: false, reason: `--step wants <turn>/<step>[#attempt], got ${JSON.stringify(spec)}`, before: null, after: null };
+  const stepKey = `${m[1]}/${m[2]}`;
+  const list = index.requestIndexesByStep[stepKey];
+  if (!list || list.length === 0) {
+    const keys = Object.keys(index.requestIndexesByStep);
+    return { ok: false, reason: `step ${stepKey} made no model dispatch${keys.length ? ` (steps with dispatches: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''})` : ' (the log has no dispatches)'}`, before: null, after: null };
+  }
+  if (m[3] === undefined) return { ok: true, index: list[list.length - 1] as number, via: 'first-chunk' };
+  const attempt = Number(m[3]);
+  const found = list.find((i) => (index.requests[i] as DispatchEntry).attemptInStep === attempt);
+  if (found === undefined) {
+    return { ok: false, reason: `step ${stepKey} has attempts #0..#${list.length - 1}, not #${attempt}`, before: null, after: null };
+  }
+  return { ok: true, index: found, via: 'first-chunk' };
+}
+
+// ---------------------------------------------------------------------------
+// Summaries for `--list` and `--diff` (plain data; renderers are pure).
+
+
+export interface DispatchSummary {
+  index: number;
+  key: string;
+  firstChunkSeq: number;
+  lastChunkSeq: number;
+  provider: string | null;
+  model: string | null;
+  messageCount: number;
+  /** Header fields changed since the previous dispatch (`['initial']` for the first with a header). */
+  headerChanges: string[];
+  headerSeq: number | null;
+  finish: unknown | null;
+  assistantMessageSeq: number | null;
+  /** The assistant/message usage when reported, else the attempt's last usage chunk. */
+  usage: unknown | null;
+  usageFrom: 'assistant/message' | 'usage chunk' | null;
+  /** First chunk time → last chunk time, in ms. */
+  durationMs: number;
+  startTime: number;
+}
+
+export function summarizeDispatch(entry: DispatchEntry, prev: DispatchEntry | null): DispatchSummary {
+  const changes = prev === null ? (entry.header ? ['initial'] : []) : headerChanges(prev.header, entry.header).map((c) => c.field);
+  const usage = entry.messageUsage ?? entry.chunkUsage ?? null;
+  return {
+    index: entry.index,
+    key: entry.key,
+    firstChunkSeq: entry.firstChunkSeq,
+    lastChunkSeq: entry.lastChunkSeq,
+    provider: entry.header?.config?.provider ?? entry.requestContext?.provider ?? null,
+    model: entry.header?.config?.model ?? entry.requestContext?.model ?? null,
+    messageCount: entry.messageCount,
+    headerChanges: changes,
+    headerSeq: entry.headerSeq,
+    finish: entry.finish,
+    assistantMessageSeq: entry.assistantMessageSeq,
+    usage,
+    usageFrom: entry.messageUsage ? 'assistant/message' : entry.chunkUsage ? 'usage chunk' : null,
+    durationMs: entry.lastChunkTime - entry.firstChunkTime,
+    startTime: entry.firstChunkTime,
+  };
+}
+
+export interface DiffMessage {
+  seq: number;
+  /** Position in the dispatch's messages (null when the node contributes no message). */
+  position: number | null;
+  type: string;
+  role: unknown;
+  id: unknown;
+  /** Replacement events: the surface span they shadowed. */
+  replace?: { start: number; end: number };
+}
+
+export interface DiffRemoved extends DiffMessage {
+  /** The replacement event (present in this dispatch) that shadowed it, when known. */
+  shadowedBy: number | null;
+}
+
+export interface DispatchDiff {
+  from: string | null;
+  to: string;
+  fromFirstChunkSeq: number | null;
+  toFirstChunkSeq: number;
+  /** Events between the two dispatch inputs (prefix growth). */
+  prefixEvents: { from: number; to: number };
+  /** Event types (with counts, in first-seen order) logged after the previous dispatch's last chunk and before this one's first. */
+  between: { type: string; count: number; firstSeq: number }[];
+  header: { changed: boolean; fromSeq: number | null; toSeq: number | null; changes: HeaderChange[] };
+  requestContext: { changed: boolean; from: RequestContext | null; to: RequestContext | null };
+  messages: {
+    fromCount: number;
+    toCount: number;
+    kept: number;
+    added: DiffMessage[];
+    removed: DiffRemoved[];
+    /** Surface events appended after the previous dispatch and shadowed again before this one (never sent). */
+    transient: DiffRemoved[];
+  };
+}
+
+function describeNode(seq: number, events: readonly SessionEvent[], positions: Map<number, number>): DiffMessage {
+  const e = events[seq];
+  const msg = e ? (deriveEventMessage(e) as { role?: unknown; id?: unknown } | null) : null;
+  const out: DiffMessage = { seq, position: positions.get(seq) ?? null, type: e?.type ?? '?', role: msg?.role ?? null, id: msg?.id ?? null };
+  const op = e?.surfaceOp;
+  if (op && typeof op === 'object') out.replace = { start: op.start, end: op.end };
+  return out;
+}
+
+function positionsOf(entry: DispatchEntry, events: readonly SessionEvent[]): Map<number, number> {
+  const pos = new Map<number, number>();
+  let i = 0;
+  for (const seq of entry.surfaceNodes) {
+    const e = events[seq];
+    if (e && deriveEventMessage(e) !== null) pos.set(seq, i++);
+  }
+  return pos;
+}
+
+/** What changed from `prev` (null: the session start) to `cur`. */
+export function diffDispatches(prev: DispatchEntry | null, cur: DispatchEntry, events: readonly SessionEvent[]): DispatchDiff {
+  const prevNodes = new Set(prev?.surfaceNodes ?? []);
+  const curNodes = new Set(cur.surfaceNodes);
+  const curPos = positionsOf(cur, events);
+  const prevPos = prev ? positionsOf(prev, events) : new Map<number, number>();
+  const added = cur.surfaceNodes.filter((s) => !prevNodes.has(s)).map((s) => describeNode(s, events, curPos));
+  // Replacement events in the window between the two inputs, in log order.
+  const windowStart = prev?.prefixEventCount ?? 0;
+  const replacers: number[] = [];
+  const transientSeqs: number[] = [];
+  for (let seq = windowStart; seq < cur.prefixEventCount && seq < events.length; seq++) {
+    const e = events[seq] as SessionEvent;
+    if (e.surfaceOp === undefined) continue;
+    if (typeof e.surfaceOp === 'object') replacers.push(seq);
+    if (!curNodes.has(seq) && !prevNodes.has(seq)) transientSeqs.push(seq);
+  }
+  const shadowedBy = (s: number): number | null => {
+    for (const r of replacers) {
+      if (r <= s) continue;
+      const src = events[r]?.sourceEventSeqs;
+      if (Array.isArray(src) && src.includes(s)) return r;
+    }
+    return null;
+  };
+  const removed: DiffRemoved[] = (prev?.surfaceNodes ?? [])
+    .filter((s) => !curNodes.has(s))
+    .map((s) => ({ ...describeNode(s, events, prevPos), shadowedBy: shadowedBy(s) }));
+  const transient: DiffRemoved[] = transientSeqs.map((s) => ({ ...describeNode(s, events, new Map()), shadowedBy: shadowedBy(s) }));
+  const between = new Map<string, { type: string; count: number; firstSeq: number }>();
+  for (let seq = prev ? prev.lastChunkSeq + 1 : 0; seq < cur.firstChunkSeq && seq < events.length; seq++) {
+    const e = events[seq] as SessionEvent;
+    if (e.type === 'assistant/chunk') continue;
+    const b = between.get(e.type);
+    if (b) b.count += 1;
+    else between.set(e.type, { type: e.type, count: 1, firstSeq: seq });
+  }
+  const changes = headerChanges(prev?.header ?? null, cur.header);
+  const ctxChanged = JSON.stringify(prev?.requestContext ?? null) !== JSON.stringify(cur.requestContext);
+  return {
+    from: prev?.key ?? null,
+    to: cur.key,
+    fromFirstChunkSeq: prev?.firstChunkSeq ?? null,
+    toFirstChunkSeq: cur.firstChunkSeq,
+    prefixEvents: { from: prev?.prefixEventCount ?? 0, to: cur.prefixEventCount },
+    between: [...between.values()],
+    header: { changed: changes.length > 0, fromSeq: prev?.headerSeq ?? null, toSeq: cur.headerSeq, changes },
+    requestContext: { changed: ctxChanged, from: prev?.requestContext ?? null, to: cur.requestContext },
+    messages: {
+      fromCount: prev?.messageCount ?? 0,
+      toCount: cur.messageCount,
+      kept: cur.surfaceNodes.filter((s) => prevNodes.has(s) && curPos.has(s)).length,
+      added: added,
+      removed,
+      transient,
+    },
+  };
+}
