@@ -4,9 +4,10 @@ import { registerInspect } from './inspect.js';
 import { registerEvents } from './events.js';
 import { registerFrames } from './frames.js';
 import { registerRequest } from './request.js';
+import { registerCheck } from './check.js';
 
 /** A command registers itself on the program; `setExit` records its exit code. */
 export type RegisterCommand = (program: Command, io: Io, setExit: (code: number) => void) => void;
 
 /** The command registry: one line per command module. */
-export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest];
+export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck];

@@ -1,0 +1,442 @@
+/**
+ * `dsh check` engine: turn inspections into findings. Pure data in, plain data
+ * out; the CLI and the reporters only filter and render.
+ */
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { inspectTarget, type SessionInspection } from '../log/session.js';
+import { ARTIFACT_NAMES, resolveTarget, scanRoot, type ResolvedTarget } from '../log/target.js';
+import { deepEqualJson } from '../log/surface.js';
+import { LogError } from '../log/errors.js';
+import type { FrameDecoder } from '../physical/decoders.js';
+import type { Encoding, SessionEvent } from '../log/types.js';
+import { RULE_BY_CODE, ruleMeta, type Severity } from './rules.js';
+import { relationalFindings } from './relational.js';
+
+export interface Finding {
+  code: string;
+  severity: Severity;
+  sessionId?: string;
+  /** The artifact (or layout entry) the finding is about. */
+  file: string;
+  seq?: number;
+  byteOffset?: number;
+  /** `file`: offset in the artifact; `plaintext`: offset in the decoded JSONL text (zstd). */
+  offsetIn?: 'file' | 'plaintext';
+  message: string;
+  hint: string;
+}
+
+export interface SessionReport {
+  file: string;
+  sessionId?: string;
+  encoding?: Encoding;
+  /** Logical events (stored + closers) when the log loaded. */
+  events?: number;
+  loaded: boolean;
+  findings: Finding[];
+}
+
+export interface CheckReport {
+  tool: { name: 'dsh'; version: string };
+  sessions: SessionReport[];
+  /** Findings not tied to a loadable session (root layout problems). */
+  layout: Finding[];
+}
+
+function finding(code: string, base: { file: string; sessionId?: string }, message: string, extra: Partial<Finding> = {}): Finding {
+  const meta = ruleMeta(code);
+  return {
+    code,
+    severity: meta.severity,
+    ...(base.sessionId !== undefined ? { sessionId: base.sessionId } : {}),
+    file: base.file,
+    ...extra,
+    message,
+    hint: meta.hint,
+  };
+}
+
+// ------------------------------------------------------------ load failures
+
+const SURFACE_RULES: [RegExp, string][] = [
+  [/is not contiguous; expected/, 'DSH-S1'],
+  [/is not surface-eligible and cannot carry/, 'DSH-S2'],
+  [/requires a surfaceOp marker/, 'DSH-S3'],
+  [/carries an invalid (replace )?surfaceOp/, 'DSH-S4'],
+  [/^surface replace: (start|end) seq /, 'DSH-S5'],
+  [/must be an array when present/, 'DSH-S6'],
+  [/must not be empty except on assistant\/message/, 'DSH-S7'],
+  [/must densely contain non-negative safe integers/, 'DSH-S8'],
+  [/must not contain duplicates/, 'DSH-S9'],
+  [/must reference earlier events/, 'DSH-S10'],
+  [/must include every shadowed surface node/, 'DSH-S10B'],
+  [/must rewrite exactly one current node|must target a current tool\/result/, 'DSH-S11'],
+  [/may change only content/, 'DSH-S12'],
+];
+
+/** Map an inspection error (stage + DSH text) to its rule code. */
+export function classifyLoadError(error: NonNullable<SessionInspection['error']>): string {
+  const message = error.message;
+  const inner = error.cause?.message ?? message;
+  switch (error.stage) {
+    case 'legacy':
+      return 'DSH-B1';
+    case 'migration':
+      if (/malformed pre-react-loop turn\/end/.test(inner)) return 'DSH-B2';
+      if (/malformed pre-react-loop turn\/start/.test(inner)) return 'DSH-B3';
+      if (/malformed pre-react-loop steering\/message/.test(inner)) return 'DSH-B4';
+      return 'DSH-B5';
+    case 'vocabulary':
+      return 'DSH-B6';
+    case 'closers':
+      return 'DSH-R2';
+    case 'restore-header':
+      return 'DSH-C1';
+    case 'restore': {
+      const surface = /^invalid seed event at index \d+: (.*)$/s.exec(inner);
+      if (surface) {
+        const text = surface[1]!;
+        for (const [re, code] of SURFACE_RULES) if (re.test(text)) return code;
+        return 'DSH-C7';
+      }
+      if (/invalid event envelope|uses unsupported legacy request\/header-delta format/.test(inner)) return 'DSH-C2';
+      if (/^seed request\/header at index/.test(inner)) return 'DSH-C3';
+      if (/reason "fallback"/.test(inner)) return 'DSH-C4';
+      if (/^seed (user\/message|assistant\/message|tool\/result) at index/.test(inner)) return 'DSH-C5';
+      if (/seed must be contiguous from 0/.test(inner)) return 'DSH-C6';
+      return 'DSH-C7';
+    }
+    default:
+      break;
+  }
+  // physical
+  if (error.class === 'SessionFormatUnsupportedError') return 'DSH-A2';
+  if (/first line is not a session header|retired policy baseline fields/.test(message)) return 'DSH-A3';
+  if (/header-less|header line is not valid JSON|first frame is not exactly one header line/.test(message)) return 'DSH-A1';
+  if (/frame at byte \d+ failed validation/.test(message)) return 'DSH-A6';
+  if (/complete frame contains a torn JSONL record/.test(message)) return 'DSH-A7';
+  if (/seq gap in committed region/.test(message)) return 'DSH-A9';
+  if (/unparsable committed event/.test(message) || error.class === 'TypeError') return 'DSH-A8';
+  if (/uses \.jsonl, but this backend is configured|flat-file layout/.test(message)) return 'DSH-A11';
+  if (/Zstandard/.test(message)) return 'DSH-A5';
+  return 'DSH-A8';
+}
+
+function loadFailureFinding(r: SessionInspection, base: { file: string; sessionId?: string }): Finding {
+  const error = r.error!;
+  const code = classifyLoadError(error);
+  const extra: Partial<Finding> = {};
+  if (error.seq !== undefined) extra.seq = error.seq;
+  if (error.byteOffset !== undefined) {
+    extra.byteOffset = error.byteOffset;
+    extra.offsetIn = r.encoding === 'none' || code === 'DSH-A5' || code === 'DSH-A6' ? 'file' : 'plaintext';
+  }
+  const cause = error.cause && error.stage === 'physical' && error.cause.message !== error.message ? ` (${error.cause.message})` : '';
+  const prefix = error.class === 'Error' ? '' : `${error.class}: `;
+  return finding(code, base, `${prefix}${error.message}${cause}`, extra);
+}
+
+// ------------------------------------------------------------ per-session
+
+function range(seqs: number[]): string {
+  if (seqs.length === 0) return '';
+  return seqs.length === 1 ? `${seqs[0]}` : `${seqs[0]}..${seqs[seqs.length - 1]}`;
+}
+
+function tornFinding(r: SessionInspection, base: { file: string; sessionId?: string }): Finding {
+  const t = r.torn!;
+  const parts = [`torn tail: DSH's load() truncates the artifact to byte ${t.truncateTo} (${t.tornBytes} torn bytes)`];
+  if (t.recoveredEventSeqs.length > 0) parts.push(`re-appends recovered events seq ${range(t.recoveredEventSeqs)} in a new frame`);
+  parts.push(t.lostPlaintextBytes > 0 ? `${t.lostPlaintextBytes} decoded bytes after the last complete record are lost` : 'no complete record is lost');
+  if (r.defect) parts.push(`the tolerated defect: ${r.defect.message}`);
+  return finding('DSH-A10', base, parts.join('; '), { byteOffset: t.truncateTo, offsetIn: 'file' });
+}
+
+function closersFinding(r: SessionInspection, base: { file: string; sessionId?: string }): Finding {
+  const turnEnd = r.closers[r.closers.length - 1];
+  const turn = turnEnd?.data?.turn;
+  const what = r.closerReasons.map((c) => `${c.type} seq ${c.seq} (${c.why})`).join(', ');
+  return finding('DSH-R1', base, `turn ${String(turn)} is open at the end of the log; DSH would synthesize ${r.closers.length} closer(s): ${what}`, {
+    ...(r.closers[0] ? { seq: r.closers[0].seq } : {}),
+  });
+}
+
+/** Event identity for seed equality: everything but `time` (DSH's own recorded fixtures re-stamp times). */
+function withoutTime(e: SessionEvent | undefined): unknown {
+  if (e === undefined) return undefined;
+  const { time: _time, ...rest } = e;
+  void _time;
+  return rest;
+}
+
+/** Fork seed equality (§10.2): `events[0..seedLength-1]` equal the parent's prefix; end-seed at seedLength. */
+export function forkSeedFindings(
+  child: readonly SessionEvent[],
+  seedLength: number,
+  parentId: string,
+  parent: readonly SessionEvent[] | undefined,
+): { seq: number; message: string }[] {
+  const out: { seq: number; message: string }[] = [];
+  const at = child[seedLength];
+  const endedSeed = seedLength > 0 && child[seedLength - 1]?.type === 'session/end-seed';
+  if (child.length < seedLength) {
+    out.push({ seq: Math.max(0, child.length - 1), message: `header seedLength ${seedLength} exceeds the log's ${child.length} events` });
+    return out;
+  }
+  if (at?.type !== 'session/end-seed' && !endedSeed) {
+    out.push({ seq: seedLength, message: `fork child has no session/end-seed at seq ${seedLength} (seedLength ${seedLength}); found ${at ? at.type : 'end of log'}` });
+  }
+  if (parent === undefined) return out;
+  if (parent.length < seedLength) {
+    out.push({ seq: parent.length, message: `parent session "${parentId}" has only ${parent.length} events but the child's seedLength is ${seedLength}` });
+    return out;
+  }
+  for (let i = 0; i < seedLength; i++) {
+    if (!deepEqualJson(withoutTime(child[i]), withoutTime(parent[i]))) {
+      out.push({ seq: i, message: `seed event seq ${i} (${child[i]!.type}) differs from parent session "${parentId}" seq ${i} (${parent[i]!.type})` });
+      break;
+    }
+  }
+  return out;
+}
+
+export interface CheckOptions {
+  decoder?: FrameDecoder;
+  /** Resolve a session id in the same root to its artifact path (for fork seed equality). */
+  lookup?: (root: string, id: string) => string | undefined;
+}
+
+/** Check one resolved artifact. Never throws for log problems. */
+export async function checkResolved(target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
+  let r: SessionInspection;
+  try {
+    r = await inspectTarget(target, { collect: true, ...(options.decoder ? { decoder: options.decoder } : {}) });
+  } catch (error) {
+    // A reader path that throws a LogError (rather than reporting it) is still a verdict about the log.
+    if (!(error instanceof LogError)) throw error;
+    const base = { file: target.path, ...(target.expectedId !== undefined ? { sessionId: target.expectedId } : {}) };
+    const serialized = { class: error.dshClass, name: error.dshClass, message: error.message, kind: error.kind, stage: 'physical' };
+    const code = classifyLoadError(serialized as NonNullable<SessionInspection['error']>);
+    const prefix = error.dshClass === 'Error' ? '' : `${error.dshClass}: `;
+    return {
+      file: target.path,
+      ...(base.sessionId !== undefined ? { sessionId: base.sessionId } : {}),
+      loaded: false,
+      findings: [finding(code, base, `${prefix}${error.message}`, error.byteOffset !== undefined ? { byteOffset: error.byteOffset } : {})],
+    };
+  }
+  return checkInspection(r, target, options);
+}
+
+export async function checkInspection(r: SessionInspection, target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
+  const sessionId = r.meta?.id ?? r.artifact.meta?.id ?? target.expectedId;
+  const base = { file: target.path, ...(sessionId !== undefined ? { sessionId } : {}) };
+  const report: SessionReport = { file: target.path, ...(sessionId !== undefined ? { sessionId } : {}), encoding: r.encoding, loaded: !r.error, findings: [] };
+  if (r.error) {
+    report.findings.push(loadFailureFinding(r, base));
+    return report;
+  }
+  const events = r.events ?? [];
+  report.events = events.length;
+  for (const w of r.warnings) report.findings.push(finding('DSH-A4', base, w));
+  if (r.torn) report.findings.push(tornFinding(r, base));
+  if (r.ignorableUnknown.length > 0) {
+    const types = [...new Set(r.ignorableUnknown.map((s) => events[s]?.type).filter((t): t is string => typeof t === 'string'))];
+    report.findings.push(
+      finding('DSH-B7', base, `${r.ignorableUnknown.length} ignorable event(s) of unknown type ${types.map((t) => JSON.stringify(t)).join(', ')} kept uninterpreted (seq ${r.ignorableUnknown.join(', ')})`, {
+        seq: r.ignorableUnknown[0]!,
+      }),
+    );
+  }
+  if (r.closers.length > 0) report.findings.push(closersFinding(r, base));
+  for (const f of relationalFindings(events)) {
+    const message = f.pkg ? `invariant violated by "${f.pkg}": ${f.message}` : f.message;
+    report.findings.push(finding(f.code, base, message, { seq: f.seq }));
+  }
+  // Fork seed equality.
+  const meta = r.meta!;
+  if (meta.parentSession !== undefined && meta.seedLength !== undefined) {
+    let parentEvents: SessionEvent[] | undefined;
+    const root = target.root;
+    const parentPath = root !== undefined ? options.lookup?.(root, meta.parentSession) : undefined;
+    if (parentPath !== undefined) {
+      try {
+        const parent = await inspectTarget(resolveTarget(parentPath), { collect: true, ...(options.decoder ? { decoder: options.decoder } : {}) });
+        if (!parent.error) parentEvents = parent.events;
+      } catch {
+        parentEvents = undefined;
+      }
+    }
+    for (const f of forkSeedFindings(events, meta.seedLength, meta.parentSession, parentEvents)) {
+      report.findings.push(finding('DSH-L1', base, f.message, { seq: f.seq }));
+    }
+  }
+  return report;
+}
+
+// ------------------------------------------------------------ targets
+
+export interface Discovery {
+  targets: ResolvedTarget[];
+  layout: Finding[];
+}
+
+const MAX_DEPTH = 8;
+
+function isDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function hasArtifact(dir: string): boolean {
+  return ARTIFACT_NAMES.some((n) => existsSync(path.join(dir, n)));
+}
+
+/**
+ * Expand command-line inputs: artifact files, session directories, roots
+ * (every session under them), and directories that hold roots (searched
+ * recursively, links not followed). `-` and bare session ids resolve as in
+ * `dsh inspect`. Throws UsageError for inputs that do not exist.
+ */
+export function discoverTargets(inputs: string[], options: { root?: string; stdin?: Buffer } = {}): Discovery {
+  const targets: ResolvedTarget[] = [];
+  const layout: Finding[] = [];
+  const seen = new Set<string>();
+  const add = (t: ResolvedTarget) => {
+    if (t.path !== '-' && seen.has(t.path)) return;
+    seen.add(t.path);
+    targets.push(t);
+  };
+  const walk = (dir: string, depth: number) => {
+    if (hasArtifact(dir)) {
+      try {
+        add(resolveTarget(dir));
+      } catch (error) {
+        // Both encodings in one session directory: a layout rejection; check the zstd one anyway.
+        layout.push(finding('DSH-A11', { file: path.join(dir, 'session.jsonl') }, (error as Error).message));
+        add(resolveTarget(path.join(dir, 'session.jsonl.zstd')));
+      }
+      return;
+    }
+    const scan = scanRoot(dir);
+    if (scan.sessions.length > 0 || scan.problems.length > 0) {
+      for (const p of scan.problems) layout.push(finding('DSH-A11', { file: p.path }, p.message));
+      // DSH's findLog refuses an id present under several project directories.
+      const dirsById = new Map<string, Set<string>>();
+      for (const s of scan.sessions) dirsById.set(s.id, (dirsById.get(s.id) ?? new Set()).add(s.projectDir));
+      for (const [id, dirs] of dirsById) {
+        if (dirs.size < 2) continue;
+        const first = scan.sessions.find((s) => s.id === id)!;
+        layout.push(finding('DSH-A11', { file: first.path, sessionId: id }, `duplicate JSONL session id "${id}" appears in multiple project directories`));
+      }
+      for (const s of scan.sessions) {
+        const t = resolveTarget(s.path);
+        t.root = scan.root;
+        add(t);
+      }
+      return;
+    }
+    if (depth >= MAX_DEPTH) return;
+    let entries: string[];
+    try {
+      entries = readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e);
+      if (isDir(p)) walk(p, depth + 1);
+    }
+  };
+  for (const input of inputs) {
+    if (input !== '-' && isDir(input)) walk(path.resolve(input), 0);
+    else add(resolveTarget(input, { ...(options.root ? { root: options.root } : {}), ...(options.stdin ? { stdin: options.stdin } : {}) }));
+  }
+  return { targets, layout };
+}
+
+/** A cached id → artifact lookup per root, for fork seed equality. */
+export function rootLookup(): (root: string, id: string) => string | undefined {
+  const cache = new Map<string, Map<string, string>>();
+  return (root, id) => {
+    let index = cache.get(root);
+    if (!index) {
+      index = new Map();
+      try {
+        for (const s of scanRoot(root).sessions) if (!index.has(s.id)) index.set(s.id, s.path);
+      } catch {
+        // not a readable root
+      }
+      cache.set(root, index);
+    }
+    return index.get(id);
+  };
+}
+
+// ------------------------------------------------------------ filtering and verdict
+
+export interface Selection {
+  only?: Set<string>;
+  ignore?: Set<string>;
+}
+
+export function selectFindings(report: CheckReport, sel: Selection): CheckReport {
+  const keep = (f: Finding) => (!sel.only || sel.only.has(f.code)) && !sel.ignore?.has(f.code);
+  return {
+    ...report,
+    layout: report.layout.filter(keep),
+    sessions: report.sessions.map((s) => ({ ...s, findings: s.findings.filter(keep) })),
+  };
+}
+
+export function allFindings(report: CheckReport): Finding[] {
+  return [...report.layout, ...report.sessions.flatMap((s) => s.findings)];
+}
+
+export interface Summary {
+  sessions: number;
+  loaded: number;
+  errors: number;
+  warnings: number;
+  infos: number;
+  byCode: Record<string, number>;
+}
+
+export function summarize(report: CheckReport): Summary {
+  const s: Summary = { sessions: report.sessions.length, loaded: report.sessions.filter((x) => x.loaded).length, errors: 0, warnings: 0, infos: 0, byCode: {} };
+  for (const f of allFindings(report)) {
+    if (f.severity === 'error') s.errors += 1;
+    else if (f.severity === 'warning') s.warnings += 1;
+    else s.infos += 1;
+    s.byCode[f.code] = (s.byCode[f.code] ?? 0) + 1;
+  }
+  s.byCode = Object.fromEntries(Object.entries(s.byCode).sort(([a], [b]) => compareCodes(a, b)));
+  return s;
+}
+
+export interface Verdict {
+  strict?: boolean;
+  maxWarnings?: number;
+  exitZero?: boolean;
+}
+
+/** 0 clean, 1 findings at a failing level. */
+export function exitCodeFor(summary: Summary, v: Verdict): 0 | 1 {
+  if (v.exitZero) return 0;
+  if (summary.errors > 0) return 1;
+  if (v.strict && summary.warnings > 0) return 1;
+  if (v.maxWarnings !== undefined && summary.warnings > v.maxWarnings) return 1;
+  return 0;
+}
+
+/** Catalogue order: family letter order A, B, C, S, R, E, F, L; then number. */
+export function compareCodes(a: string, b: string): number {
+  const order = [...RULE_BY_CODE.keys()];
+  const ia = order.indexOf(a);
+  const ib = order.indexOf(b);
+  return (ia === -1 ? 1e9 : ia) - (ib === -1 ? 1e9 : ib) || a.localeCompare(b);
+}

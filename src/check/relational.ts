@@ -1,0 +1,389 @@
+/**
+ * Offline replays of DSH's log-scoped invariant companions over the logical
+ * view (stored events after normalization, plus crash closers: what
+ * `session.events` holds after load). Each replay stops at its first failure,
+ * as DSH's `fail` throws; messages are DSH's text (without the registry's
+ * `invariant violated by "<package>": ` prefix, which is added by the caller).
+ */
+import type { SessionEvent } from '../log/types.js';
+
+export interface RelationalFinding {
+  code: string;
+  seq: number;
+  message: string;
+  /** The DSH package whose invariant this is (empty for dsh's own rules). */
+  pkg?: string;
+}
+
+class Fail extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+const failWith = (code: string) => (message: string): never => {
+  throw new Fail(code, message);
+};
+
+function rec(v: unknown): Record<string, any> {
+  return typeof v === 'object' && v !== null ? (v as Record<string, any>) : {};
+}
+
+/** Run a replay; the first failure (or a TypeError, as DSH's own replay would throw) becomes one finding. */
+function replay(pkg: string, defaultCode: string, events: readonly SessionEvent[], body: (event: SessionEvent, index: number) => void): RelationalFinding[] {
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
+    try {
+      body(event, i);
+    } catch (error) {
+      if (error instanceof Fail) return [{ code: error.code, seq: event.seq, message: error.message, pkg }];
+      return [{ code: defaultCode, seq: event.seq, message: `replay of ${event.type} threw: ${(error as Error).message}`, pkg }];
+    }
+  }
+  return [];
+}
+
+// ---------------------------------------------------------------- E (dsh-session)
+
+const TOOL_NOT_STARTED = 'TOOL_NOT_STARTED';
+
+export function sessionInvariant(events: readonly SessionEvent[]): RelationalFinding[] {
+  let lastSeq = -1;
+  let openTurn: unknown = null;
+  let openStep: unknown = null;
+  let nextTurn = 1;
+  let nextStep = 1;
+  const pending = new Set<unknown>();
+  const requireOpenStep = (code: string, kind: string, turn: unknown, step: unknown) => {
+    if (openTurn !== turn || openStep !== step) {
+      failWith(code)(`${kind} names turn ${turn}/step ${step} but open is turn ${openTurn}/step ${openStep}`);
+    }
+  };
+  return replay('@deepseek-ai/dsh-session', 'DSH-E5', events, (event) => {
+    if (event.seq <= lastSeq) failWith('DSH-E1')(`seq must strictly increase: saw ${event.seq} after ${lastSeq}`);
+    const data = event.data;
+    switch (event.type) {
+      case 'turn/start':
+        if (openTurn !== null) failWith('DSH-E2')(`turn/start ${data.turn} while turn ${openTurn} is still open`);
+        if (data.turn !== nextTurn) failWith('DSH-E2')(`turn/start expected turn ${nextTurn}, got ${data.turn}`);
+        openTurn = data.turn;
+        nextStep = 1;
+        break;
+      case 'turn/end':
+        if (openTurn !== data.turn) failWith('DSH-E3')(`turn/end ${data.turn} does not match open turn ${openTurn}`);
+        if (openStep !== null) failWith('DSH-E3')(`turn/end ${data.turn} while step ${openStep} is still open`);
+        openTurn = null;
+        nextTurn += 1;
+        break;
+      case 'step/start':
+        if (openTurn !== data.turn) failWith('DSH-E4')(`step/start in turn ${data.turn} but open turn is ${openTurn}`);
+        if (openStep !== null) failWith('DSH-E4')(`step/start ${data.step} while step ${openStep} is still open`);
+        if (data.step !== nextStep) failWith('DSH-E4')(`step/start expected step ${nextStep} in turn ${data.turn}, got ${data.step}`);
+        openStep = data.step;
+        break;
+      case 'step/end':
+        requireOpenStep('DSH-E5', 'step/end', data.turn, data.step);
+        pending.clear();
+        openStep = null;
+        nextStep += 1;
+        break;
+      case 'assistant/chunk':
+      case 'assistant/message':
+        requireOpenStep('DSH-E5', event.type, data.turn, data.step);
+        break;
+      case 'tool/call':
+        requireOpenStep('DSH-E5', 'tool/call', data.turn, data.step);
+        pending.add(data.callId);
+        break;
+      case 'tool/result': {
+        if (event.surfaceOp !== 'append') {
+          if (openTurn === null) failWith('DSH-E7')('tool/result surface replacement appended outside any open turn');
+          break;
+        }
+        requireOpenStep('DSH-E5', 'tool/result', data.turn, data.step);
+        const callId = data.message.source.callId;
+        const synthetic = data.message.content[0].isError === true && data.error?.code === TOOL_NOT_STARTED;
+        if (!pending.has(callId) && !synthetic) failWith('DSH-E6')(`tool/result for ${callId} with no prior tool/call in this step`);
+        pending.delete(callId);
+        break;
+      }
+      case 'todo/write':
+      case 'request/header':
+      case 'request/context':
+        if (openTurn === null) failWith('DSH-E8')(`${event.type} appended outside any open turn (core execution events must be turn-enclosed)`);
+        break;
+      default:
+        break;
+    }
+    lastSeq = event.seq;
+  });
+}
+
+// ---------------------------------------------------------------- F1 (dsh-compaction)
+
+interface Bracket {
+  compactionId: unknown;
+  sourceCommandId: unknown;
+  startSeq: number;
+  turn: number | null;
+  summarized: boolean;
+}
+
+function inheritedOrphanStartSeqs(events: readonly SessionEvent[]): Set<number> {
+  const stale = new Set<number>();
+  let open: number | undefined;
+  for (const e of events) {
+    if (e.type === 'compaction/start') open = e.seq;
+    else if (e.type === 'compaction/end') open = undefined;
+    else if (e.type === 'session/end-seed') {
+      if (open !== undefined) stale.add(open);
+      open = undefined;
+    }
+  }
+  return stale;
+}
+
+export function compactionInvariant(events: readonly SessionEvent[]): RelationalFinding[] {
+  const fail = failWith('DSH-F1');
+  const stale = inheritedOrphanStartSeqs(events);
+  let openTurn: number | null = null;
+  let bracket: Bracket | undefined;
+  const validateId = (value: unknown, label: string) => {
+    if (typeof value !== 'string' || value.length === 0) fail(`${label} must be a non-empty string`);
+  };
+  const validateSourceCommandId = (type: string, value: unknown, expected: unknown) => {
+    if (value !== undefined) validateId(value, `${type} sourceCommandId`);
+    if (value !== expected) fail(`${type} sourceCommandId ${String(value)} does not match compaction/start sourceCommandId ${String(expected)}`);
+  };
+  const validateOwner = (owner: number | null, type: string) => {
+    if (owner === null) {
+      if (openTurn !== null) fail(`${type} is standalone but turn ${openTurn} is open`);
+      return;
+    }
+    if (openTurn === null) fail(`${type} for turn ${owner} appended outside any open turn`);
+    if (owner !== openTurn) fail(`${type} names turn ${owner} but open turn is ${openTurn}`);
+  };
+  return replay('@deepseek-ai/dsh-compaction', 'DSH-F1', events, (event) => {
+    if ((event.type === 'turn/start' || event.type === 'turn/end') && bracket !== undefined && !stale.has(bracket.startSeq)) {
+      const owner = bracket.turn === null ? 'standalone compaction' : `compaction for turn ${bracket.turn}`;
+      fail(`${event.type} cannot cross an open ${owner}`);
+    }
+    const data = rec(event.data);
+    if (event.type === 'session/end-seed') bracket = undefined;
+    else if (
+      event.type === 'user/message' &&
+      event.surfaceOp !== undefined &&
+      event.surfaceOp !== 'append' &&
+      rec(data['source'])['kind'] === 'plugin' &&
+      rec(data['source'])['plugin'] === 'compact'
+    ) {
+      const source = rec(data['source']);
+      validateId(source['compactionId'], 'compaction checkpoint compactionId');
+      if (source['sourceCommandId'] !== undefined) validateId(source['sourceCommandId'], 'compaction checkpoint sourceCommandId');
+      if (bracket === undefined) fail('compaction checkpoint has no matching compaction/start');
+      if (source['compactionId'] !== bracket!.compactionId) {
+        fail(`compaction checkpoint id ${source['compactionId']} does not match compaction/start id ${bracket!.compactionId}`);
+      }
+      validateSourceCommandId('compaction checkpoint', source['sourceCommandId'], bracket!.sourceCommandId);
+    } else if (event.type === 'compaction/start') {
+      validateId(data['compactionId'], 'compaction/start compactionId');
+      if (data['sourceCommandId'] !== undefined) validateId(data['sourceCommandId'], 'compaction/start sourceCommandId');
+      if (bracket !== undefined) {
+        const owner = bracket.turn === null ? 'standalone compaction' : `turn ${bracket.turn}`;
+        fail(`compaction/start while ${owner} is still compacting`);
+      }
+      validateOwner(data['turn'], event.type);
+      bracket = { compactionId: data['compactionId'], sourceCommandId: data['sourceCommandId'], startSeq: event.seq, turn: data['turn'], summarized: false };
+    } else if (event.type === 'compaction/summary') {
+      validateId(data['compactionId'], 'compaction/summary compactionId');
+      if (data['sourceCommandId'] !== undefined) validateId(data['sourceCommandId'], 'compaction/summary sourceCommandId');
+      if (bracket === undefined) fail('compaction/summary has no matching compaction/start');
+      const open = bracket!;
+      if (data['compactionId'] !== open.compactionId) fail(`compaction/summary id ${data['compactionId']} does not match compaction/start id ${open.compactionId}`);
+      validateSourceCommandId('compaction/summary', data['sourceCommandId'], open.sourceCommandId);
+      validateOwner(open.turn, event.type);
+      if (open.summarized) fail('compaction/summary repeated within one compaction');
+      const seqs = data['shadowedSeqs'];
+      if (seqs.length === 0) fail('compaction/summary shadowedSeqs must be non-empty');
+      if (seqs[0] !== data['shadowedRange'].start || seqs.at(-1) !== data['shadowedRange'].end) {
+        fail('compaction/summary shadowedRange must match the first and last shadowedSeqs');
+      }
+      if (!Number.isSafeInteger(data['shadowedTokenCount']) || data['shadowedTokenCount'] < 0) {
+        fail('compaction/summary shadowedTokenCount must be a non-negative safe integer');
+      }
+      bracket = { ...open, summarized: true };
+    } else if (event.type === 'compaction/end') {
+      validateId(data['compactionId'], 'compaction/end compactionId');
+      if (data['sourceCommandId'] !== undefined) validateId(data['sourceCommandId'], 'compaction/end sourceCommandId');
+      if (bracket === undefined) fail('compaction/end has no matching compaction/start');
+      const open = bracket!;
+      if (data['compactionId'] !== open.compactionId) fail(`compaction/end id ${data['compactionId']} does not match compaction/start id ${open.compactionId}`);
+      validateSourceCommandId('compaction/end', data['sourceCommandId'], open.sourceCommandId);
+      if (data['turn'] !== open.turn) fail(`compaction/end owner ${String(data['turn'])} does not match compaction/start owner ${String(open.turn)}`);
+      validateOwner(open.turn, event.type);
+      if (data['error'] === undefined && !open.summarized) fail('successful compaction/end requires one compaction/summary');
+      bracket = undefined;
+    }
+    if (event.type === 'turn/start') openTurn = data['turn'];
+    else if (event.type === 'turn/end') openTurn = null;
+  });
+}
+
+/** §9.4: the lock is active iff the latest compaction marker is a start after the latest end-seed. */
+export function orphanCompactionLock(events: readonly SessionEvent[]): RelationalFinding[] {
+  let endSeed = -1;
+  let marker: SessionEvent | undefined;
+  for (const e of events) {
+    if (e.type === 'session/end-seed') endSeed = e.seq;
+    else if (e.type === 'compaction/start' || e.type === 'compaction/end') marker = e;
+  }
+  if (marker?.type !== 'compaction/start' || marker.seq < endSeed) return [];
+  const id = rec(marker.data)['compactionId'];
+  return [
+    {
+      code: 'DSH-F4',
+      seq: marker.seq,
+      message: `compaction/start ${JSON.stringify(id)} (seq ${marker.seq}) has no compaction/end and no later session/end-seed: the compaction lock is still active`,
+    },
+  ];
+}
+
+// ---------------------------------------------------------------- F2 (dsh-llm-retry)
+
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+function findLast(events: readonly SessionEvent[], before: number, pred: (e: SessionEvent) => boolean): SessionEvent | undefined {
+  for (let i = before - 1; i >= 0; i--) if (pred(events[i]!)) return events[i];
+  return undefined;
+}
+
+function providerForOpenStep(events: readonly SessionEvent[], before: number, turn: unknown, step: unknown): string | undefined {
+  let startIndex = -1;
+  for (let i = before - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === 'step/start' && e.data.turn === turn && e.data.step === step) {
+      startIndex = i;
+      break;
+    }
+  }
+  if (startIndex < 0) return undefined;
+  for (let i = startIndex + 1; i < before; i++) if (events[i]!.type === 'step/end' || events[i]!.type === 'turn/end') return undefined;
+  const header = findLast(events, before, (e) => e.type === 'request/header');
+  return header?.data.header.config.provider;
+}
+
+export function retryInvariant(events: readonly SessionEvent[]): RelationalFinding[] {
+  const fail = failWith('DSH-F2');
+  return replay('@deepseek-ai/dsh-llm-retry', 'DSH-F2', events, (event, index) => {
+    if (event.type === 'llm/retry') {
+      const d = rec(event.data);
+      const { retryId, turn, step, provider, mode, policyKey, retry, delayMs } = d;
+      if (typeof retryId !== 'string' || retryId.length === 0) fail('llm/retry retryId must be a non-empty string');
+      const failure = d['failure'];
+      if (typeof failure !== 'object' || failure === null) fail('llm/retry failure must be an object');
+      if (typeof failure.message !== 'string' || failure.message.length === 0) fail('llm/retry failure.message must be a non-empty string');
+      if (typeof failure.code !== 'string' || failure.code.length === 0) fail('llm/retry failure.code must be a non-empty string');
+      if (failure.status !== undefined && (!Number.isInteger(failure.status) || failure.status < 100 || failure.status > 599)) {
+        fail('llm/retry failure.status must be an integer from 100 through 599 when present');
+      }
+      if (failure.providerRetryAfterMs !== undefined && (!Number.isFinite(failure.providerRetryAfterMs) || failure.providerRetryAfterMs <= 0)) {
+        fail('llm/retry failure.providerRetryAfterMs must be a positive finite number when present');
+      }
+      if (failure.requestId !== undefined && (typeof failure.requestId !== 'string' || failure.requestId.length === 0)) {
+        fail('llm/retry failure.requestId must be a non-empty string when present');
+      }
+      if (!Number.isSafeInteger(retry) || retry < 1) fail('llm/retry retry must be a positive safe integer');
+      if (typeof provider !== 'string' || provider.length === 0) fail('llm/retry provider must be a non-empty string');
+      if (typeof policyKey !== 'string' || policyKey.length === 0) fail('llm/retry policyKey must be a non-empty string');
+      switch (mode) {
+        case 'normal': {
+          const maxRetries = d['maxRetries'];
+          if (!Number.isSafeInteger(maxRetries) || maxRetries < 1 || retry > maxRetries) {
+            fail(`llm/retry retry ${retry} must not exceed a positive safe maxRetries ${maxRetries}`);
+          }
+          break;
+        }
+        case 'always':
+          if ('maxRetries' in d) fail('llm/retry always mode must omit maxRetries');
+          break;
+        default:
+          fail(`llm/retry mode must be normal or always, got ${String(mode)}`);
+      }
+      if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_TIMER_DELAY_MS) {
+        fail(`llm/retry delayMs must be a finite number within 0..${MAX_TIMER_DELAY_MS}`);
+      }
+      const turnBoundary = findLast(events, index, (e) => e.type === 'turn/start' || e.type === 'turn/end');
+      if (turnBoundary?.type !== 'turn/start') fail('llm/retry must be appended inside an open turn');
+      if (turn !== turnBoundary!.data.turn) fail(`llm/retry names turn ${turn}, but the open turn is ${turnBoundary!.data.turn}`);
+      const stepBoundary = findLast(events, index, (e) => e.type === 'step/start' || e.type === 'step/end');
+      if (stepBoundary?.type !== 'step/start') fail('llm/retry must be appended inside an open step');
+      if (step !== stepBoundary!.data.step || turn !== stepBoundary!.data.turn) {
+        fail(`llm/retry names turn ${turn}/step ${step}, but the open step is ${stepBoundary!.data.turn}/${stepBoundary!.data.step}`);
+      }
+      const routed = providerForOpenStep(events, index, turn, step);
+      if (routed !== provider) fail(`llm/retry provider ${provider} does not match the failed request provider ${String(routed)}`);
+      const prior = findLast(
+        events,
+        index,
+        (e) => e.type === 'llm/retry' && e.data.turn === turn && e.data.step === step && e.data.provider === provider && e.data.policyKey === policyKey,
+      );
+      const expected = (prior?.data.retry ?? 0) + 1;
+      if (retry !== expected) fail(`llm/retry retry ${retry} must equal provider policy retry ${expected}`);
+      if (prior !== undefined && prior.data.retryId !== retryId) fail('llm/retry must preserve retryId across one provider-policy chain');
+      if (prior === undefined && findLast(events, index, (e) => (e.type === 'llm/retry' || e.type === 'llm/retry-started') && e.data.retryId === retryId)) {
+        fail(`llm/retry retryId ${JSON.stringify(retryId)} is already owned by another chain`);
+      }
+    } else if (event.type === 'llm/retry-started') {
+      const { retryId, turn, step, retry } = rec(event.data);
+      if (typeof retryId !== 'string' || retryId.length === 0) fail('llm/retry-started retryId must be a non-empty string');
+      const scheduled = findLast(events, index, (e) => e.type === 'llm/retry' && e.data.retryId === retryId && e.data.retry === retry);
+      if (scheduled === undefined) fail('llm/retry-started pairs no prior scheduled attempt');
+      if (scheduled!.data.turn !== turn || scheduled!.data.step !== step) fail('llm/retry-started turn/step must match its scheduled attempt');
+      if (findLast(events, index, (e) => e.type === 'llm/retry-started' && e.data.retryId === retryId && e.data.retry === retry)) {
+        fail('llm/retry-started repeats one scheduled attempt');
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------- F3 (dispatch header)
+
+/**
+ * Every loop dispatch (the first `assistant/chunk` of an attempt, §7.5) needs a
+ * `request/header` earlier in the log, or its request cannot be reconstructed.
+ * Reports the first such dispatch, with the count.
+ */
+export function dispatchHeader(events: readonly SessionEvent[]): RelationalFinding[] {
+  let sawHeader = false;
+  let attemptKey: string | undefined;
+  let first: number | undefined;
+  let count = 0;
+  for (const e of events) {
+    if (e.type === 'request/header') sawHeader = true;
+    else if (e.type === 'step/start' || e.type === 'step/end' || e.type === 'turn/end') attemptKey = undefined;
+    else if (e.type === 'assistant/chunk') {
+      const d = rec(e.data);
+      const key = `${String(d['turn'])}/${String(d['step'])}`;
+      if (attemptKey !== key) {
+        attemptKey = key;
+        if (!sawHeader) {
+          first ??= e.seq;
+          count += 1;
+        }
+      }
+      if (rec(d['chunk'])['type'] === 'finish') attemptKey = undefined;
+    }
+  }
+  if (first === undefined) return [];
+  return [
+    {
+      code: 'DSH-F3',
+      seq: first,
+      message: `model dispatch at seq ${first} (first assistant/chunk of an attempt) has no request/header before it${count > 1 ? ` (${count} such dispatches)` : ''}`,
+    },
+  ];
+}
+
+export function relationalFindings(events: readonly SessionEvent[]): RelationalFinding[] {
+  return [...sessionInvariant(events), ...compactionInvariant(events), ...orphanCompactionLock(events), ...retryInvariant(events), ...dispatchHeader(events)];
+}

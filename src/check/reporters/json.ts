@@ -1,0 +1,17 @@
+import { summarize, type CheckReport } from '../engine.js';
+
+/** The `--format json` document: the engine's data plus a summary. Stable keys (schema `dsh-check/1`). */
+export function checkJson(report: CheckReport, extra: { exitCode?: number } = {}): unknown {
+  return {
+    schema: 'dsh-check/1',
+    tool: report.tool,
+    summary: summarize(report),
+    ...(extra.exitCode !== undefined ? { exitCode: extra.exitCode } : {}),
+    layout: report.layout,
+    sessions: report.sessions,
+  };
+}
+
+export function renderJson(report: CheckReport, extra: { exitCode?: number } = {}): string {
+  return JSON.stringify(checkJson(report, extra)) + '\n';
+}

@@ -1,0 +1,21 @@
+/** Worker-thread entry for `dsh check` over many artifacts: checks one path per message. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { resolveTarget } from '../log/target.js';
+import { createDecoder, type DecoderName } from '../physical/decoders.js';
+import { checkResolved, rootLookup } from './engine.js';
+
+const decoder = createDecoder((workerData as { decoder?: DecoderName | 'auto' } | undefined)?.decoder ?? 'auto');
+const lookup = rootLookup();
+
+parentPort?.on('message', (msg: { id: number; path: string; root?: string }) => {
+  void (async () => {
+    try {
+      const target = resolveTarget(msg.path);
+      if (msg.root !== undefined) target.root = msg.root;
+      const report = await checkResolved(target, { decoder, lookup });
+      parentPort!.postMessage({ id: msg.id, report });
+    } catch (error) {
+      parentPort!.postMessage({ id: msg.id, error: String((error as Error)?.message ?? error) });
+    }
+  })();
+});

@@ -1,0 +1,133 @@
+import { appendFileSync, existsSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import type { Io } from '../io.js';
+import { writeOut } from '../io.js';
+import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { UsageError } from '../../log/errors.js';
+import { defaultRoot, readStdin } from '../../log/target.js';
+import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport } from '../../check/engine.js';
+import { checkTargets, defaultJobs } from '../../check/pool.js';
+import { expandCodes, RULES } from '../../check/rules.js';
+import { renderRuleList, renderText } from '../../check/reporters/text.js';
+import { renderJson } from '../../check/reporters/json.js';
+import { renderSarif } from '../../check/reporters/sarif.js';
+import { renderJunit } from '../../check/reporters/junit.js';
+import { renderGithubAnnotations, renderGithubSummary } from '../../check/reporters/github.js';
+import { VERSION } from '../main.js';
+
+type Format = 'text' | 'json' | 'sarif' | 'junit' | 'github';
+
+interface CheckOptions extends CommonOptions {
+  rules?: string;
+  ignore?: string;
+  strict?: boolean;
+  maxWarnings?: string;
+  exitZero?: boolean;
+  format: Format;
+  listRules?: boolean;
+  jobs?: string;
+  hints: boolean;
+}
+
+function parseCount(value: string, flag: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a non-negative integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function codesOption(value: string | undefined, flag: string): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const { codes, unknown } = expandCodes(value);
+  if (unknown.length > 0) throw new UsageError(`${flag}: unknown rule code(s) ${unknown.join(', ')} (see dsh check --list-rules)`);
+  return codes;
+}
+
+export function registerCheck(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('check')
+    .description('CI-grade validation of session logs: DSH load/refusal rules, restore and surface rules, invariant replays, fork seeds, crash state')
+    .argument('[targets...]', 'artifact files, session directories, session roots (or directories holding roots), session ids (under --root), or - for stdin; default: the session root')
+    .option('--rules <codes>', 'only these rules (comma-separated codes or families, e.g. A,DSH-E5,S10)')
+    .option('--ignore <codes>', 'drop these rules (codes or families)')
+    .option('--strict', 'warnings fail too')
+    .option('--max-warnings <n>', 'fail when there are more than n warnings')
+    .option('--exit-zero', 'always exit 0 when the check ran (report only)')
+    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json', 'sarif', 'junit', 'github']).default('text'))
+    .option('--list-rules', 'print the rule catalogue and exit')
+    .option('-j, --jobs <n>', `worker threads for many files (default ${defaultJobs()})`)
+    .option('--no-hints', 'text format: omit the hint line under each finding');
+  addCommon(cmd, { json: 'same as --format json' });
+  cmd.addHelpText(
+    'after',
+    `
+Exit codes: 0 clean (or only findings below the failing level), 1 findings at a failing level
+(errors; warnings with --strict or over --max-warnings), 2 usage or I/O error.
+Severity: error = DSH refuses or fails to load the log; warning = DSH loads it but something is
+lost, repaired, or breaks an opt-in DSH invariant; info = worth knowing.
+
+Examples:
+  dsh check ~/.dsh/sessions
+  dsh check --strict --format sarif ~/.dsh/sessions > dsh.sarif
+  dsh check --format github --ignore R1 sessions/`,
+  );
+  cmd.action(
+    action(io, setExit, async (targets: string[], opts: CheckOptions) => {
+      const env = envFor(io, opts);
+      if (opts.listRules) {
+        if (opts.json || opts.format === 'json') await writeOut(io.stdout, JSON.stringify({ rules: RULES }) + '\n');
+        else await writeOut(io.stdout, renderRuleList(RULES, env.c));
+        return EXIT.ok;
+      }
+      const format: Format = opts.json ? 'json' : opts.format;
+      const only = codesOption(opts.rules, '--rules');
+      const ignore = codesOption(opts.ignore, '--ignore');
+      const maxWarnings = opts.maxWarnings !== undefined ? parseCount(opts.maxWarnings, '--max-warnings') : undefined;
+      const jobs = opts.jobs !== undefined ? Math.max(1, parseCount(opts.jobs, '--jobs')) : undefined;
+      let inputs = targets;
+      if (inputs.length === 0) {
+        const root = opts.root ?? defaultRoot(io.env);
+        if (!existsSync(root)) throw new UsageError(`session root ${root} does not exist (name targets, or set --root)`, 'io');
+        inputs = [root];
+      }
+      if (inputs.filter((t) => t === '-').length > 1) throw new UsageError('- (stdin) can be named only once');
+      const stdin = inputs.includes('-') ? await readStdin() : undefined;
+      const discovery = discoverTargets(inputs, { ...(opts.root ? { root: opts.root } : {}), ...(stdin ? { stdin } : {}) });
+      if (discovery.targets.length === 0 && discovery.layout.length === 0) {
+        throw new UsageError(`no session artifacts (session.jsonl, session.jsonl.zstd) found under ${inputs.join(', ')}`, 'io');
+      }
+      const progress = Boolean(io.stderr.isTTY) && discovery.targets.length > 1;
+      const sessions = await checkTargets(discovery.targets, {
+        ...(jobs !== undefined ? { jobs } : {}),
+        decoder: opts.decoder ?? 'auto',
+        ...(progress ? { onProgress: (done: number, total: number) => void io.stderr.write(`\rdsh check: ${done}/${total} sessions`) } : {}),
+      });
+      if (progress) io.stderr.write('\r\u001b[K');
+      const full: CheckReport = { tool: { name: 'dsh', version: VERSION }, sessions, layout: discovery.layout };
+      const sel = { ...(only ? { only } : {}), ...(ignore ? { ignore } : {}) };
+      const report = selectFindings(full, sel);
+      const summary = summarize(report);
+      const verdict = { ...(opts.strict ? { strict: true } : {}), ...(maxWarnings !== undefined ? { maxWarnings } : {}), ...(opts.exitZero ? { exitZero: true } : {}) };
+      const code = exitCodeFor(summary, verdict);
+      const rules = RULES.filter((r) => (!only || only.has(r.code)) && !ignore?.has(r.code));
+      switch (format) {
+        case 'json':
+          await writeOut(io.stdout, renderJson(report, { exitCode: code }));
+          break;
+        case 'sarif':
+          await writeOut(io.stdout, renderSarif(report, { rules }));
+          break;
+        case 'junit':
+          await writeOut(io.stdout, renderJunit(report, { rules, failWarnings: Boolean(opts.strict) }));
+          break;
+        case 'github': {
+          await writeOut(io.stdout, renderGithubAnnotations(report) + renderText(report, envFor(io, { ...opts, color: 'never' }).c, { hints: opts.hints }));
+          const summaryFile = io.env['GITHUB_STEP_SUMMARY'];
+          if (summaryFile) appendFileSync(summaryFile, renderGithubSummary(report) + '\n');
+          break;
+        }
+        default:
+          await writeOut(io.stdout, renderText(report, env.c, { hints: opts.hints }));
+      }
+      return code === 1 ? EXIT.failed : EXIT.ok;
+    }),
+  );
+}
