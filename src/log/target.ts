@@ -5,6 +5,7 @@ import { FileSource, MemorySource, type ByteSource } from '../physical/source.js
 import { decodeSegment, encodeSegment, sessionPath } from './layout.js';
 import { LogError, UsageError } from './errors.js';
 import type { Encoding, SessionHeader } from './types.js';
+import { resolveZipTarget } from './zip-target.js';
 
 /** DSH's default session root: `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
 export function defaultRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -163,6 +164,8 @@ export interface ResolveOptions {
  * `findLog` does (every project directory; duplicates are an error).
  */
 export function resolveTarget(target: string, options: ResolveOptions = {}): ResolvedTarget {
+  const zip = target === '-' ? undefined : resolveZipTarget(target);
+  if (zip) return zip;
   if (target === '-') {
     const bytes = options.stdin ?? Buffer.alloc(0);
     return { path: '-', rawPath: '-', open: () => new MemorySource('-', bytes), layoutWarnings: [] };

@@ -5,9 +5,10 @@ import { registerEvents } from './events.js';
 import { registerFrames } from './frames.js';
 import { registerRequest } from './request.js';
 import { registerCheck } from './check.js';
+import { registerExport } from './export.js';
 
 /** A command registers itself on the program; `setExit` records its exit code. */
 export type RegisterCommand = (program: Command, io: Io, setExit: (code: number) => void) => void;
 
 /** The command registry: one line per command module. */
-export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck];
+export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck, registerExport];

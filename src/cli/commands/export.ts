@@ -1,0 +1,122 @@
+import { Command, Option } from 'commander';
+import type { Io } from '../io.js';
+import { escapeControl, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { UsageError } from '../../log/errors.js';
+import { exportSession, type ExportManifest } from '../../export/export.js';
+import { exportFileName } from '../../export/names.js';
+import { readArtifact } from '../../log/read.js';
+
+interface ExportCliOptions extends CommonOptions {
+  output?: string;
+  descendants: boolean;
+  media: boolean;
+  attachments?: string;
+  rawArtifacts?: boolean;
+  deterministic?: boolean;
+  level: string;
+  force?: boolean;
+}
+
+function human(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
+}
+
+function summary(m: ExportManifest): string {
+  const count = (p: (n: string) => boolean) => m.entries.filter((e) => p(e.name)).length;
+  const lines = [
+    `wrote ${escapeControl(m.output)} (${human(m.archive.bytes)}, sha256 ${m.archive.sha256})`,
+    `  session.jsonl            ${escapeControl(m.root.id)}`,
+    `  subagents/               ${count((n) => n.startsWith('subagents/'))} descendant(s)`,
+    `  media/                   ${count((n) => n.startsWith('media/'))} image(s)`,
+  ];
+  const raw = count((n) => n.startsWith('raw/'));
+  if (raw > 0) lines.push(`  raw/                     ${raw} original artifact file(s)`);
+  if (m.warnings.length > 0) lines.push(`  ${m.warnings.length} warning(s) (on stderr)`);
+  return lines.join('\n') + '\n';
+}
+
+export function registerExport(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('export')
+    .description("write a session's raw ZIP export in DSH's layout (session.jsonl, subagents/<id>/session.jsonl, media/)")
+    .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or an export .zip')
+    .option('-o, --output <file.zip>', 'archive to write (default: dsh-session-<id>.zip in the current directory, as DSH names it)')
+    .option('--no-descendants', 'only the session itself (DSH includeDescendants=false)')
+    .option('--no-media', 'do not copy referenced images into media/')
+    .option('--attachments <dir>', 'attachment store: <home>/attachments/v1 (default beside the session root, else $DSH_HOME/attachments/v1)')
+    .option('--raw-artifacts', 'also store the original artifact files unmodified under raw/ (dsh extension)')
+    .option('--deterministic', 'fixed entry times (1980-01-01 00:00 UTC): equal inputs give byte-identical archives')
+    .addOption(new Option('--level <n>', 'deflate level 0-9 (0 stores)').default('6'))
+    .option('--force', 'replace an existing output file');
+  addCommon(cmd, { json: 'print the archive manifest as JSON on stdout' });
+  cmd.addHelpText(
+    'after',
+    `
+The archive holds each session's artifact view byte for byte (what DSH's own export contains):
+the root as session.jsonl, every parentSession descendant (forks and subagents) flat under
+subagents/<id with [^A-Za-z0-9_-] as _>/session.jsonl in lineage order, and each referenced image
+as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corrupt session fails
+(exit 1) and leaves no file. The archive is written to a temporary file and renamed into place.`,
+  );
+  cmd.action(
+    action(io, setExit, async (target: string, opts: ExportCliOptions) => {
+      const env = envFor(io, opts);
+      if (!/^[0-9]$/.test(opts.level)) throw new UsageError(`--level must be an integer 0-9, got ${JSON.stringify(opts.level)}`);
+      const resolved = await resolveCli(target, opts);
+      const decoder = decoderFor(opts);
+      let output = opts.output;
+      if (output === undefined) {
+        const source = resolved.open();
+        try {
+          const r = await readArtifact(source, { artifactOnly: true, rawPath: resolved.rawPath, decoder, ...(resolved.expectedId !== undefined ? { expectedId: resolved.expectedId } : {}) });
+          if (r.artifact.error) throw r.artifact.error;
+          output = exportFileName(r.artifact.meta!.id);
+        } finally {
+          source.close();
+        }
+      }
+      const tty = Boolean(io.stderr.isTTY);
+      let lastDraw = 0;
+      const manifest = await exportSession(resolved, {
+        output,
+        descendants: opts.descendants,
+        media: opts.media,
+        ...(opts.attachments !== undefined ? { attachments: opts.attachments } : {}),
+        rawArtifacts: Boolean(opts.rawArtifacts),
+        deterministic: Boolean(opts.deterministic),
+        level: Number(opts.level),
+        force: Boolean(opts.force),
+        env: io.env,
+        decoder,
+        handleSignals: io.stderr === process.stderr,
+        onWarning: (message) => {
+          if (tty) io.stderr.write('\r\x1b[K');
+          io.stderr.write(env.c.yellow(`dsh: warning: ${escapeControl(message)}`) + '\n');
+        },
+        ...(tty
+          ? {
+              onProgress: (p) => {
+                const now = Date.now();
+                if (now - lastDraw < 100) return;
+                lastDraw = now;
+                io.stderr.write(`\r\x1b[Kexport: ${p.entries} entries, ${human(p.bytesIn)} in, ${human(p.bytesOut)} out`);
+              },
+            }
+          : {}),
+      });
+      if (tty) io.stderr.write('\r\x1b[K');
+      if (opts.json) await writeOut(io.stdout, JSON.stringify(manifest) + '\n');
+      else await writeOut(io.stdout, summary(manifest));
+      return EXIT.ok;
+    }),
+  );
+}

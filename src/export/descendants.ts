@@ -1,0 +1,169 @@
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { FileSource, type ByteSource } from '../physical/source.js';
+import { scanFrames, ZSTD_MAGIC, type FrameInfo } from '../physical/zstd-frames.js';
+import { createDecoder, type FrameDecoder } from '../physical/decoders.js';
+import { parseHeaderMeta } from '../log/header.js';
+import { LogError } from '../log/errors.js';
+import { scanRoot, type RootSession } from '../log/target.js';
+import type { SessionHeader } from '../log/types.js';
+
+/** One session of a root, with the header its listing shows. */
+export interface IndexedSession {
+  id: string;
+  path: string;
+  header: SessionHeader;
+}
+
+export interface RootIndex {
+  root: string;
+  byId: Map<string, IndexedSession>;
+  /** parentSession → children (unsorted). */
+  children: Map<string, IndexedSession[]>;
+  /** Sessions left out of the index, with why (unreadable header, id mismatch, duplicates, links). */
+  warnings: string[];
+}
+
+const HEADER_CAP = 64 << 20;
+const STOP = Symbol('stop');
+
+/**
+ * The header a listing sees, read cheaply: the first line of a raw artifact,
+ * or the first (header) frame of a zstd artifact. `undefined` when there is none.
+ */
+export async function readHeaderCheap(source: ByteSource, decoder: FrameDecoder): Promise<SessionHeader | undefined> {
+  const head = source.read(0, 4);
+  if (head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC) {
+    let first: FrameInfo | undefined;
+    try {
+      scanFrames(source, (frame) => {
+        first = frame;
+        throw STOP;
+      });
+    } catch (error) {
+      if (error !== STOP) return undefined;
+    }
+    if (!first) return undefined;
+    let text: Buffer;
+    try {
+      text = await decoder.decode(source.read(first.start, first.end));
+    } catch {
+      return undefined;
+    }
+    const nl = text.indexOf(0x0a);
+    return parseHeaderMeta(text.toString('utf8', 0, nl === -1 ? text.length : nl));
+  }
+  const parts: Buffer[] = [];
+  let at = 0;
+  while (at < source.size && at < HEADER_CAP) {
+    const chunk = source.read(at, at + (1 << 16));
+    if (chunk.length === 0) break;
+    const nl = chunk.indexOf(0x0a);
+    if (nl !== -1) {
+      parts.push(chunk.subarray(0, nl));
+      break;
+    }
+    parts.push(chunk);
+    at += chunk.length;
+  }
+  return parseHeaderMeta(Buffer.concat(parts).toString('utf8'));
+}
+
+function within(root: string, file: string): boolean {
+  const rel = path.relative(root, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/**
+ * Index every session of a root by `header.parentSession` (forks and subagents
+ * alike), as session-query's listing does. Symbolic links are never followed
+ * (scanRoot uses lstat), and every artifact must resolve inside the root.
+ */
+export async function indexRoot(root: string, decoder: FrameDecoder = createDecoder()): Promise<RootIndex> {
+  const scan = scanRoot(root);
+  const realRoot = realpathSync(scan.root);
+  const byId = new Map<string, IndexedSession>();
+  const children = new Map<string, IndexedSession[]>();
+  const warnings = scan.problems.map((p) => `session root: ${p.message}`);
+  for (const s of scan.sessions as RootSession[]) {
+    let real: string;
+    try {
+      real = realpathSync(s.path);
+    } catch {
+      continue;
+    }
+    if (!within(realRoot, real)) {
+      warnings.push(`skipping ${s.path}: it resolves outside the session root`);
+      continue;
+    }
+    let header: SessionHeader | undefined;
+    const source = new FileSource(s.path);
+    try {
+      header = await readHeaderCheap(source, decoder);
+    } finally {
+      source.close();
+    }
+    if (!header) {
+      warnings.push(`skipping ${s.path}: no readable session header (left out of lineage)`);
+      continue;
+    }
+    if (header.id !== s.id) {
+      warnings.push(`skipping ${s.path}: header id ${JSON.stringify(header.id)} does not match its directory id ${JSON.stringify(s.id)}`);
+      continue;
+    }
+    if (byId.has(s.id)) {
+      warnings.push(`skipping ${s.path}: duplicate session id ${JSON.stringify(s.id)} (also at ${byId.get(s.id)!.path})`);
+      continue;
+    }
+    const entry: IndexedSession = { id: s.id, path: s.path, header };
+    byId.set(s.id, entry);
+    if (header.parentSession !== undefined) {
+      const list = children.get(header.parentSession) ?? [];
+      list.push(entry);
+      children.set(header.parentSession, list);
+    }
+  }
+  return { root: scan.root, byId, children, warnings };
+}
+
+function siblingOrder(a: IndexedSession, b: IndexedSession): number {
+  return a.header.createdAt - b.header.createdAt || a.id.localeCompare(b.id);
+}
+
+/**
+ * Check the target's ancestry the way `traceSession` does: a cycle through the
+ * target's parents is corruption (`session lineage contains a cycle at "<id>"`);
+ * a parent missing from the root just ends the walk.
+ */
+export function assertAcyclicAncestry(index: RootIndex, targetId: string, parentOfTarget: string | undefined): void {
+  const seen = new Set<string>([targetId]);
+  let next = parentOfTarget;
+  while (next !== undefined) {
+    if (seen.has(next)) throw new LogError(`session lineage contains a cycle at "${next}"`, { kind: 'corrupt' });
+    const node = index.byId.get(next);
+    if (!node) return;
+    seen.add(next);
+    next = node.header.parentSession;
+  }
+}
+
+/**
+ * Every descendant of `targetId` in DFS pre-order (siblings by createdAt
+ * ascending, then id.localeCompare), iterative, with a seen set seeded with
+ * the target: exactly the order DSH's export writes `subagents/` entries in.
+ */
+export function descendantsOf(index: RootIndex, targetId: string): IndexedSession[] {
+  const out: IndexedSession[] = [];
+  const seen = new Set<string>([targetId]);
+  const kids = (id: string) => [...(index.children.get(id) ?? [])].sort(siblingOrder);
+  const stack: IndexedSession[] = kids(targetId).reverse();
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (seen.has(node.id)) continue;
+    seen.add(node.id);
+    out.push(node);
+    const c = kids(node.id);
+    for (let i = c.length - 1; i >= 0; i--) stack.push(c[i]!);
+  }
+  return out;
+}
