@@ -6,9 +6,14 @@ import { registerFrames } from './frames.js';
 import { registerRequest } from './request.js';
 import { registerCheck } from './check.js';
 import { registerExport } from './export.js';
+import { registerSurface } from './surface.js';
+import { registerTrace } from './trace.js';
+import { registerTranscript } from './transcript.js';
+import { registerLs } from './ls.js';
+import { registerLineage } from './lineage.js';
 
 /** A command registers itself on the program; `setExit` records its exit code. */
 export type RegisterCommand = (program: Command, io: Io, setExit: (code: number) => void) => void;
 
 /** The command registry: one line per command module. */
-export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck, registerExport];
+export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck, registerExport, registerSurface, registerTrace, registerTranscript, registerLs, registerLineage];

@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import type { Io } from '../io.js';
+import { writeOut, escapeControl } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { LogError } from '../../log/errors.js';
+import { readHeaderFromSource, sessionRecords, type SessionRecord, type ListingProblem } from '../../views/listing.js';
+import { traceSession } from '../../views/lineage.js';
+import { renderLineage } from '../render/lineage.js';
+import { queryError } from './surface.js';
+
+export function registerLineage(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('lineage')
+    .description('ancestors (nearest first) and descendants (forks and subagents) of a session among the sessions of its root (session-query traceSession)')
+    .argument('<target>', 'session file, directory, id (under --root), or -');
+  addCommon(cmd, { json: "print session-query's traceSession object" });
+  cmd.action(
+    action(io, setExit, async (target: string, opts: CommonOptions) => {
+      const env = envFor(io, opts);
+      const resolved = await resolveCli(target, opts);
+      const decoder = decoderFor(opts);
+      const source = resolved.open();
+      let read;
+      try {
+        read = await readHeaderFromSource(source, undefined, decoder);
+      } finally {
+        source.close();
+      }
+      if (!read.header) {
+        const error = { class: 'Error', message: `${resolved.path}: ${read.reason}` };
+        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error }) + '\n');
+        else io.stderr.write(`dsh: ${escapeControl(error.message)}\n`);
+        return EXIT.failed;
+      }
+      const header = read.header;
+      const root = opts.root ?? resolved.root;
+      let records: SessionRecord[] = [];
+      let problems: ListingProblem[] = [];
+      if (root !== undefined) {
+        const listed = await sessionRecords(root, decoder);
+        records = listed.records;
+        problems = listed.problems;
+      }
+      // A target outside any root (a copied file, stdin) still has its own record.
+      if (!records.some((r) => r.header.id === header.id)) records = [...records, { header, live: false, persisted: true }];
+      let trace;
+      try {
+        trace = traceSession(records, header.id);
+      } catch (error) {
+        const e = queryError(error);
+        if (e instanceof LogError && opts.json) {
+          await writeOut(io.stdout, JSON.stringify({ error: { class: 'SessionQueryError', message: e.message } }) + '\n');
+          return EXIT.failed;
+        }
+        throw e;
+      }
+      if (opts.json) await writeOut(io.stdout, JSON.stringify(trace) + '\n');
+      else {
+        await writeOut(io.stdout, renderLineage(trace, env.c));
+        for (const p of problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);
+        if (root === undefined) io.stderr.write('dsh: warning: the target is not inside a session root; pass --root to search one for parents and children\n');
+      }
+      return EXIT.ok;
+    }),
+  );
+}

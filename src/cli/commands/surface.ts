@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import type { Io } from '../io.js';
+import { writeOut, escapeControl } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget } from '../../log/session.js';
+import { LogError, UsageError } from '../../log/errors.js';
+import { loadedFromInspection, surfaceView, SessionQueryError, type LoadedSession } from '../../views/messages.js';
+import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
+
+/** Parse a seq argument (non-negative integer) or fail with a usage error. */
+export function seqArg(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+/** Map a session-query error to the CLI's categories: a bad seq is usage (2), a bad log is a failure (1). */
+export function queryError(error: unknown): unknown {
+  if (!(error instanceof SessionQueryError)) return error;
+  if (error.code === 'SESSION_QUERY_EVENT_NOT_FOUND' || error.code === 'SESSION_QUERY_SESSION_NOT_FOUND') return new UsageError(error.message);
+  return new LogError(error.message, { kind: 'corrupt' });
+}
+
+/**
+ * Inspect a target for a query command. On an inspection failure the DSH
+ * error is printed (JSON or stderr) and `undefined` is returned (exit 1).
+ */
+export async function loadForQuery(target: string, opts: CommonOptions, io: Io): Promise<LoadedSession | undefined> {
+  const resolved = await resolveCli(target, opts);
+  const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
+  if (r.error) {
+    if (opts.json) await writeOut(io.stdout, failureJson(r.error));
+    else io.stderr.write(renderFailure(r.error));
+    return undefined;
+  }
+  if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+  return loadedFromInspection(r);
+}
+
+interface SurfaceOptions extends CommonOptions {
+  at?: string;
+}
+
+export function registerSurface(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('surface')
+    .description("what the model saw: the current surface (DSH deriveMessages), message by message, at the end or as of any seq")
+    .argument('<target>', 'session file, directory, id (under --root), or -')
+    .option('--at <seq>', 'fold only events 0..seq (inclusive): the context as of that moment');
+  addCommon(cmd, { json: 'print the model message array (DSH deriveMessages) as JSON' });
+  cmd.action(
+    action(io, setExit, async (target: string, opts: SurfaceOptions) => {
+      const env = envFor(io, opts);
+      const at = seqArg('--at', opts.at);
+      const s = await loadForQuery(target, opts, io);
+      if (!s) return EXIT.failed;
+      let view;
+      try {
+        view = surfaceView(s, at);
+      } catch (error) {
+        throw queryError(error);
+      }
+      if (opts.json) await writeOut(io.stdout, JSON.stringify(view.messages) + '\n');
+      else await writeOut(io.stdout, renderSurface(view, env.c, Math.max(40, (io.stdout.columns ?? 120) - 20)));
+      return EXIT.ok;
+    }),
+  );
+}

@@ -1,0 +1,248 @@
+/**
+ * Root listing: every session of a root in DSH's layout, read header-first
+ * (the first line, or only zstd frame 0) the way DSH's JSONL `list()` does,
+ * in session-query's `listSessions` order (createdAt desc, then id asc), with
+ * an optional full inspection per session for health and title.
+ */
+import { statSync } from 'node:fs';
+import { FileSource, MemorySource, type ByteSource } from '../physical/source.js';
+import { scanFrames } from '../physical/zstd-frames.js';
+import { createDecoder, type FrameDecoder } from '../physical/decoders.js';
+import { parseHeaderMeta } from '../log/header.js';
+import { detectEncoding } from '../log/read.js';
+import { scanRoot, type RootScan } from '../log/target.js';
+import { inspectTarget } from '../log/session.js';
+import type { Inspection } from '../log/inspect.js';
+import type { Encoding, SessionHeader } from '../log/types.js';
+import { readTitle } from './messages.js';
+
+/** session-query's `SessionRecord` for a cold (offline) session. */
+export interface SessionRecord {
+  header: SessionHeader;
+  live: false;
+  persisted: true;
+}
+
+export type SessionKind = 'root' | 'fork' | 'subagent';
+export type Health = 'ok' | 'torn' | 'needs-repair' | 'corrupt' | 'refused';
+
+export interface ListedSession {
+  id: string;
+  cwd: string | null;
+  createdAt: number;
+  kind: SessionKind;
+  parentSession: string | null;
+  title: string | null;
+  size: number;
+  encoding: Encoding;
+  /** null when health was not computed (`--no-health`). */
+  health: Health | null;
+  /** The inspection error (corrupt/refused), when health was computed. */
+  error?: { class: string; message: string };
+  path: string;
+  header: SessionHeader;
+}
+
+export interface ListingProblem {
+  path: string;
+  message: string;
+}
+
+export interface Listing {
+  root: string;
+  sessions: ListedSession[];
+  /** Artifacts DSH's listing skips or rejects (no header line, layout violations, duplicates). */
+  problems: ListingProblem[];
+}
+
+export function sessionKind(h: Pick<SessionHeader, 'parentSession' | 'origin'>): SessionKind {
+  if (h.origin === 'subagent') return 'subagent';
+  return h.parentSession !== undefined ? 'fork' : 'root';
+}
+
+/** session-query `listSessions` order: createdAt desc, then id.localeCompare asc. */
+export function compareSessions(a: { header: SessionHeader }, b: { header: SessionHeader }): number {
+  return b.header.createdAt - a.header.createdAt || a.header.id.localeCompare(b.header.id);
+}
+
+export type FirstLine = { line: string } | { line: undefined } | { error: string };
+
+/** DSH `readFirstLine`: bytes up to the first LF; EOF without LF → no line. */
+function firstRawLine(source: ByteSource): FirstLine {
+  const chunks: Buffer[] = [];
+  let offset = 0;
+  const step = 8192;
+  while (offset < source.size) {
+    const buf = source.read(offset, offset + step);
+    if (buf.length === 0) break;
+    const nl = buf.indexOf(0x0a);
+    if (nl !== -1) {
+      chunks.push(buf.subarray(0, nl));
+      return { line: Buffer.concat(chunks).toString('utf8') };
+    }
+    chunks.push(Buffer.from(buf));
+    offset += buf.length;
+  }
+  return { line: undefined };
+}
+
+/** DSH `readFirstZstdLine`: decode only the first complete frame; it must be exactly one line. */
+async function firstZstdLine(source: ByteSource, decoder: FrameDecoder): Promise<FirstLine> {
+  let have = 0;
+  let step = 8192;
+  while (have < source.size) {
+    have = Math.min(source.size, have + step);
+    step *= 2;
+    const prefix = source.read(0, have);
+    let first;
+    try {
+      // A prefix ends inside some frame: scanFrames reports it as torn, not corrupt.
+      first = scanFrames(new MemorySource(source.name, prefix)).frames[0];
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+    if (first === undefined) continue;
+    let plaintext: Buffer;
+    try {
+      plaintext = await decoder.decode(prefix.subarray(first.start, first.end));
+    } catch {
+      return { error: 'corrupt Zstandard session log: header frame failed validation' };
+    }
+    if (plaintext.length === 0 || plaintext.indexOf(0x0a) !== plaintext.length - 1) {
+      return { error: 'corrupt Zstandard session log: first frame is not exactly one header line' };
+    }
+    return { line: plaintext.subarray(0, -1).toString('utf8') };
+  }
+  return { line: undefined };
+}
+
+/** Read a session artifact's header the cheap way (first line / frame 0 only). */
+export async function readHeaderCheap(
+  path: string,
+  encoding: Encoding,
+  decoder: FrameDecoder = createDecoder('auto'),
+): Promise<{ header: SessionHeader } | { header: undefined; reason: string }> {
+  const source = new FileSource(path);
+  try {
+    return await readHeaderFromSource(source, encoding, decoder);
+  } finally {
+    source.close();
+  }
+}
+
+/** The header of any byte source (encoding detected by magic when not given). */
+export async function readHeaderFromSource(
+  source: ByteSource,
+  encoding?: Encoding,
+  decoder: FrameDecoder = createDecoder('auto'),
+): Promise<{ header: SessionHeader } | { header: undefined; reason: string }> {
+  const enc = encoding ?? detectEncoding(source).encoding;
+  const first = enc === 'zstd' ? await firstZstdLine(source, decoder) : firstRawLine(source);
+  if ('error' in first) return { header: undefined, reason: first.error };
+  if (first.line === undefined) return { header: undefined, reason: 'no complete header line (empty or half-written file); DSH does not list it' };
+  const header = parseHeaderMeta(first.line);
+  if (!header) return { header: undefined, reason: 'first line is not a session header; DSH does not list it' };
+  return { header };
+}
+
+export function healthOf(r: Inspection): Health {
+  if (r.error) return r.error.kind === 'refused' ? 'refused' : 'corrupt';
+  if (r.torn) return 'torn';
+  if (r.closers.length > 0) return 'needs-repair';
+  return 'ok';
+}
+
+export interface ListOptions {
+  /** Run a full inspection per session for health and title (default true). */
+  health?: boolean;
+  decoder?: FrameDecoder;
+  cwd?: string;
+  kind?: SessionKind[];
+  /** Only sessions created at or after this epoch-ms. */
+  since?: number;
+}
+
+/** Every session's record in the root, in listSessions order (headers only). */
+export async function sessionRecords(
+  root: string,
+  decoder?: FrameDecoder,
+): Promise<{ root: string; records: SessionRecord[]; paths: Map<string, string>; problems: ListingProblem[]; scan: RootScan }> {
+  const scan = scanRoot(root);
+  const problems: ListingProblem[] = [...scan.problems];
+  const records: SessionRecord[] = [];
+  const paths = new Map<string, string>();
+  for (const s of scan.sessions) {
+    let read;
+    try {
+      read = await readHeaderCheap(s.path, s.encoding, decoder);
+    } catch (error) {
+      problems.push({ path: s.path, message: (error as Error).message });
+      continue;
+    }
+    if (!read.header) {
+      problems.push({ path: s.path, message: read.reason });
+      continue;
+    }
+    if (paths.has(read.header.id)) {
+      problems.push({ path: s.path, message: `duplicate JSONL session id "${read.header.id}" appears in multiple project directories` });
+      continue;
+    }
+    if (read.header.id !== s.id) {
+      problems.push({ path: s.path, message: `corrupt session log "${s.path}": requested id "${s.id}" does not match header id "${read.header.id}"` });
+    }
+    paths.set(read.header.id, s.path);
+    records.push({ header: read.header, live: false, persisted: true });
+  }
+  records.sort(compareSessions);
+  return { root: scan.root, records, paths, problems, scan };
+}
+
+/** `dsh ls`: the root's sessions, newest first, filtered, with health when asked. */
+export async function listSessions(root: string, options: ListOptions = {}): Promise<Listing> {
+  const decoder = options.decoder ?? createDecoder('auto');
+  const listed = await sessionRecords(root, decoder);
+  const { records, paths, problems } = listed;
+  const scan = new Map(listed.scan.sessions.map((s) => [s.path, s]));
+  const out: ListedSession[] = [];
+  for (const record of records) {
+    const h = record.header;
+    const kind = sessionKind(h);
+    if (options.cwd !== undefined && h.cwd !== options.cwd) continue;
+    if (options.kind && !options.kind.includes(kind)) continue;
+    if (options.since !== undefined && h.createdAt < options.since) continue;
+    const path = paths.get(h.id) as string;
+    const rs = scan.get(path);
+    const entry: ListedSession = {
+      id: h.id,
+      cwd: h.cwd ?? null,
+      createdAt: h.createdAt,
+      kind,
+      parentSession: h.parentSession ?? null,
+      title: null,
+      size: statSync(path).size,
+      encoding: rs?.encoding ?? (path.endsWith('.zstd') ? 'zstd' : 'none'),
+      health: null,
+      path,
+      header: h,
+    };
+    if (options.health !== false) {
+      const r = await inspectTarget(
+        { path, rawPath: path, open: () => new FileSource(path), layoutWarnings: [], root, expectedId: rs?.id ?? h.id },
+        { decoder, collect: true },
+      );
+      entry.health = healthOf(r);
+      if (r.error) entry.error = { class: r.error.class, message: r.error.message };
+      const title = r.events ? readTitle(r.events) : null;
+      entry.title = title && typeof title['title'] === 'string' ? title['title'] : null;
+    }
+    out.push(entry);
+  }
+  return { root: listed.root, sessions: out, problems };
+}
+
+/** Parse `--since`: an ISO date/time or epoch milliseconds. */
+export function parseSince(text: string): number | undefined {
+  if (/^\d+$/.test(text)) return Number(text);
+  const t = Date.parse(text);
+  return Number.isNaN(t) ? undefined : t;
+}

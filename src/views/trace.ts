@@ -1,0 +1,208 @@
+/**
+ * Event tracing: session-query's `traceEvent` (query-export.md §2) exactly,
+ * plus a transitive provenance tree that walks `sourceEventSeqs` back to the
+ * original user messages, tool results and stream chunks.
+ */
+import type { SessionEvent } from '../log/types.js';
+import type { Replacement } from '../log/surface.js';
+import { Labels, eventRecord, type EventRecord, type SurfaceLabel } from './labels.js';
+import { SessionQueryError, clip, eventSummary, foldSurfaceAt } from './messages.js';
+
+/** session-query's `SessionEventTrace` without `session` (`replacedBy` only when shadowed). */
+export interface EventTrace {
+  target: EventRecord;
+  /** Immediate positional replacer; absent when the target was never shadowed. */
+  replacedBy?: number;
+  replacementChain: number[];
+  replacedEventSeqs: number[];
+  sourceEventSeqs: number[];
+  derivedEventSeqs: number[];
+}
+
+/** The fold facts a trace needs; pass the inspection's surface to skip a refold. */
+export interface FoldLike {
+  nodes: readonly number[];
+  replacements: readonly Replacement[];
+}
+
+/** The whole-log analysis (`analyzeEventLog`): labels plus replacement maps. */
+export interface LogAnalysis {
+  labels: Labels;
+  replacedBy: Map<number, number>;
+  replacedEventSeqs: Map<number, number[]>;
+  /** seq → later events citing it (ascending). */
+  derived: Map<number, number[]>;
+}
+
+export function analyzeLog(events: readonly SessionEvent[], fold?: FoldLike): LogAnalysis {
+  const f = fold ?? foldSurfaceAt(events);
+  const replacedBy = new Map<number, number>();
+  const replacedEventSeqs = new Map<number, number[]>();
+  for (const r of f.replacements) {
+    replacedEventSeqs.set(r.seq, [...r.shadowedSeqs]);
+    for (const s of r.shadowedSeqs) replacedBy.set(s, r.seq);
+  }
+  const derived = new Map<number, number[]>();
+  for (const e of events) {
+    for (const s of sourcesOf(e)) {
+      if (s >= e.seq) continue;
+      const list = derived.get(s);
+      if (list) list.push(e.seq);
+      else derived.set(s, [e.seq]);
+    }
+  }
+  return { labels: new Labels(f.nodes, f.replacements), replacedBy, replacedEventSeqs, derived };
+}
+
+function sourcesOf(e: SessionEvent): number[] {
+  return Array.isArray(e.sourceEventSeqs) ? e.sourceEventSeqs : [];
+}
+
+function targetCheck(sessionId: string, events: readonly SessionEvent[], seq: number): SessionEvent {
+  const target = Number.isInteger(seq) && seq >= 0 ? events[seq] : undefined;
+  if (target === undefined || target.seq !== seq) {
+    throw new SessionQueryError(`session "${sessionId}" has no event at seq ${seq}`, 'SESSION_QUERY_EVENT_NOT_FOUND');
+  }
+  return target;
+}
+
+/**
+ * session-query `traceEvent`: target check first (even on an invalid log),
+ * then the whole-log fold, then the direct relationships of one event.
+ */
+export function traceEvent(sessionId: string, events: readonly SessionEvent[], seq: number, fold?: FoldLike | LogAnalysis): EventTrace {
+  const target = targetCheck(sessionId, events, seq);
+  const a = fold && 'labels' in fold ? fold : analyzeLog(events, fold);
+  const replacementChain: number[] = [];
+  const guard = new Set<number>([seq]);
+  let next = a.replacedBy.get(seq);
+  while (next !== undefined && !guard.has(next)) {
+    replacementChain.push(next);
+    guard.add(next);
+    next = a.replacedBy.get(next);
+  }
+  const replacedBy = a.replacedBy.get(seq);
+  return {
+    target: eventRecord(sessionId, target, a.labels),
+    ...(replacedBy !== undefined ? { replacedBy } : {}),
+    replacementChain,
+    replacedEventSeqs: [...(a.replacedEventSeqs.get(seq) ?? [])],
+    sourceEventSeqs: [...sourcesOf(target)],
+    derivedEventSeqs: [...(a.derived.get(seq) ?? [])],
+  };
+}
+
+/** Every event's trace, in log order (one fold for the whole log). */
+export function traceAll(sessionId: string, events: readonly SessionEvent[], fold?: FoldLike): EventTrace[] {
+  const a = analyzeLog(events, fold);
+  return events.map((e) => traceEvent(sessionId, events, e.seq, a));
+}
+
+/** One node of the transitive provenance tree. */
+export interface ProvenanceNode {
+  seq: number;
+  type: string;
+  time: number;
+  label: SurfaceLabel;
+  /** How this node relates to its parent: it was shadowed by it, or only cited. */
+  relation: 'target' | 'replaced' | 'source';
+  preview: string;
+  synthetic: boolean;
+  /** Seqs this node shadowed (when it is a replacement). */
+  replaced: number[];
+  /** Sources not expanded because the depth limit was reached. */
+  truncated?: number[];
+  /** Already expanded elsewhere in this tree. */
+  seen?: true;
+  children: ProvenanceNode[];
+}
+
+export interface ProvenanceOptions {
+  /** Levels of sources to expand below the target (Infinity: all). */
+  depth: number;
+  /** Preview length in code points. */
+  previewChars?: number;
+  /** Closer seqs start here (for the `synthetic` flag). */
+  storedEventCount?: number;
+}
+
+export interface TraceExplanation {
+  sessionId: string;
+  trace: EventTrace;
+  /** The event the target's surface position ended up in (last of the chain), if shadowed. */
+  finalReplacement: number | null;
+  tree: ProvenanceNode;
+  /** Leaves reached: events that cite nothing (user prompts, chunks, tool calls…), ascending. */
+  origins: number[];
+}
+
+/**
+ * Transitive provenance: expand `sourceEventSeqs` from the target back to the
+ * events that cite nothing. Sources always point backwards, so the walk ends;
+ * an event reached twice is expanded once (later occurrences are `seen`).
+ */
+export function explainEvent(
+  sessionId: string,
+  events: readonly SessionEvent[],
+  seq: number,
+  options: ProvenanceOptions,
+  fold?: FoldLike,
+): TraceExplanation {
+  const target = targetCheck(sessionId, events, seq);
+  const a = analyzeLog(events, fold);
+  const trace = traceEvent(sessionId, events, seq, a);
+  const max = options.previewChars ?? 100;
+  const stored = options.storedEventCount ?? events.length;
+  const expanded = new Set<number>();
+  const origins = new Set<number>();
+
+  const make = (e: SessionEvent, relation: ProvenanceNode['relation']): ProvenanceNode => ({
+    seq: e.seq,
+    type: e.type,
+    time: e.time,
+    label: a.labels.of(e.seq),
+    relation,
+    preview: clip(eventSummary(e), max),
+    synthetic: e.seq >= stored,
+    replaced: [...(a.replacedEventSeqs.get(e.seq) ?? [])],
+    children: [],
+  });
+
+  const root = make(target, 'target');
+  // Iterative DFS (pre-order expansion) so very deep chains cannot overflow the stack.
+  const stack: { node: ProvenanceNode; level: number }[] = [{ node: root, level: 0 }];
+  expanded.add(seq);
+  while (stack.length > 0) {
+    const { node, level } = stack.pop()!;
+    const e = events[node.seq] as SessionEvent;
+    const sources = sourcesOf(e).filter((s) => s < e.seq && events[s]?.seq === s);
+    if (sources.length === 0) {
+      origins.add(node.seq);
+      continue;
+    }
+    if (level >= options.depth) {
+      node.truncated = sources;
+      continue;
+    }
+    const shadowed = new Set(a.replacedEventSeqs.get(node.seq) ?? []);
+    const pending: { node: ProvenanceNode; level: number }[] = [];
+    for (const s of sources) {
+      const child = make(events[s] as SessionEvent, shadowed.has(s) ? 'replaced' : 'source');
+      node.children.push(child);
+      if (expanded.has(s)) {
+        child.seen = true;
+        continue;
+      }
+      expanded.add(s);
+      pending.push({ node: child, level: level + 1 });
+    }
+    for (let i = pending.length - 1; i >= 0; i--) stack.push(pending[i]!);
+  }
+  return {
+    sessionId,
+    trace,
+    finalReplacement: trace.replacementChain.length > 0 ? trace.replacementChain[trace.replacementChain.length - 1]! : null,
+    tree: root,
+    origins: [...origins].sort((x, y) => x - y),
+  };
+}
