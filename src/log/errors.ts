@@ -31,6 +31,8 @@ export class LogError extends Error {
   readonly byteOffset?: number;
   /** Event seq the error is about, when known. */
   readonly seq?: number;
+  /** The DSH rule that failed, when known (surface rules S1–S12). */
+  readonly rule?: string;
   readonly detail?: SerializedError & { code?: string };
 
   constructor(
@@ -41,6 +43,7 @@ export class LogError extends Error {
       location?: ErrorLocation;
       byteOffset?: number;
       seq?: number;
+      rule?: string;
       cause?: SerializedError & { code?: string };
     } = {},
   ) {
@@ -51,6 +54,7 @@ export class LogError extends Error {
     if (options.location !== undefined) this.location = options.location;
     if (options.byteOffset !== undefined) this.byteOffset = options.byteOffset;
     if (options.seq !== undefined) this.seq = options.seq;
+    if (options.rule !== undefined) this.rule = options.rule;
     if (options.cause !== undefined) this.detail = options.cause;
   }
 
@@ -89,6 +93,7 @@ export function wrapCorruption(id: string, inner: LogError): LogError {
     kind: 'corrupt',
     cause: serializeError(inner),
     ...(inner.seq !== undefined ? { seq: inner.seq } : {}),
+    ...(inner.rule !== undefined ? { rule: inner.rule } : {}),
   });
 }
 

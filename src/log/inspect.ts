@@ -60,7 +60,7 @@ export interface Inspection {
   /** First defect that ended the preserved prefix (tolerated torn region). */
   defect?: { message: string; line: number };
   surface?: LogicalResult['surface'];
-  error?: SerializedError & { kind: FailureKind; stage: string; seq?: number; byteOffset?: number };
+  error?: SerializedError & { kind: FailureKind; stage: string; seq?: number; byteOffset?: number; rule?: string };
 }
 
 export interface InspectOptions {
@@ -92,6 +92,7 @@ function errorOut(error: LogError, stage: string): NonNullable<Inspection['error
     stage,
     ...(error.seq !== undefined ? { seq: error.seq } : {}),
     ...(error.byteOffset !== undefined ? { byteOffset: error.byteOffset } : {}),
+    ...(error.rule !== undefined ? { rule: error.rule } : {}),
   };
 }
 

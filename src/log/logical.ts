@@ -117,7 +117,10 @@ export class LogicalPipeline {
     for (const closer of closers) this.restore.observe(closer);
     const failure = this.restore.failure;
     if (failure) {
-      return fail(wrapCorruption(id, new LogError(failure.message, failure.seq !== undefined ? { seq: failure.seq } : {})), 'restore');
+      return fail(
+        wrapCorruption(id, new LogError(failure.message, { ...(failure.seq !== undefined ? { seq: failure.seq } : {}), ...(failure.rule !== 'restore' ? { rule: failure.rule } : {}) })),
+        'restore',
+      );
     }
     const fold = this.restore.fold;
     return {

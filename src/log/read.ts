@@ -163,7 +163,14 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       outcome.artifact.error = artifactError;
       return;
     }
-    const meta = parseHeaderMeta(artifact.firstLine());
+    let meta: SessionHeader | undefined;
+    try {
+      meta = parseHeaderMeta(artifact.firstLine());
+    } catch (error) {
+      // Retired header fields make DSH's readRaw throw their own error.
+      outcome.artifact.error = error as LogError;
+      return;
+    }
     if (meta === undefined || (options.expectedId !== undefined && meta.id !== options.expectedId)) {
       outcome.artifact.error = corrupt(`corrupt session log: invalid header line in "${rawPath}"`);
       return;

@@ -40,7 +40,11 @@ function fileTarget(file: string): ResolvedTarget {
   const abs = path.resolve(file);
   const base = path.basename(abs);
   const out: ResolvedTarget = { path: abs, rawPath: abs, open: () => new FileSource(abs), layoutWarnings: [] };
-  if ((ARTIFACT_NAMES as readonly string[]).includes(base)) {
+  const projectName = path.basename(path.dirname(path.dirname(abs)));
+  const inLayout = projectName === '_no-cwd' || (projectName.startsWith('--') && projectName.endsWith('--') && projectName.length >= 4);
+  // Only a file inside DSH's layout names its session by its folder; a copied-out
+  // artifact is read on its own terms.
+  if ((ARTIFACT_NAMES as readonly string[]).includes(base) && inLayout) {
     const sessionDir = path.dirname(abs);
     out.expectedId = decodeSegment(path.basename(sessionDir));
     out.root = path.dirname(path.dirname(sessionDir));
@@ -185,11 +189,12 @@ export function resolveTarget(target: string, options: ResolveOptions = {}): Res
     }
     throw new UsageError(`no session.jsonl or session.jsonl.zstd in ${target}`, 'io');
   }
-  if (target.includes('/') || target.endsWith('.zstd') || target.endsWith('.jsonl')) {
-    throw new UsageError(`cannot open ${target}: no such file or directory`, 'io');
-  }
+  const looksLikePath = target.includes('/') || target.endsWith('.zstd') || target.endsWith('.jsonl');
   const root = path.resolve(options.root ?? defaultRoot());
-  if (!existsSync(root)) throw new UsageError(`session "${target}" not found: session root ${root} does not exist`, 'io');
+  if (!existsSync(root)) {
+    if (looksLikePath) throw new UsageError(`cannot open ${target}: no such file or directory`, 'io');
+    throw new UsageError(`session "${target}" not found: session root ${root} does not exist`, 'io');
+  }
   const encoded = (() => {
     try {
       return encodeSegment(target);
@@ -202,7 +207,10 @@ export function resolveTarget(target: string, options: ResolveOptions = {}): Res
   if (dirs.length > 1) {
     throw new LogError(`duplicate JSONL session id "${target}" appears in multiple project directories`, { kind: 'corrupt' });
   }
-  if (matches.length === 0) throw new UsageError(`session "${target}" not found under ${root}`, 'io');
+  if (matches.length === 0) {
+    if (looksLikePath) throw new UsageError(`cannot open ${target}: no such file or directory, and no session with that id under ${root}`, 'io');
+    throw new UsageError(`session "${target}" not found under ${root}`, 'io');
+  }
   const resolved = fileTarget(matches[0]!.path);
   resolved.root = root;
   return resolved;
