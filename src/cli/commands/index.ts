@@ -11,9 +11,14 @@ import { registerTrace } from './trace.js';
 import { registerTranscript } from './transcript.js';
 import { registerLs } from './ls.js';
 import { registerLineage } from './lineage.js';
+import { registerReplay } from './replay.js';
+import { registerStats } from './stats.js';
+import { registerHistory } from './history.js';
+import { registerSearch } from './search.js';
+import { registerFork } from './fork.js';
 
 /** A command registers itself on the program; `setExit` records its exit code. */
 export type RegisterCommand = (program: Command, io: Io, setExit: (code: number) => void) => void;
 
 /** The command registry: one line per command module. */
-export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck, registerExport, registerSurface, registerTrace, registerTranscript, registerLs, registerLineage];
+export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck, registerExport, registerSurface, registerTrace, registerTranscript, registerLs, registerLineage, registerReplay, registerStats, registerHistory, registerSearch, registerFork];

@@ -1,0 +1,103 @@
+import type { Command } from 'commander';
+import type { Io } from '../io.js';
+import { escapeControl, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget, type SessionInspection } from '../../log/session.js';
+import { UsageError } from '../../log/errors.js';
+import type { SessionEvent, SessionHeader } from '../../log/types.js';
+import { buildReplay, parseStepSpec, timedFrames } from '../../views/replay.js';
+import { attemptHeading, chunkText, renderReplay } from '../render/replay.js';
+
+interface ReplayOptions extends CommonOptions {
+  step?: string;
+  followTiming?: boolean;
+  forceTiming?: boolean;
+  maxDelay?: string;
+  chunks?: boolean;
+}
+
+export type Loaded = { ok: true; r: SessionInspection; events: SessionEvent[]; header: SessionHeader } | { ok: false; code: number };
+
+/**
+ * Inspect one target (logical view). On a log DSH cannot read, print DSH's
+ * error (stderr, or `{error}` on stdout with --json) and return exit 1.
+ */
+export async function loadTarget(io: Io, target: string, opts: CommonOptions): Promise<Loaded> {
+  const resolved = await resolveCli(target, opts);
+  const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: true });
+  if (r.error || !r.events || !r.meta) {
+    const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+    if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+    else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+    return { ok: false, code: EXIT.failed };
+  }
+  for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+  return { ok: true, r, events: r.events, header: r.meta };
+}
+
+export function intOption(name: string, v: string | undefined, min = 0): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v.trim()) || Number(v) < min || !Number.isSafeInteger(Number(v))) {
+    throw new UsageError(`${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+  }
+  return Number(v);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function registerReplay(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('replay')
+    .description('stream replay: every model attempt reassembled from its assistant/chunk events (BlockAssembler rules), failed retries included, checked against the assistant/message citing it')
+    .argument('<target>', 'session file, directory, id, or -')
+    .option('--step <T/S>', 'only the attempts of turn T step S')
+    .option('--follow-timing', 'print the chunks at their recorded pace (only when stdout is a terminal, unless --force-timing)')
+    .option('--force-timing', 'with --follow-timing: pace the output even when stdout is not a terminal')
+    .option('--max-delay <ms>', 'cap on the total delay of a timed replay (default 10000); each gap is also capped at 2000', '10000')
+    .option('--chunks', 'with --json: include every attempt\'s raw chunks');
+  addCommon(cmd, { json: 'print the replay document (attempts, assembled blocks, checks) as JSON' });
+  cmd.action(
+    action(io, setExit, async (target: string, opts: ReplayOptions) => {
+      const env = envFor(io, opts);
+      const step = opts.step !== undefined ? parseStepSpec(opts.step) : undefined;
+      if (opts.step !== undefined && !step) throw new UsageError(`--step must be T/S (turn/step numbers), got ${JSON.stringify(opts.step)}`);
+      const maxDelay = intOption('--max-delay', opts.maxDelay) ?? 10_000;
+      const loaded = await loadTarget(io, target, opts);
+      if (!loaded.ok) return loaded.code;
+      const timed = Boolean(opts.followTiming) && !opts.json;
+      const view = buildReplay(loaded.header.id, loaded.events, { keepChunks: timed || Boolean(opts.chunks) });
+      let attempts = view.attempts;
+      if (step) {
+        attempts = attempts.filter((a) => a.turn === step.turn && a.step === step.step);
+        if (attempts.length === 0) {
+          const steps = [...new Set(view.attempts.map((a) => `${a.turn}/${a.step}`))];
+          throw new UsageError(`no model attempt in turn ${step.turn} step ${step.step}${steps.length ? `; steps with attempts: ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}` : '; the log has no model attempts'}`);
+        }
+      }
+      if (opts.json) {
+        await writeOut(io.stdout, JSON.stringify({ ...view, attempts }) + '\n');
+        return EXIT.ok;
+      }
+      if (timed) {
+        const paced = Boolean(io.stdout.isTTY) || Boolean(opts.forceTiming);
+        if (!paced) io.stderr.write('dsh: --follow-timing ignored: stdout is not a terminal (add --force-timing to pace anyway)\n');
+        const frames = timedFrames(attempts, maxDelay);
+        let current = -1;
+        for (const f of frames) {
+          if (paced && f.delayMs > 0) await sleep(f.delayMs);
+          if (f.attemptIndex !== current) {
+            current = f.attemptIndex;
+            const a = attempts.find((x) => x.index === current)!;
+            await writeOut(io.stdout, `\n${env.c.bold(`turn ${a.turn} step ${a.step}`)}\n${attemptHeading(a, env.c)}\n`);
+          }
+          const text = chunkText(f.chunk.chunk, env.c);
+          if (text) await writeOut(io.stdout, text);
+        }
+        await writeOut(io.stdout, '\n');
+        return EXIT.ok;
+      }
+      await writeOut(io.stdout, renderReplay(view, env.c, attempts));
+      return EXIT.ok;
+    }),
+  );
+}

@@ -1,0 +1,124 @@
+import type { ChalkInstance } from 'chalk';
+import { escapeControl, preview } from '../io.js';
+import type { ContentBlock, ReplayAttempt, ReplayView } from '../../views/replay.js';
+
+function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
+  switch (b.type) {
+    case 'text':
+      return `text      ${preview(String(b['text'] ?? ''), width)}`;
+    case 'reasoning':
+      return c.dim(`reasoning ${preview(String(b['text'] ?? ''), width)}`);
+    case 'tool-call':
+      return `tool-call ${c.cyan(escapeControl(String(b['name'])))} ${c.dim(escapeControl(String(b['id'])))} ${preview(String(b['arguments'] ?? ''), width)}`;
+    default:
+      return `${escapeControl(b.type).padEnd(9)} ${preview(JSON.stringify(b), width)}`;
+  }
+}
+
+function ms(v: number | null): string {
+  return v === null ? '-' : `${v}ms`;
+}
+
+function usageText(u: any): string {
+  if (!u || typeof u !== 'object') return '';
+  const parts = [`in ${u.inputTokens}`, `out ${u.outputTokens}`];
+  if (u.cacheReadTokens !== undefined) parts.push(`cache-read ${u.cacheReadTokens}`);
+  if (u.cacheWriteTokens !== undefined) parts.push(`cache-write ${u.cacheWriteTokens}`);
+  if (u.reasoningTokens !== undefined) parts.push(`reasoning ${u.reasoningTokens}`);
+  return parts.join(', ');
+}
+
+/** The attempt's one-line heading. */
+export function attemptHeading(a: ReplayAttempt, c: ChalkInstance): string {
+  const seqs = a.firstChunkSeq === null ? 'no chunks' : `seq ${a.firstChunkSeq}..${a.lastChunkSeq}, ${a.chunkSeqs.length} chunk${a.chunkSeqs.length === 1 ? '' : 's'}`;
+  const finish = a.finishKind === null ? c.yellow('no finish') : a.finishKind === 'error' || a.finishKind === 'aborted' ? c.red(`finish ${escapeControl(a.finishKind)}`) : `finish ${escapeControl(a.finishKind)}`;
+  const outcome =
+    a.outcome === 'success'
+      ? c.green('success')
+      : a.outcome === 'interrupted'
+        ? c.yellow('interrupted')
+        : a.outcome === 'failed'
+          ? c.red('failed')
+          : c.yellow(a.outcome);
+  const retried = a.retried ? c.magenta(' [retried]') : '';
+  return `  attempt ${a.attemptInStep + 1}/${a.attemptsInStep}  ${seqs}  ttft ${ms(a.ttftMs)}  duration ${ms(a.durationMs)}  ${finish}  ${outcome}${retried}`;
+}
+
+/** Per-attempt detail lines (pure). */
+export function attemptLines(a: ReplayAttempt, c: ChalkInstance, width = 100): string[] {
+  const out: string[] = [attemptHeading(a, c)];
+  if (a.error) {
+    const code = a.error['code'] !== undefined ? `${escapeControl(String(a.error['code']))}: ` : '';
+    out.push(`      ${c.red('error')} ${code}${escapeControl(String(a.error['message'] ?? ''))}`);
+  }
+  if (a.assemblyError) out.push(`      ${c.red('assembly failed')}: ${escapeControl(a.assemblyError)}`);
+  for (const b of a.blocks) out.push(`      ${blockLine(b, c, width)}`);
+  if (a.blocks.length === 0 && !a.assemblyError) out.push(c.dim('      (no content blocks)'));
+  if (a.usage) out.push(c.dim(`      usage ${usageText(a.usage)}`));
+  if (a.retryEventSeqs.length) out.push(c.dim(`      llm/retry at seq ${a.retryEventSeqs.join(', ')}`));
+  if (a.messageSeq !== null) {
+    const verdict =
+      a.contentMatches === true ? c.green('content matches') : a.contentMatches === false ? c.red('CONTENT DIFFERS') : c.yellow('not verifiable');
+    const extra: string[] = [];
+    if (a.usageMatches === false) extra.push(c.yellow('message usage differs from the last usage chunk'));
+    if (a.replayStateMatches === false) extra.push(c.yellow('replayState differs'));
+    if (a.citationMismatch) extra.push(c.red(`citation mismatch (not chunks: ${a.citationMismatch.notChunks.join(', ') || '-'}; uncited: ${a.citationMismatch.uncited.join(', ') || '-'})`));
+    out.push(`      -> assistant/message seq ${a.messageSeq}${a.citation === 'inferred' ? ' (inferred: no sourceEventSeqs)' : ''}: ${verdict}${extra.length ? `; ${extra.join('; ')}` : ''}`);
+  } else if (a.outcome === 'failed') {
+    out.push(c.dim('      -> no assistant/message (failed attempts are never cited; the UI hides them, the log keeps them)'));
+  } else if (a.outcome === 'unfinished') {
+    out.push(c.dim('      -> no finish and no assistant/message (cancelled before commit, or a crash tail)'));
+  } else if (a.outcome === 'uncommitted') {
+    out.push(c.dim('      -> finished but no assistant/message cites it'));
+  }
+  if (a.note) out.push(c.dim(`      note: ${a.note}`));
+  return out;
+}
+
+/** The whole replay (pure). */
+export function renderReplay(v: ReplayView, c: ChalkInstance, attempts: readonly ReplayAttempt[] = v.attempts): string {
+  const out: string[] = [];
+  const s = v.summary;
+  const parts = [`${s.success} success`];
+  if (s.interrupted) parts.push(`${s.interrupted} interrupted`);
+  if (s.failed) parts.push(`${s.failed} failed`);
+  if (s.uncommitted) parts.push(`${s.uncommitted} uncommitted`);
+  if (s.unfinished) parts.push(`${s.unfinished} unfinished`);
+  out.push(`${c.bold('session')} ${c.cyan(escapeControl(v.sessionId))}  ${s.attempts} attempt${s.attempts === 1 ? '' : 's'} (${parts.join(', ')})`);
+  const checked = s.matched + s.mismatched;
+  out.push(
+    `${c.bold('check')}   ${checked === 0 ? 'no assistant/message to compare' : `${s.matched}/${checked} cited assistant/messages equal their reassembled chunks`}${s.mismatched ? c.red(` (${s.mismatched} differ)`) : ''}${s.unverified ? c.dim(`, ${s.unverified} without recorded sources`) : ''}${s.orphanMessages.length ? c.red(`, messages citing unknown chunks: ${s.orphanMessages.join(', ')}`) : ''}`,
+  );
+  let lastStep = '';
+  for (const a of attempts) {
+    const key = `${a.turn}/${a.step}`;
+    if (key !== lastStep) {
+      out.push('');
+      out.push(c.bold(`turn ${a.turn} step ${a.step}`));
+      lastStep = key;
+    }
+    out.push(...attemptLines(a, c));
+  }
+  if (attempts.length === 0) out.push(c.dim('(no model attempts)'));
+  else out.push('', c.dim('ttft/duration: first non-empty token delta / last chunk, measured from the dispatch anchor (the last non-chunk event logged before the attempt\'s first chunk)'));
+  return out.join('\n') + '\n';
+}
+
+/** The text a timed replay prints for one chunk (deltas verbatim, escaped; structure as dim markers). */
+export function chunkText(chunk: any, c: ChalkInstance): string {
+  if (!chunk || typeof chunk !== 'object') return '';
+  switch (chunk.type) {
+    case 'text-delta':
+      return escapeControl(String(chunk.text ?? ''), true);
+    case 'reasoning-delta':
+      return c.dim(escapeControl(String(chunk.text ?? ''), true));
+    case 'tool-call-delta':
+      return c.cyan(`${chunk.name ? `[${escapeControl(String(chunk.name))}] ` : ''}`) + escapeControl(String(chunk.argumentsDelta ?? ''), true);
+    case 'block-start':
+      return c.dim(`\n[${escapeControl(String(chunk.blockType))}] `);
+    case 'finish':
+      return c.dim(`\n[finish ${escapeControl(typeof chunk.reason === 'string' ? chunk.reason : String(chunk.reason?.kind))}]\n`);
+    default:
+      return '';
+  }
+}

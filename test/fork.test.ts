@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
+import { runCli, runInProcess } from './helpers/cli.js';
+import { inspectTarget } from '../src/log/session.js';
+import { resolveTarget } from '../src/log/target.js';
+import { sessionPath } from '../src/log/layout.js';
+import { writeGeneratedArtifact, generatedHeader } from '../src/log/generate.js';
+import { writeArtifactFile } from '../src/log/writer.js';
+import type { SessionEvent } from '../src/log/types.js';
+import { ForkUnavailable, childEvents, forkBoundary, planFork } from '../src/views/fork.js';
+
+function artifacts(): string[] {
+  if (!HAVE_CORPUS) return [];
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === 'session.jsonl' || e.name === 'session.jsonl.zstd') out.push(p);
+    }
+  };
+  walk(CORPUS);
+  return out.sort();
+}
+
+const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+const e = (seq: number, type: string, data: any = {}): SessionEvent => ({ type, seq, time: 1000 + seq, data });
+
+/** Does `src/check` export an engine yet? (It does when this was written; keep the test honest if it goes away.) */
+async function checkEngine(): Promise<null | ((file: string) => Promise<{ findings: { code: string; severity: string; message: string }[]; loaded: boolean }>)> {
+  try {
+    const mod: any = await import('../src/check/engine.js');
+    if (typeof mod.checkResolved !== 'function') return null;
+    return (file: string) => mod.checkResolved(resolveTarget(file));
+  } catch {
+    return null;
+  }
+}
+
+describe('Host fork boundary', () => {
+  const log: SessionEvent[] = [
+    e(0, 'turn/start', { turn: 1 }),
+    e(1, 'step/start', { turn: 1, step: 1 }),
+    e(2, 'step/end', { turn: 1, step: 1 }),
+    e(3, 'turn/end', { turn: 1, reason: { kind: 'completed' } }),
+    e(4, 'session/title', { title: 't' }),
+    e(5, 'session/end-seed'),
+    e(6, 'turn/start', { turn: 2 }),
+    e(7, 'turn/end', { turn: 2, reason: { kind: 'error', error: { message: 'x', code: 'Y' } } }),
+    e(8, 'turn/start', { turn: 3 }),
+    e(9, 'step/start', { turn: 3, step: 1 }),
+  ];
+  it('the first turn/end at or after atSeq, extended over trailing events to the next turn/start', () => {
+    expect(forkBoundary('s', log, 0)).toEqual({ boundarySeq: 3, cut: 6, rule: 'anchored' });
+    expect(forkBoundary('s', log, 3)).toEqual({ boundarySeq: 3, cut: 6, rule: 'anchored' });
+    expect(forkBoundary('s', log, 4)).toEqual({ boundarySeq: 7, cut: 8, rule: 'anchored' });
+    expect(forkBoundary('s', log)).toEqual({ boundarySeq: 7, cut: 8, rule: 'last-completed-turn' });
+    expect(forkBoundary('s', log, 99)).toEqual({ boundarySeq: 7, cut: 8, rule: 'last-completed-turn' });
+  });
+  it('refuses an anchor inside the open turn, and a log without a completed turn (DSH texts)', () => {
+    expect(() => forkBoundary('s', log, 8)).toThrow(new ForkUnavailable('session "s" has not completed the turn containing event 8'));
+    expect(() => forkBoundary('s', log.slice(0, 2))).toThrow('session "s" has no completed turn to fork from');
+    expect(() => forkBoundary('s', [], 0)).toThrow('session "s" has no completed turn to fork from');
+  });
+  it('no new end-seed when the seed already ends with one; lineage header', () => {
+    const header = { version: 0, id: 's', createdAt: 1, cwd: '/w', delegationDepth: 0, agentPreset: 'old' };
+    const withPreset = [...log.slice(0, 4), e(4, 'agent-preset/selected', { agentPreset: 'new' }), ...log.slice(5)].map((x, i) => ({ ...x, seq: i }));
+    const plan = planFork(header, withPreset, { atSeq: 0, childId: 'c', createdAt: 5 });
+    expect(plan.seedLength).toBe(6);
+    expect(plan.seedEndsWithEndSeed).toBe(true);
+    expect(plan.endSeedSeq).toBeNull();
+    expect(childEvents(plan, withPreset)).toHaveLength(6);
+    expect(plan.child).toEqual({ version: 0, id: 'c', createdAt: 5, cwd: '/w', parentSession: 's', seedLength: 6, delegationDepth: 0, agentPreset: 'new' });
+    const p2 = planFork({ ...header, agentPreset: undefined } as never, log, { atSeq: 4, childId: 'c', createdAt: 5 });
+    expect(p2.endSeedSeq).toBe(8);
+    expect(childEvents(p2, log).at(-1)).toEqual({ type: 'session/end-seed', seq: 8, time: 5, data: {} });
+    expect(p2.inherits.lastTurn).toEqual({ turn: 2, reason: 'error (Y: x)', endSeq: 7 });
+    expect(p2.inherits.title).toBe('t');
+  });
+});
+
+describe('fork writes a new child session', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-fork-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.skipIf(!HAVE_CORPUS)(`syn.fork.parent --at 3: the child equals the prefix + end-seed, same cut as DSH's own child ${HAVE_CORPUS ? '' : SKIP_REASON}`, async () => {
+    const srcRoot = path.join(CORPUS, 'synthetic/root-zstd');
+    const src = path.join(srcRoot, '--home-dsh-synthetic-project--/syn.fork.parent/session.jsonl.zstd');
+    const before = sha(src);
+    const out = path.join(dir, 'out1');
+    const res = await runCli(['fork', 'syn.fork.parent', '--root', srcRoot, '--at', '3', '--out', out, '--id', 'child-a', '--created-at', '1785000000000', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    const doc = JSON.parse(res.stdout);
+    expect(doc.written).toBe(true);
+    expect(doc.verified).toBe(true);
+    expect(sha(src)).toBe(before);
+    const childFile = path.join(out, '--home-dsh-synthetic-project--', 'child-a', 'session.jsonl.zstd');
+    expect(doc.path).toBe(childFile);
+    const parent = await inspectTarget(resolveTarget(src), { collect: true });
+    const child = await inspectTarget(resolveTarget(childFile), { collect: true });
+    expect(child.error).toBeUndefined();
+    expect(child.meta).toEqual({ version: 0, id: 'child-a', createdAt: 1785000000000, cwd: parent.meta!.cwd, parentSession: 'syn.fork.parent', seedLength: 16, delegationDepth: 0 });
+    expect(child.events!.slice(0, 16)).toEqual(parent.events!.slice(0, 16));
+    expect(child.events![16]).toEqual({ type: 'session/end-seed', seq: 16, time: 1785000000000, data: {} });
+    expect(child.events).toHaveLength(17);
+    // DSH's own fork of this parent (syn.fork.child) has the same seedLength and the same seed.
+    const real = await inspectTarget(resolveTarget(path.join(srcRoot, '--home-dsh-synthetic-project--/syn.fork.child/session.jsonl.zstd')), { collect: true });
+    expect(real.meta!.seedLength).toBe(16);
+    expect(child.events!.slice(0, 16)).toEqual(real.events!.slice(0, 16));
+    expect(real.events![16]!.type).toBe('session/end-seed');
+    // zstd, checksummed frames: header frame + one seed batch
+    expect(child.encoding).toBe('zstd');
+    expect(child.frames?.length ?? 2).toBe(2);
+    const check = await checkEngine();
+    if (check) {
+      const report = await check(childFile);
+      expect(report.loaded).toBe(true);
+      expect(report.findings).toEqual([]);
+    } else {
+      console.log('src/check exports no engine: the written child was not run through dsh check');
+    }
+  });
+
+  it.skipIf(!HAVE_CORPUS)('refuses the source root, a path inside it, an existing child and a duplicate id; never touches the source', async () => {
+    const srcRoot = path.join(CORPUS, 'synthetic/root-zstd');
+    const src = path.join(srcRoot, '--home-dsh-synthetic-project--/syn.fork.parent/session.jsonl.zstd');
+    const before = sha(src);
+    const same = await runCli(['fork', src, '--out', srcRoot, '--id', 'x']);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain("is the source session's own root");
+    const inside = await runCli(['fork', src, '--out', path.join(srcRoot, '--home-dsh-synthetic-project--'), '--id', 'x']);
+    expect(inside.code).toBe(2);
+    const out = path.join(dir, 'out2');
+    const first = await runCli(['fork', src, '--out', out, '--id', 'dup', '--created-at', '1']);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await runCli(['fork', src, '--out', out, '--id', 'dup', '--created-at', '1']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already exists');
+    const dry = await runCli(['fork', src, '--out', out, '--id', 'dry', '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('would write');
+    expect(existsSync(path.join(out, '--home-dsh-synthetic-project--', 'dry'))).toBe(false);
+    expect(sha(src)).toBe(before);
+  });
+
+  it('an anchor on trailing events after the last turn/end is refused (the logical view closes open turns, so this is the offline case)', async () => {
+    const header = { version: 0, id: 'trail', createdAt: 1, cwd: '/w', delegationDepth: 0 };
+    const file = sessionPath(path.join(dir, 'trail-root'), header, 'none');
+    await writeArtifactFile(file, {
+      header,
+      encoding: 'none',
+      batches: [[e(0, 'turn/start', { turn: 1 }), e(1, 'turn/end', { turn: 1, reason: { kind: 'completed' } }), e(2, 'session/title', { title: 'x', messageSeqs: [], source: { kind: 'user' } })]],
+    });
+    const open = await runCli(['fork', file, '--at', '2']);
+    expect(open.code).toBe(1);
+    expect(open.stderr).toContain('session "trail" has not completed the turn containing event 2');
+    const json = await runCli(['fork', file, '--at', '2', '--json']);
+    expect(JSON.parse(json.stdout).error).toEqual({ code: 'fork-unavailable', message: 'session "trail" has not completed the turn containing event 2' });
+    const ok = await runCli(['fork', file, '--at', '1', '--json']);
+    expect(JSON.parse(ok.stdout).plan.seedLength).toBe(3);
+  });
+
+  it('generated logs (compactions, prunes, resumes, crash tails) fork and re-read exactly', async () => {
+    const check = await checkEngine();
+    for (const [seed, crash] of [
+      [41, null],
+      [42, 'mid-tool'],
+    ] as const) {
+      const opts = { seed, id: `gen-${seed}`, turns: 6, features: { 2: ['compaction'], 3: ['prune', 'title'], 4: ['resume'] }, crash } as const;
+      const src = sessionPath(path.join(dir, 'gen-src'), generatedHeader(opts as never), 'zstd');
+      await writeGeneratedArtifact(src, { ...(opts as never), encoding: 'zstd' });
+      const parent = await inspectTarget(resolveTarget(src), { collect: true });
+      const turnEnds = parent.events!.filter((x) => x.type === 'turn/end').map((x) => x.seq);
+      for (const at of [0, turnEnds[1]! + 1, turnEnds.at(-1)!]) {
+        const id = `child-${seed}-${at}`;
+        const res = await runInProcess(['fork', src, '--at', String(at), '--out', path.join(dir, 'gen-out'), '--id', id, '--created-at', '1785000000000', '--json']);
+        expect(res.code, res.stderr).toBe(0);
+        const doc = JSON.parse(res.stdout);
+        const child = await inspectTarget(resolveTarget(doc.path), { collect: true });
+        const cut = doc.plan.seedLength;
+        expect(child.meta!.seedLength).toBe(cut);
+        expect(child.meta!.parentSession).toBe(`gen-${seed}`);
+        expect(child.events!.slice(0, cut)).toEqual(parent.events!.slice(0, cut));
+        if (doc.plan.seedEndsWithEndSeed) expect(child.events).toHaveLength(cut);
+        else expect(child.events![cut]).toEqual({ type: 'session/end-seed', seq: cut, time: 1785000000000, data: {} });
+        expect(parent.events![cut]?.type ?? 'turn/start').toBe('turn/start');
+        if (check) expect((await check(doc.path)).findings.filter((f) => f.severity === 'error')).toEqual([]);
+        const engine: any = await import('../src/check/engine.js').catch(() => null);
+        if (engine?.forkSeedFindings) expect(engine.forkSeedFindings(child.events, cut, `gen-${seed}`, parent.events)).toEqual([]);
+      }
+    }
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('fork over the corpus', () => {
+  it('dry-run exits 0 on every artifact; 1 exactly where inspection fails or no turn completed', async () => {
+    const failing = new Set(corpusCases().filter((c) => c.expected.inspection?.error).map((c) => c.artifact));
+    for (const file of artifacts()) {
+      const r = await inspectTarget(resolveTarget(file), { collect: true });
+      const res = await runInProcess(['fork', file, '--json']);
+      const unavailable = !r.error && !r.events!.some((x) => x.type === 'turn/end');
+      expect(res.code, `${file}: ${res.stderr}`).toBe(failing.has(file) || r.error || unavailable ? 1 : 0);
+      if (res.code === 0) {
+        const plan = JSON.parse(res.stdout).plan;
+        const events = r.events!;
+        expect(events[plan.boundary.boundarySeq].type).toBe('turn/end');
+        expect(plan.seedLength === events.length || events[plan.seedLength].type === 'turn/start').toBe(true);
+      }
+    }
+  });
+});
