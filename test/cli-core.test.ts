@@ -47,6 +47,22 @@ describe('dsh as a process', () => {
   });
 });
 
+describe('closed pipes', () => {
+  it('a reader that stops early (| head) ends dsh quietly with exit 0', async () => {
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('./helpers/cli.js');
+    for (const args of [['events', 'fixtures/incident/--home-dev-acme-api--/session-incident-1', '--json'], ['events', '--help']]) {
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d) => (err += d));
+      child.stdout.once('data', () => child.stdout.destroy());
+      const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? -1)));
+      expect(code, err).toBe(0);
+      expect(err).not.toMatch(/\n\s+at /);
+    }
+  });
+});
+
 describe.skipIf(!HAVE_CORPUS)('dsh inspect/events/frames on corpus artifacts (process)', () => {
   const cases = corpusCases();
   const pick = (name: string) => cases.find((c) => c.name.includes(name))!;
