@@ -20,9 +20,14 @@ import { createDecoder } from '../dist/physical/decoders.js';
 
 /** dsh commands run as `node bin/dsh.js ...args <file>`; add rows as commands land. */
 const COMMANDS = [
-  ['inspect', '--json'],
-  ['events', '--json'],
-  ['frames'],
+  ['inspect', '{file}'],
+  ['inspect', '{file}', '--json'],
+  ['events', '{file}', '--json'],
+  ['check', '{file}'],
+  ['frames', '{file}'],
+  ['request', '{file}', '{lastDispatch}', '--json'],
+  ['trace', '{file}', '{lastSummary}', '--json'],
+  ['surface', '{file}', '--json'],
 ];
 
 // Bump when the generator's output changes, so cached logs are regenerated.
@@ -51,6 +56,31 @@ const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : String(n));
 function which(cmd) {
   const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
   return r.status === 0 ? r.stdout.trim() : null;
+}
+
+/** Seqs the targeted commands ask for: the last dispatch's first chunk and the last compaction checkpoint. */
+async function landmarks(file) {
+  let lastDispatch = 0;
+  let lastSummary = 0;
+  let prevChunkStep = '';
+  let afterFinish = true;
+  const source = new FileSource(file);
+  try {
+    await readArtifact(source, {
+      onEvent: (e) => {
+        if (e.type === 'assistant/chunk') {
+          const step = `${e.data.turn}/${e.data.step}`;
+          if (afterFinish || step !== prevChunkStep) lastDispatch = e.seq;
+          afterFinish = e.data.chunk?.type === 'finish';
+          prevChunkStep = step;
+        } else if (e.type === 'step/start') afterFinish = true;
+        else if (e.type === 'user/message' && e.surfaceOp && typeof e.surfaceOp === 'object') lastSummary = e.seq;
+      },
+    });
+  } finally {
+    source.close();
+  }
+  return { lastDispatch, lastSummary };
 }
 
 /** Generate (or reuse) the zstd log for one size. */
@@ -239,9 +269,11 @@ async function benchSize(size) {
   const rd = await timeIt(() => readerPass(log.file));
   add('readArtifact (stored view, streaming, in-process)', rd.ms, { events: rd.result.events, decoder: rd.result.decoder });
 
+  const marks = await landmarks(log.file);
   for (const cmd of COMMANDS) {
-    const r = await bestRun([process.execPath, dshBin, ...cmd, log.file]);
-    add(`dsh ${cmd.join(' ')}`, r.ms, {
+    const args = cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
+    const r = await bestRun([process.execPath, dshBin, ...args]);
+    add(`dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a === '{lastDispatch}' ? `${marks.lastDispatch} (last dispatch)` : a === '{lastSummary}' ? `${marks.lastSummary} (last summary)` : a)).join(' ')}`, r.ms, {
       peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null,
       exitCode: r.exitCode,
       ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}),
