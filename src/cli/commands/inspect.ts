@@ -77,6 +77,8 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
         collect: Boolean(opts.json),
         collectStored: opts.view === 'stored',
         keepReplacements: true,
+        // The artifact view's sha256 is only reported by --view artifact.
+        skipArtifact: opts.view !== 'artifact',
         onLogical: (e) => summarizer.observe(e),
       });
       for (const closer of r.closers) summarizer.observe(closer);
