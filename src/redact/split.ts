@@ -1,0 +1,118 @@
+import type { SessionEvent } from '../log/types.js';
+import { redactionToken, type Redactor } from './redactor.js';
+
+/**
+ * Secrets split across streamed deltas. A model streams text in
+ * `assistant/chunk` deltas (`text-delta`, `reasoning-delta`,
+ * `tool-call-delta`); a key can straddle two deltas, or its identifying
+ * context (`Bearer `, `API_KEY=`) can sit in the previous delta. Per-delta
+ * redaction misses those. This scanner assembles each delta stream (same
+ * turn, step, chunk type, block index and call id), runs the detectors over
+ * the assembled text and maps every span back onto the deltas: the first
+ * delta touched gets the token in place of its part of the secret, the other
+ * deltas lose their part. Delta count, seqs and order are unchanged, and the
+ * concatenated redacted deltas equal the redacted assembled text.
+ *
+ * Output: `edits`, seq → replacement delta text, applied before per-string
+ * redaction (`Redactor.redactBodyLine(text, line, edits)`).
+ */
+export class SplitSecretScanner {
+  readonly edits = new Map<number, string>();
+  private groups = new Map<string, { seq: number; text: string }[]>();
+
+  constructor(private readonly redactor: Redactor) {}
+
+  observe(event: SessionEvent): void {
+    if (event === null || typeof event !== 'object') return;
+    if (event.type !== 'assistant/chunk') {
+      this.flushAll();
+      return;
+    }
+    const data = event.data as { turn?: unknown; step?: unknown; chunk?: Record<string, unknown> } | null;
+    const chunk = data && typeof data === 'object' ? data.chunk : undefined;
+    if (!chunk || typeof chunk !== 'object') return;
+    const ctype = chunk['type'];
+    const prefix = `${String(data!.turn)}/${String(data!.step)}/`;
+    if (ctype === 'block-end') {
+      for (const key of [...this.groups.keys()]) if (key.startsWith(prefix) && key.split('/')[3] === String(chunk['index'])) this.flush(key);
+      return;
+    }
+    if (ctype === 'finish') {
+      for (const key of [...this.groups.keys()]) if (key.startsWith(prefix)) this.flush(key);
+      return;
+    }
+    let text: unknown;
+    if (ctype === 'text-delta' || ctype === 'reasoning-delta') text = chunk['text'];
+    else if (ctype === 'tool-call-delta') text = chunk['argumentsDelta'];
+    if (typeof text !== 'string') return;
+    const key = `${prefix}${String(ctype)}/${String(chunk['index'])}/${String(chunk['id'] ?? '')}`;
+    let g = this.groups.get(key);
+    if (!g) this.groups.set(key, (g = []));
+    g.push({ seq: event.seq, text });
+  }
+
+  finish(): Map<number, string> {
+    this.flushAll();
+    return this.edits;
+  }
+
+  private flushAll(): void {
+    for (const key of [...this.groups.keys()]) this.flush(key);
+  }
+
+  private flush(key: string): void {
+    const pieces = this.groups.get(key);
+    this.groups.delete(key);
+    if (!pieces || pieces.length < 2) return;
+    const joined = pieces.map((p) => p.text).join('');
+    const spans = this.redactor.findSpans(joined);
+    if (spans.length === 0) return;
+    // Piece boundaries in the assembled text.
+    const starts: number[] = [];
+    let at = 0;
+    for (const p of pieces) {
+      starts.push(at);
+      at += p.text.length;
+    }
+    const perPiece = new Map<number, { from: number; to: number; text: string }[]>();
+    for (const span of spans) {
+      const first = pieceAt(starts, span.start);
+      const last = pieceAt(starts, span.end - 1);
+      // A span inside one delta whose per-delta scan finds it anyway is left
+      // to the per-string pass (same token either way).
+      if (first === last && this.redactor.findSpans(pieces[first]!.text).some((s) => s.start === span.start - starts[first]! && s.end === span.end - starts[first]!)) continue;
+      const secret = joined.slice(span.start, span.end);
+      const token = redactionToken(span.label, secret);
+      this.redactor.recordHit(span.detector, token, { seq: pieces[first]!.seq });
+      for (let i = first; i <= last; i++) {
+        const from = Math.max(span.start, starts[i]!) - starts[i]!;
+        const to = Math.min(span.end, starts[i]! + pieces[i]!.text.length) - starts[i]!;
+        const list = perPiece.get(i) ?? [];
+        list.push({ from, to, text: i === first ? token : '' });
+        perPiece.set(i, list);
+      }
+    }
+    for (const [i, list] of perPiece) {
+      const src = pieces[i]!.text;
+      let out = '';
+      let pos = 0;
+      for (const e of list.sort((a, b) => a.from - b.from)) {
+        out += src.slice(pos, e.from) + e.text;
+        pos = e.to;
+      }
+      out += src.slice(pos);
+      this.edits.set(pieces[i]!.seq, out);
+    }
+  }
+}
+
+function pieceAt(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

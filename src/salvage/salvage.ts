@@ -1,0 +1,483 @@
+import type { ByteSource } from '../physical/source.js';
+import { ZSTD_MAGIC } from '../physical/zstd-frames.js';
+import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
+import { parseHeaderMeta } from '../log/header.js';
+import { decodeStorageRecord } from '../log/rows.js';
+import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
+import { findMagic, walkSegments, type Segment } from './walker.js';
+
+/**
+ * Salvage: read PAST defects that make DSH (and `dsh inspect`) stop.
+ *
+ * Physical rules
+ * - zstd: every structurally complete frame that decodes and checksum-verifies
+ *   is kept; a frame that fails is reported (byte range, decoder error) and
+ *   skipped; bytes that are not a frame (garbage, damaged frame headers) are
+ *   skipped up to the next frame magic `28 B5 2F FD` (re-synchronisation); an
+ *   incomplete final frame is decoded with the torn-prefix decoder, like DSH.
+ *   A record that straddles a skipped region is lost (reported).
+ * - raw: every complete line that parses (packed rows must validate) is kept;
+ *   an unterminated final fragment is a torn tail.
+ *
+ * Sequence rule (no re-basing): original seqs are kept. Events are taken in
+ * file order; an event is kept iff its `seq` is a safe integer greater than
+ * the last kept seq (the first kept event may start above 0). A kept event
+ * whose seq skips ahead opens a gap `{fromSeq, toSeq}` (the missing seqs),
+ * attributed to the defects met since the previous kept event (`bytesLost`
+ * = their byte total; `why` = their description; a gap with no damaged bytes
+ * means the lines are simply missing). Events whose seq does not increase
+ * (duplicates, rewinds) are dropped and reported. Damage after the last kept
+ * event gives a trailing gap with `toSeq: null` (how many events were lost is
+ * unknowable).
+ */
+
+export type DefectKind =
+  | 'frame-failed'
+  | 'garbage'
+  | 'bad-structure'
+  | 'torn-frame'
+  | 'unparsable-line'
+  | 'torn-line'
+  | 'split-record'
+  | 'invalid-event'
+  | 'seq-not-increasing'
+  | 'no-header';
+
+export interface SalvageDefect {
+  kind: DefectKind;
+  /** Byte range in the input file (for zstd: the compressed bytes). */
+  start: number;
+  end: number;
+  /** Bytes this defect made unreadable (0 for a torn frame that decoded completely, dropped events). */
+  bytesLost: number;
+  message: string;
+  /** Zstd: index of the segment (frame slot) in file order. */
+  frame?: number;
+  /** 1-based body line (raw: file line minus the header; zstd: line within the decoded plaintext of the frame). */
+  line?: number;
+  /** Dropped events' seqs (seq-not-increasing). */
+  seq?: number;
+  /** Decoder error code (libzstd), when known. */
+  code?: string;
+}
+
+export interface SalvageGap {
+  /** First missing seq. */
+  fromSeq: number;
+  /** Last missing seq; null when the log's tail was lost (count unknowable). */
+  toSeq: number | null;
+  /** Number of missing seqs, when known. */
+  missing: number | null;
+  bytesLost: number;
+  why: string;
+  /** Indexes into `defects`. */
+  defects: number[];
+}
+
+/** Where a kept event came from. */
+export interface EventOrigin {
+  /** zstd: frame start offset (a batch boundary); raw: always 0. */
+  unit: number;
+  /** Byte range of the containing frame (zstd) or line (raw). */
+  start: number;
+  end: number;
+  /** True when decoded from a torn final frame / torn fragment region. */
+  torn?: boolean;
+}
+
+export interface SalvageSummary {
+  source: string;
+  encoding: Encoding;
+  bytes: number;
+  header: SessionHeader | null;
+  /** Events kept (original seqs). */
+  keptEvents: number;
+  firstSeq: number | null;
+  lastSeq: number | null;
+  /** zstd: frames decoded OK / frames found (complete + torn + failed). */
+  frames?: { ok: number; failed: number; torn: boolean; total: number };
+  /** Raw: complete body lines kept / seen. */
+  lines?: { ok: number; failed: number; total: number };
+  gaps: SalvageGap[];
+  defects: SalvageDefect[];
+  /** Sum of bytesLost over defects. */
+  bytesLost: number;
+  /** True when the input read without any defect (nothing to salvage). */
+  clean: boolean;
+}
+
+export interface SalvageOptions {
+  decoder?: FrameDecoder;
+  /** Receives every kept event in order (original seq), with its origin; may be async. */
+  onEvent?: (event: SessionEvent, origin: EventOrigin) => void | Promise<void>;
+  /** Called when a gap is opened, before the event that closes it is delivered (trailing gaps at the end). */
+  onGap?: (gap: SalvageGap) => void | Promise<void>;
+  /** Called once the header is known (before any event); null when no header survived. */
+  onHeader?: (header: SessionHeader | null) => void | Promise<void>;
+  /** Keep all kept events in the result (tests, small logs). */
+  collect?: boolean;
+}
+
+export interface SalvageResult extends SalvageSummary {
+  events?: SessionEvent[];
+}
+
+const RAW_CHUNK = 4 << 20;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function describe(defects: SalvageDefect[]): string {
+  const parts: string[] = [];
+  for (const d of defects) {
+    if (d.kind === 'seq-not-increasing') continue;
+    parts.push(`${d.kind} at bytes ${d.start}..${d.end}: ${d.message}`);
+  }
+  return parts.join('; ');
+}
+
+/** Defects that can hide events (as opposed to a dropped event or a clean torn frame). */
+function canLoseEvents(d: SalvageDefect): boolean {
+  if (d.kind === 'seq-not-increasing' || d.kind === 'no-header') return false;
+  return d.bytesLost > 0;
+}
+
+class SeqKeeper {
+  lastKept = -1;
+  firstKept: number | null = null;
+  kept = 0;
+  pending: number[] = [];
+  readonly gaps: SalvageGap[] = [];
+  readonly events: SessionEvent[] | undefined;
+
+  constructor(
+    private readonly defects: SalvageDefect[],
+    private readonly opts: SalvageOptions,
+  ) {
+    if (opts.collect) this.events = [];
+  }
+
+  defect(d: SalvageDefect): void {
+    this.pending.push(this.defects.length);
+    this.defects.push(d);
+  }
+
+  async offer(value: unknown, origin: EventOrigin, line: number | undefined, frame: number | undefined): Promise<void> {
+    if (!isRecord(value) || typeof value['type'] !== 'string' || typeof value['seq'] !== 'number' || !Number.isSafeInteger(value['seq']) || (value['seq'] as number) < 0) {
+      this.defect({
+        kind: 'invalid-event',
+        start: origin.start,
+        end: origin.end,
+        bytesLost: 0,
+        message: 'record is not an event with a string type and a non-negative integer seq',
+        ...(line !== undefined ? { line } : {}),
+        ...(frame !== undefined ? { frame } : {}),
+      });
+      return;
+    }
+    const event = value as unknown as SessionEvent;
+    if (event.seq <= this.lastKept) {
+      this.defect({
+        kind: 'seq-not-increasing',
+        start: origin.start,
+        end: origin.end,
+        bytesLost: 0,
+        message: `event seq ${event.seq} does not increase past ${this.lastKept}; dropped`,
+        seq: event.seq,
+        ...(line !== undefined ? { line } : {}),
+        ...(frame !== undefined ? { frame } : {}),
+      });
+      return;
+    }
+    if (event.seq > this.lastKept + 1) {
+      const ds = this.pending.map((i) => this.defects[i]!);
+      const gap: SalvageGap = {
+        fromSeq: this.lastKept + 1,
+        toSeq: event.seq - 1,
+        missing: event.seq - 1 - this.lastKept,
+        bytesLost: ds.reduce((a, d) => a + d.bytesLost, 0),
+        why: describe(ds) || 'seq discontinuity with no damaged bytes: the records are missing from the file',
+        defects: this.pending.filter((i) => this.defects[i]!.kind !== 'seq-not-increasing'),
+      };
+      this.gaps.push(gap);
+      await this.opts.onGap?.(gap);
+    }
+    this.pending = [];
+    this.lastKept = event.seq;
+    this.firstKept ??= event.seq;
+    this.kept += 1;
+    this.events?.push(event);
+    await this.opts.onEvent?.(event, origin);
+  }
+
+  async finish(): Promise<void> {
+    const ds = this.pending.map((i) => this.defects[i]!);
+    if (ds.some(canLoseEvents)) {
+      const lost = ds.filter(canLoseEvents);
+      const gap: SalvageGap = {
+        fromSeq: this.lastKept + 1,
+        toSeq: null,
+        missing: null,
+        bytesLost: ds.reduce((a, d) => a + d.bytesLost, 0),
+        why: `the log's tail after seq ${this.lastKept} is lost or was never written: ${describe(lost)}`,
+        defects: this.pending.filter((i) => canLoseEvents(this.defects[i]!)),
+      };
+      this.gaps.push(gap);
+      await this.opts.onGap?.(gap);
+    }
+    this.pending = [];
+  }
+}
+
+/** Splits text into lines, remembering where each came from. */
+class LineFeeder {
+  private fragment: Buffer[] = [];
+  fragmentBytes = 0;
+  /** Body line counter (raw: file lines minus header). */
+  line = 0;
+  ok = 0;
+  failed = 0;
+  total = 0;
+  headerSeen = false;
+  header: SessionHeader | null = null;
+
+  constructor(private readonly keeper: SeqKeeper, private readonly onHeader: (h: SessionHeader | null) => Promise<void>) {}
+
+  /** Drop an unterminated fragment (the bytes before a skipped region). */
+  dropFragment(range: { start: number; end: number }, frame?: number): void {
+    if (this.fragmentBytes === 0) return;
+    this.keeper.defect({
+      kind: 'split-record',
+      start: range.start,
+      end: range.end,
+      bytesLost: this.fragmentBytes,
+      message: `a ${this.fragmentBytes}-byte record fragment was cut off by the damaged region that follows it`,
+      ...(frame !== undefined ? { frame } : {}),
+    });
+    this.fragment = [];
+    this.fragmentBytes = 0;
+  }
+
+  /** The trailing fragment at EOF (torn tail). */
+  tornFragment(range: { start: number; end: number }, frame?: number): void {
+    if (this.fragmentBytes === 0) return;
+    this.keeper.defect({
+      kind: 'torn-line',
+      start: range.start,
+      end: range.end,
+      bytesLost: this.fragmentBytes,
+      message: `torn final record (${this.fragmentBytes} bytes without a terminating LF)`,
+      ...(frame !== undefined ? { frame } : {}),
+    });
+    this.fragment = [];
+    this.fragmentBytes = 0;
+  }
+
+  /**
+   * Feed text. `rangeOf(lineStart, lineEnd)` maps a line's offsets in `text`
+   * (fragment included, may be negative) to the file byte range reported for it.
+   */
+  async feed(text: Buffer, origin: (lineStart: number, lineEnd: number) => EventOrigin, frame?: number): Promise<void> {
+    let from = 0;
+    for (let nl = text.indexOf(0x0a, from); nl !== -1; nl = text.indexOf(0x0a, from)) {
+      let line = text.subarray(from, nl);
+      let start = from;
+      if (this.fragmentBytes > 0) {
+        start -= this.fragmentBytes;
+        line = Buffer.concat([...this.fragment, line]);
+        this.fragment = [];
+        this.fragmentBytes = 0;
+      }
+      await this.line1(line, origin(start, nl + 1), frame);
+      from = nl + 1;
+    }
+    if (from < text.length) {
+      this.fragment.push(Buffer.from(text.subarray(from)));
+      this.fragmentBytes += text.length - from;
+    }
+  }
+
+  private async line1(line: Buffer, where: EventOrigin, frame?: number): Promise<void> {
+    const text = line.toString('utf8');
+    if (!this.headerSeen) {
+      this.headerSeen = true;
+      const meta = parseHeaderMeta(text);
+      if (meta) {
+        this.header = meta;
+        await this.onHeader(meta);
+        return;
+      }
+      this.keeper.defect({ kind: 'no-header', start: where.start, end: where.end, bytesLost: 0, message: 'the first record is not a session header', ...(frame !== undefined ? { frame } : {}) });
+      await this.onHeader(null);
+    }
+    this.line += 1;
+    this.total += 1;
+    let records: SessionEvent[];
+    try {
+      const parsed = JSON.parse(text);
+      if (parsed === null) throw new Error('null record');
+      records = decodeStorageRecord(parsed);
+    } catch (error) {
+      this.failed += 1;
+      this.keeper.defect({
+        kind: 'unparsable-line',
+        start: where.start,
+        end: where.end,
+        bytesLost: line.length + 1,
+        message: `line ${this.line} does not parse: ${(error as Error).message}`,
+        line: this.line,
+        ...(frame !== undefined ? { frame } : {}),
+      });
+      return;
+    }
+    this.ok += 1;
+    for (const r of records) await this.keeper.offer(r, where, this.line, frame);
+  }
+}
+
+function failureText(error: unknown): { message: string; code?: string } {
+  if (error instanceof DecodeFailure) return { message: error.message, ...(error.code ? { code: error.code } : {}) };
+  return { message: String((error as Error)?.message ?? error) };
+}
+
+/**
+ * Salvage one artifact (zstd or raw, detected by magic). Never throws for
+ * damaged input; the result lists what was kept and what was lost.
+ */
+export async function salvageSource(source: ByteSource, options: SalvageOptions = {}): Promise<SalvageResult> {
+  const defects: SalvageDefect[] = [];
+  const keeper = new SeqKeeper(defects, options);
+  let headerDelivered = false;
+  const onHeader = async (h: SessionHeader | null) => {
+    if (headerDelivered) return;
+    headerDelivered = true;
+    await options.onHeader?.(h);
+  };
+  const feeder = new LineFeeder(keeper, onHeader);
+  const head = source.read(0, 4);
+  const zstd = head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC;
+  const result: SalvageResult = {
+    source: source.name,
+    encoding: zstd ? 'zstd' : 'none',
+    bytes: source.size,
+    header: null,
+    keptEvents: 0,
+    firstSeq: null,
+    lastSeq: null,
+    gaps: [],
+    defects,
+    bytesLost: 0,
+    clean: false,
+  };
+
+  if (!zstd) {
+    // Raw JSONL: line by line.
+    let offset = 0;
+    for (; offset < source.size; offset += RAW_CHUNK) {
+      const chunk = source.read(offset, offset + RAW_CHUNK);
+      const base = offset;
+      await feeder.feed(chunk, (s, e) => ({ unit: 0, start: base + s, end: base + e }));
+    }
+    feeder.tornFragment({ start: source.size - feeder.fragmentBytes, end: source.size });
+    result.lines = { ok: feeder.ok, failed: feeder.failed, total: feeder.total };
+  } else {
+    const decoder = options.decoder ?? createDecoder();
+    const walk = walkSegments(source);
+    let frames = 0;
+    let ok = 0;
+    let failed = 0;
+    let torn = false;
+    let index = -1;
+    let step = walk.next();
+    let contiguous = true;
+    while (!step.done) {
+      const seg: Segment = step.value;
+      index += 1;
+      let override: number | undefined;
+      if (seg.kind === 'frame') {
+        frames += 1;
+        let plaintext: Buffer | undefined;
+        let failure: { message: string; code?: string } | undefined;
+        try {
+          plaintext = await decoder.decode(source.read(seg.start, seg.end));
+        } catch (error) {
+          failure = failureText(error);
+        }
+        if (plaintext) {
+          ok += 1;
+          if (!contiguous) feeder.dropFragment({ start: seg.start, end: seg.end }, index);
+          contiguous = true;
+          const fs = seg.start;
+          const fe = seg.end;
+          await feeder.feed(plaintext, () => ({ unit: fs, start: fs, end: fe }), index);
+        } else {
+          failed += 1;
+          // A damaged block size can make a frame swallow its successors:
+          // re-synchronise on a later magic inside the declared extent.
+          const next = findMagic(source, seg.start + 1);
+          const end = next !== -1 && next < seg.end ? next : seg.end;
+          if (end !== seg.end) override = end;
+          feeder.dropFragment({ start: seg.start, end }, index);
+          keeper.defect({
+            kind: 'frame-failed',
+            start: seg.start,
+            end,
+            bytesLost: end - seg.start,
+            message: `frame failed validation: ${failure!.message}`,
+            frame: index,
+            ...(failure!.code ? { code: failure!.code } : {}),
+          });
+          contiguous = false;
+        }
+      } else if (seg.kind === 'torn') {
+        frames += 1;
+        torn = true;
+        if (!contiguous) feeder.dropFragment({ start: seg.start, end: seg.end }, index);
+        const plaintext = await decoder.decodeTornPrefix(source.read(seg.start, seg.end));
+        const fs = seg.start;
+        const fe = seg.end;
+        await feeder.feed(plaintext, () => ({ unit: fs, start: fs, end: fe, torn: true }), index);
+        const fragment = feeder.fragmentBytes;
+        keeper.defect({
+          kind: 'torn-frame',
+          start: seg.start,
+          end: seg.end,
+          bytesLost: 0,
+          message: `incomplete final frame (${seg.reason}); ${plaintext.length} plaintext bytes recovered by prefix decoding`,
+          frame: index,
+        });
+        // The unrecoverable part: a cut record, or undecodable compressed bytes.
+        if (fragment > 0) feeder.tornFragment({ start: seg.start, end: seg.end }, index);
+        else if (plaintext.length === 0) defects[defects.length - 1]!.bytesLost = seg.end - seg.start;
+        contiguous = true;
+      } else {
+        if (seg.kind === 'bad-structure') frames += 1;
+        feeder.dropFragment({ start: seg.start, end: seg.end }, index);
+        keeper.defect({
+          kind: seg.kind,
+          start: seg.start,
+          end: seg.end,
+          bytesLost: seg.end - seg.start,
+          message: seg.reason ?? seg.kind,
+          frame: index,
+        });
+        contiguous = false;
+      }
+      step = walk.next(override);
+    }
+    feeder.tornFragment({ start: source.size, end: source.size });
+    result.frames = { ok, failed, torn, total: frames };
+  }
+  if (!headerDelivered) await onHeader(null);
+  await keeper.finish();
+  result.header = feeder.header;
+  result.keptEvents = keeper.kept;
+  result.firstSeq = keeper.firstKept;
+  result.lastSeq = keeper.kept > 0 ? keeper.lastKept : null;
+  result.gaps = keeper.gaps;
+  result.bytesLost = defects.reduce((a, d) => a + d.bytesLost, 0);
+  result.clean = defects.length === 0 && keeper.firstKept === 0;
+  if (keeper.events) result.events = keeper.events;
+  return result;
+}
