@@ -106,6 +106,14 @@ describe.skipIf(!HAVE_CORPUS)('dsh inspect/events/frames on corpus artifacts (pr
     expect(shadowed.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual(c.expected.derived.surface.shadowedSeqs.slice().sort((a: number, b: number) => a - b));
   });
 
+  it('inspect on a log DSH refuses for a corrupt frame suggests dsh salvage with what it would keep', async () => {
+    const c = pick('checksum-corrupt-middle-frame');
+    const r = await runCli(['inspect', c.artifact]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('frame at byte 3034 failed validation');
+    expect(r.stdout).toMatch(/hint +dsh salvage .* would keep 95 event\(s\) across 1 gap\(s\); DSH reads 0/);
+  });
+
   it('frames lists the physical layout of a torn artifact', async () => {
     const c = pick('torn-final-frame-multiblock');
     const r = await runCli(['frames', c.artifact, '--decode', '--json']);

@@ -11,6 +11,7 @@ import { assertAcyclicAncestry, descendantsOf, indexRoot, type IndexedSession } 
 import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media.js';
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
+import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 
 export interface ExportOptions {
@@ -30,6 +31,10 @@ export interface ExportOptions {
   level?: number;
   /** Replace an existing output file. */
   force?: boolean;
+  /** Redact secrets in every session.jsonl entry (event text only; see `dsh redact`). */
+  redact?: RedactOptions;
+  /** Called once per session with what redaction replaced. */
+  onRedaction?: (sessionId: string, stats: RedactStats) => void;
   env?: NodeJS.ProcessEnv;
   decoder?: FrameDecoder;
   /** Called for each warning as it happens (the manifest lists them too). */
@@ -67,29 +72,47 @@ interface ArtifactRead {
   encoding: Encoding;
   /** Source size at read time (what `raw/` copies). */
   size: number;
+  /** What redaction replaced, when redacting. */
+  redaction?: RedactStats;
 }
 
 async function readView(
   source: ByteSource,
-  opts: { rawPath: string; expectedId?: string; decoder: FrameDecoder; media: boolean },
+  opts: { rawPath: string; expectedId?: string; decoder: FrameDecoder; media: boolean; redact?: RedactOptions },
 ): Promise<ArtifactRead> {
   const spool = new Spool();
   const scanner = opts.media ? new MediaScanner() : undefined;
+  let rt: RedactingText | undefined;
+  if (opts.redact) {
+    const redactor = createRedactor(opts.redact);
+    // One more read finds secrets split across streamed chunks.
+    rt = new RedactingText(redactor, await splitSecretEdits(source, redactor, opts.decoder));
+  }
+  const put = (chunk: Buffer) => {
+    if (chunk.length === 0) return;
+    spool.write(chunk);
+    scanner?.write(chunk);
+  };
   try {
     const outcome = await readArtifact(source, {
       artifactOnly: true,
       rawPath: opts.rawPath,
       ...(opts.expectedId !== undefined ? { expectedId: opts.expectedId } : {}),
       decoder: opts.decoder,
-      onArtifact: (chunk) => {
-        spool.write(chunk);
-        scanner?.write(chunk);
-      },
+      onArtifact: (chunk) => put(rt ? rt.write(chunk) : chunk),
     });
     if (outcome.artifact.error) throw outcome.artifact.error;
     if (outcome.error && !outcome.artifact.meta) throw outcome.error;
+    if (rt) put(rt.end());
     scanner?.end();
-    return { spool, meta: outcome.artifact.meta!, refs: scanner?.refs ?? new Map(), encoding: outcome.encoding, size: source.size };
+    return {
+      spool,
+      meta: outcome.artifact.meta!,
+      refs: scanner?.refs ?? new Map(),
+      encoding: outcome.encoding,
+      size: source.size,
+      ...(rt ? { redaction: rt.stats } : {}),
+    };
   } catch (error) {
     spool.dispose();
     throw error;
@@ -208,7 +231,9 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
         ...(target.expectedId !== undefined ? { expectedId: target.expectedId } : {}),
         decoder,
         media: wantMedia,
+        ...(options.redact ? { redact: options.redact } : {}),
       });
+      if (root.redaction) options.onRedaction?.(root.meta.id, root.redaction);
     } finally {
       rootSource.close();
     }
@@ -266,7 +291,8 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
       const source = new FileSource(node.path);
       let read: ArtifactRead;
       try {
-        read = await readView(source, { rawPath: node.path, expectedId: node.id, decoder, media: wantMedia });
+        read = await readView(source, { rawPath: node.path, expectedId: node.id, decoder, media: wantMedia, ...(options.redact ? { redact: options.redact } : {}) });
+        if (read.redaction) options.onRedaction?.(node.id, read.redaction);
       } catch (error) {
         const message = (error as Error).message;
         throw new LogError(`descendant session "${node.id}" (${node.path}) cannot be exported: ${message}`, { kind: 'corrupt' });

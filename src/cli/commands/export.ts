@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import type { RedactStats } from '../../redact/index.js';
 import { UsageError } from '../../log/errors.js';
 import { exportSession, type ExportManifest } from '../../export/export.js';
 import { exportFileName } from '../../export/names.js';
@@ -16,6 +17,9 @@ interface ExportCliOptions extends CommonOptions {
   deterministic?: boolean;
   level: string;
   force?: boolean;
+  redact?: boolean;
+  redactPattern?: string[];
+  redactPaths?: boolean;
 }
 
 function human(bytes: number): string {
@@ -56,7 +60,10 @@ export function registerExport(program: Command, io: Io, setExit: (code: number)
     .option('--raw-artifacts', 'also store the original artifact files unmodified under raw/ (dsh extension)')
     .option('--deterministic', 'fixed entry times (1980-01-01 00:00 UTC): equal inputs give byte-identical archives')
     .addOption(new Option('--level <n>', 'deflate level 0-9 (0 stores)').default('6'))
-    .option('--force', 'replace an existing output file');
+    .option('--force', 'replace an existing output file')
+    .option('--redact', 'redact secrets in every session.jsonl entry (event text only, as `dsh redact`)')
+    .option('--redact-pattern <regex...>', 'extra secret patterns (implies --redact)')
+    .option('--redact-paths', 'also redact home directories and the session cwd (implies --redact)');
   addCommon(cmd, { json: 'print the archive manifest as JSON on stdout' });
   cmd.addHelpText(
     'after',
@@ -84,6 +91,11 @@ as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corr
           source.close();
         }
       }
+      const redacting = Boolean(opts.redact || opts.redactPattern || opts.redactPaths);
+      if (redacting && opts.rawArtifacts) {
+        throw new UsageError('--raw-artifacts stores the original bytes unredacted; it cannot be combined with --redact');
+      }
+      if (redacting && opts.media) io.stderr.write(env.c.yellow('dsh: warning: images under media/ are copied as they are; redaction covers event text only (add --no-media to leave them out)') + '\n');
       const tty = Boolean(io.stderr.isTTY);
       let lastDraw = 0;
       const manifest = await exportSession(resolved, {
@@ -95,6 +107,15 @@ as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corr
         deterministic: Boolean(opts.deterministic),
         level: Number(opts.level),
         force: Boolean(opts.force),
+        ...(redacting
+          ? {
+              redact: { ...(opts.redactPattern ? { patterns: opts.redactPattern } : {}), ...(opts.redactPaths ? { paths: true } : {}) },
+              onRedaction: (id: string, stats: RedactStats) => {
+                const by = Object.entries(stats.byDetector).map(([k, v]) => `${k} ${v}`).join(', ');
+                io.stderr.write(`dsh: redacted ${escapeControl(id)}: ${stats.replacements} replacement(s), ${stats.distinctSecrets} distinct${by ? ` (${by})` : ''}\n`);
+              },
+            }
+          : {}),
         env: io.env,
         decoder,
         handleSignals: io.stderr === process.stderr,

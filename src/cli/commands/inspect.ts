@@ -6,6 +6,8 @@ import { inspectTarget, type SessionInspection } from '../../log/session.js';
 import { renderInspect } from '../render/inspect.js';
 import { Summarizer } from '../../views/summary.js';
 import { forEachLogicalEvent, Output } from '../stream.js';
+import { salvageMayHelp, salvageWouldRecoverMore } from '../../salvage/hint.js';
+import { escapeControl } from '../io.js';
 
 interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';
@@ -85,7 +87,22 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
       summarizer.setCloserStart(r.storedEventCount);
       const failed = opts.view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
       if (opts.json) await writeOut(io.stdout, JSON.stringify(inspectJson(r, opts.view)) + '\n');
-      else await writeOut(io.stdout, renderInspect(r, env.c, summarizer.result()));
+      else {
+        let text = renderInspect(r, env.c, summarizer.result());
+        // DSH refuses a damaged log outright; say when dsh salvage would keep more of it.
+        if (salvageMayHelp(r) && opts.view !== 'artifact') {
+          const source = resolved.open();
+          try {
+            const hint = await salvageWouldRecoverMore(source, r, { decoder: decoderFor(opts), target: resolved.path });
+            if (hint?.more) text += env.c.cyan(`hint     ${escapeControl(hint.suggestion)}`) + '\n';
+          } catch {
+            // The hint is best effort; the verdict above stands.
+          } finally {
+            source.close();
+          }
+        }
+        await writeOut(io.stdout, text);
+      }
       return failed ? EXIT.failed : EXIT.ok;
     }),
   );
