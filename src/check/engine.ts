@@ -11,7 +11,9 @@ import { LogError } from '../log/errors.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { Encoding, SessionEvent } from '../log/types.js';
 import { RULE_BY_CODE, ruleMeta, type Severity } from './rules.js';
-import { relationalFindings } from './relational.js';
+import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
+import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
+import { createHash } from 'node:crypto';
 
 export interface Finding {
   code: string;
@@ -207,11 +209,78 @@ export interface CheckOptions {
   lookup?: (root: string, id: string) => string | undefined;
 }
 
-/** Check one resolved artifact. Never throws for log problems. */
+/** A fork-seed fingerprint: type and seq, and a digest of everything but `time`, canonical in key order. */
+function fingerprint(e: SessionEvent): SessionEvent {
+  return { type: e.type, seq: e.seq, time: 0, data: createHash('sha1').update(canonicalJson(withoutTime(e))).digest('base64') };
+}
+
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'undefined';
+}
+
+/** What a streaming check keeps instead of the events: memory follows the surface and the non-chunk events, not the log. */
+export interface StreamedFacts {
+  relational: RelationalFinding[];
+  eventCount: number;
+  /** Types of events unknown to DSH's vocabulary, by seq. */
+  unknownTypes: Map<number, string>;
+  /** Fingerprints of seqs 0..seedLength (fork children only). */
+  seed?: SessionEvent[];
+}
+
+/** Fingerprints of a parent's first `count` events, read in one streaming pass. */
+async function parentFingerprints(parentPath: string, count: number, options: CheckOptions): Promise<SessionEvent[] | undefined> {
+  const out: SessionEvent[] = [];
+  try {
+    const parent = await inspectTarget(resolveTarget(parentPath), {
+      collect: false,
+      skipArtifact: true,
+      ...(options.decoder ? { decoder: options.decoder } : {}),
+      onLogical: (e) => {
+        if (e.seq < count) out.push(fingerprint(e));
+      },
+    });
+    if (parent.error) return undefined;
+    for (const c of parent.closers) if (c.seq < count) out.push(fingerprint(c));
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Check one resolved artifact in one streaming pass. Never throws for log problems. */
 export async function checkResolved(target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
+  const stream = new RelationalStream();
+  let eventCount = 0;
+  const unknownTypes = new Map<number, string>();
+  let seedLength: number | undefined;
+  let seed: SessionEvent[] | undefined;
+  const observe = (e: SessionEvent) => {
+    stream.observe(e);
+    eventCount += 1;
+    if (!KNOWN_EVENT_TYPES.has(e.type)) unknownTypes.set(e.seq, e.type);
+    if (seed && seedLength !== undefined && e.seq <= seedLength) seed.push(fingerprint(e));
+  };
   let r: SessionInspection;
   try {
-    r = await inspectTarget(target, { collect: true, ...(options.decoder ? { decoder: options.decoder } : {}) });
+    r = await inspectTarget(target, {
+      collect: false,
+      skipArtifact: true,
+      ...(options.decoder ? { decoder: options.decoder } : {}),
+      onMeta: (m) => {
+        seedLength = m.parentSession !== undefined && m.seedLength !== undefined ? m.seedLength : undefined;
+        if (seedLength !== undefined) seed = [];
+      },
+      onLogical: (e) => observe(e),
+    });
+    for (const closer of r.closers) observe(closer);
   } catch (error) {
     // A reader path that throws a LogError (rather than reporting it) is still a verdict about the log.
     if (!(error instanceof LogError)) throw error;
@@ -226,10 +295,14 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
       findings: [finding(code, base, `${prefix}${error.message}`, error.byteOffset !== undefined ? { byteOffset: error.byteOffset } : {})],
     };
   }
-  return checkInspection(r, target, options);
+  return checkInspection(r, target, options, { relational: r.error ? [] : stream.findings(), eventCount, unknownTypes, ...(seed ? { seed } : {}) });
 }
 
-export async function checkInspection(r: SessionInspection, target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
+/**
+ * Findings for an inspection. With `streamed` (from `checkResolved`) the
+ * events need not be held; without it they are taken from `r.events`.
+ */
+export async function checkInspection(r: SessionInspection, target: ResolvedTarget, options: CheckOptions = {}, streamed?: StreamedFacts): Promise<SessionReport> {
   const sessionId = r.meta?.id ?? r.artifact.meta?.id ?? target.expectedId;
   const base = { file: target.path, ...(sessionId !== undefined ? { sessionId } : {}) };
   const report: SessionReport = { file: target.path, ...(sessionId !== undefined ? { sessionId } : {}), encoding: r.encoding, loaded: !r.error, findings: [] };
@@ -238,11 +311,12 @@ export async function checkInspection(r: SessionInspection, target: ResolvedTarg
     return report;
   }
   const events = r.events ?? [];
-  report.events = events.length;
+  report.events = streamed ? streamed.eventCount : events.length;
+  const typeAt = (seq: number) => (streamed ? streamed.unknownTypes.get(seq) : events[seq]?.type);
   for (const w of r.warnings) report.findings.push(finding('DSH-A4', base, w));
   if (r.torn) report.findings.push(tornFinding(r, base));
   if (r.ignorableUnknown.length > 0) {
-    const types = [...new Set(r.ignorableUnknown.map((s) => events[s]?.type).filter((t): t is string => typeof t === 'string'))];
+    const types = [...new Set(r.ignorableUnknown.map((s) => typeAt(s)).filter((t): t is string => typeof t === 'string'))];
     report.findings.push(
       finding('DSH-B7', base, `${r.ignorableUnknown.length} ignorable event(s) of unknown type ${types.map((t) => JSON.stringify(t)).join(', ')} kept uninterpreted (seq ${r.ignorableUnknown.join(', ')})`, {
         seq: r.ignorableUnknown[0]!,
@@ -250,7 +324,7 @@ export async function checkInspection(r: SessionInspection, target: ResolvedTarg
     );
   }
   if (r.closers.length > 0) report.findings.push(closersFinding(r, base));
-  for (const f of relationalFindings(events)) {
+  for (const f of streamed ? streamed.relational : relationalFindings(events)) {
     const message = f.pkg ? `invariant violated by "${f.pkg}": ${f.message}` : f.message;
     report.findings.push(finding(f.code, base, message, { seq: f.seq }));
   }
@@ -260,6 +334,13 @@ export async function checkInspection(r: SessionInspection, target: ResolvedTarg
     let parentEvents: SessionEvent[] | undefined;
     const root = target.root;
     const parentPath = root !== undefined ? options.lookup?.(root, meta.parentSession) : undefined;
+    if (streamed?.seed) {
+      const parent = parentPath !== undefined ? await parentFingerprints(parentPath, meta.seedLength, options) : undefined;
+      for (const f of forkSeedFindings(streamed.seed, meta.seedLength, meta.parentSession, parent)) {
+        report.findings.push(finding('DSH-L1', base, f.message, { seq: f.seq }));
+      }
+      return report;
+    }
     if (parentPath !== undefined) {
       try {
         const parent = await inspectTarget(resolveTarget(parentPath), { collect: true, ...(options.decoder ? { decoder: options.decoder } : {}) });

@@ -6,6 +6,8 @@
  * `invariant violated by "<package>": ` prefix, which is added by the caller).
  */
 import type { SessionEvent } from '../log/types.js';
+import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
+import { toolPairing } from '../views/compactions.js';
 
 export interface RelationalFinding {
   code: string;
@@ -29,25 +31,45 @@ function rec(v: unknown): Record<string, any> {
   return typeof v === 'object' && v !== null ? (v as Record<string, any>) : {};
 }
 
-/** Run a replay; the first failure (or a TypeError, as DSH's own replay would throw) becomes one finding. */
+/** A replay fed one event at a time; the first failure (or a TypeError, as DSH's own replay would throw) becomes one finding. */
+export interface ReplayObserver {
+  observe(event: SessionEvent): void;
+  findings(): RelationalFinding[];
+}
+
+function observer(pkg: string, defaultCode: string, body: (event: SessionEvent, index: number) => void): ReplayObserver {
+  let index = 0;
+  let found: RelationalFinding[] | undefined;
+  return {
+    observe(event) {
+      if (found) return;
+      try {
+        body(event, index++);
+      } catch (error) {
+        found = [
+          error instanceof Fail
+            ? { code: error.code, seq: event.seq, message: error.message, pkg }
+            : { code: defaultCode, seq: event.seq, message: `replay of ${event.type} threw: ${(error as Error).message}`, pkg },
+        ];
+      }
+    },
+    findings: () => found ?? [],
+  };
+}
+
+/** Run a replay over an array. */
 function replay(pkg: string, defaultCode: string, events: readonly SessionEvent[], body: (event: SessionEvent, index: number) => void): RelationalFinding[] {
-  for (let i = 0; i < events.length; i++) {
-    const event = events[i]!;
-    try {
-      body(event, i);
-    } catch (error) {
-      if (error instanceof Fail) return [{ code: error.code, seq: event.seq, message: error.message, pkg }];
-      return [{ code: defaultCode, seq: event.seq, message: `replay of ${event.type} threw: ${(error as Error).message}`, pkg }];
-    }
-  }
-  return [];
+  const o = observer(pkg, defaultCode, body);
+  for (const e of events) o.observe(e);
+  return o.findings();
 }
 
 // ---------------------------------------------------------------- E (dsh-session)
 
 const TOOL_NOT_STARTED = 'TOOL_NOT_STARTED';
 
-export function sessionInvariant(events: readonly SessionEvent[]): RelationalFinding[] {
+/** The dsh-session invariant replay as a streaming observer. */
+export function sessionInvariantObserver(): ReplayObserver {
   let lastSeq = -1;
   let openTurn: unknown = null;
   let openStep: unknown = null;
@@ -59,7 +81,7 @@ export function sessionInvariant(events: readonly SessionEvent[]): RelationalFin
       failWith(code)(`${kind} names turn ${turn}/step ${step} but open is turn ${openTurn}/step ${openStep}`);
     }
   };
-  return replay('@deepseek-ai/dsh-session', 'DSH-E5', events, (event) => {
+  return observer('@deepseek-ai/dsh-session', 'DSH-E5', (event) => {
     if (event.seq <= lastSeq) failWith('DSH-E1')(`seq must strictly increase: saw ${event.seq} after ${lastSeq}`);
     const data = event.data;
     switch (event.type) {
@@ -117,6 +139,12 @@ export function sessionInvariant(events: readonly SessionEvent[]): RelationalFin
     }
     lastSeq = event.seq;
   });
+}
+
+export function sessionInvariant(events: readonly SessionEvent[]): RelationalFinding[] {
+  const o = sessionInvariantObserver();
+  for (const e of events) o.observe(e);
+  return o.findings();
 }
 
 // ---------------------------------------------------------------- F1 (dsh-compaction)
@@ -353,37 +381,105 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
  * `request/header` earlier in the log, or its request cannot be reconstructed.
  * Reports the first such dispatch, with the count.
  */
-export function dispatchHeader(events: readonly SessionEvent[]): RelationalFinding[] {
+export function dispatchHeaderObserver(): ReplayObserver {
   let sawHeader = false;
   let attemptKey: string | undefined;
   let first: number | undefined;
   let count = 0;
-  for (const e of events) {
-    if (e.type === 'request/header') sawHeader = true;
-    else if (e.type === 'step/start' || e.type === 'step/end' || e.type === 'turn/end') attemptKey = undefined;
-    else if (e.type === 'assistant/chunk') {
-      const d = rec(e.data);
-      const key = `${String(d['turn'])}/${String(d['step'])}`;
-      if (attemptKey !== key) {
-        attemptKey = key;
-        if (!sawHeader) {
-          first ??= e.seq;
-          count += 1;
+  return {
+    observe(e) {
+      if (e.type === 'request/header') sawHeader = true;
+      else if (e.type === 'step/start' || e.type === 'step/end' || e.type === 'turn/end') attemptKey = undefined;
+      else if (e.type === 'assistant/chunk') {
+        const d = rec(e.data);
+        const key = `${String(d['turn'])}/${String(d['step'])}`;
+        if (attemptKey !== key) {
+          attemptKey = key;
+          if (!sawHeader) {
+            first ??= e.seq;
+            count += 1;
+          }
         }
+        if (rec(d['chunk'])['type'] === 'finish') attemptKey = undefined;
       }
-      if (rec(d['chunk'])['type'] === 'finish') attemptKey = undefined;
+    },
+    findings() {
+      if (first === undefined) return [];
+      return [
+        {
+          code: 'DSH-F3',
+          seq: first,
+          message: `model dispatch at seq ${first} (first assistant/chunk of an attempt) has no request/header before it${count > 1 ? ` (${count} such dispatches)` : ''}`,
+        },
+      ];
+    },
+  };
+}
+
+export function dispatchHeader(events: readonly SessionEvent[]): RelationalFinding[] {
+  const o = dispatchHeaderObserver();
+  for (const e of events) o.observe(e);
+  return o.findings();
+}
+
+/** Every type the compaction, orphan-lock and retry replays read (plus replacement user/messages: compaction checkpoints). */
+const LOOK_BACK_TYPES: ReadonlySet<string> = new Set([
+  'turn/start',
+  'turn/end',
+  'step/start',
+  'step/end',
+  'session/end-seed',
+  'request/header',
+  'compaction/start',
+  'compaction/summary',
+  'compaction/end',
+  'compaction/prune',
+  'llm/retry',
+  'llm/retry-started',
+]);
+
+/** Strings longer than this are cut in the events kept for the look-back replays (they compare ids, never payloads). */
+const KEEP_STRING = 256;
+
+function slim(value: unknown): unknown {
+  if (typeof value === 'string') return value.length > KEEP_STRING ? value.slice(0, KEEP_STRING) : value;
+  if (Array.isArray(value)) return value.map(slim);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = slim(v);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * All relational replays over a stream of logical events, in bounded memory:
+ * the core and dispatch replays run as the events pass; the compaction, retry
+ * and orphan-lock replays (which look back or ahead) run at the end over the
+ * only event types they read, with long payload strings cut — they never
+ * compare payload text.
+ */
+export class RelationalStream {
+  private session = sessionInvariantObserver();
+  private dispatch = dispatchHeaderObserver();
+  private kept: SessionEvent[] = [];
+
+  observe(event: SessionEvent): void {
+    this.session.observe(event);
+    this.dispatch.observe(event);
+    if (LOOK_BACK_TYPES.has(event.type) || (event.type === 'user/message' && event.surfaceOp !== undefined && event.surfaceOp !== 'append')) {
+      this.kept.push(slim(event) as SessionEvent);
     }
   }
-  if (first === undefined) return [];
-  return [
-    {
-      code: 'DSH-F3',
-      seq: first,
-      message: `model dispatch at seq ${first} (first assistant/chunk of an attempt) has no request/header before it${count > 1 ? ` (${count} such dispatches)` : ''}`,
-    },
-  ];
+
+  findings(): RelationalFinding[] {
+    const kept = this.kept;
+    return [...this.session.findings(), ...compactionInvariant(kept), ...orphanCompactionLock(kept), ...retryInvariant(kept), ...this.dispatch.findings()];
+  }
 }
 
 export function relationalFindings(events: readonly SessionEvent[]): RelationalFinding[] {
-  return [...sessionInvariant(events), ...compactionInvariant(events), ...orphanCompactionLock(events), ...retryInvariant(events), ...dispatchHeader(events)];
+  const stream = new RelationalStream();
+  for (const e of events) stream.observe(e);
+  return stream.findings();
 }

@@ -76,6 +76,8 @@ export interface InspectOptions {
   onLogical?: (event: SessionEvent, text?: string) => void;
   /** Awaited between decoded chunks (output backpressure). */
   between?: () => Promise<void> | void;
+  /** Called with the header once it parses (before any event). */
+  onMeta?: (meta: SessionHeader) => void;
   /** Do not hash the artifact view (reads that do not report it). */
   skipArtifact?: boolean;
   onStored?: (event: SessionEvent, line: LineInfo) => void;
@@ -134,6 +136,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
       inTornTail = true;
     },
     onHeader: (meta: SessionHeader) => {
+      options.onMeta?.(meta);
       pipeline = new LogicalPipeline(meta, rawPath, {
         collect,
         onEvent: (event, stored) => {
