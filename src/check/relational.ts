@@ -7,7 +7,6 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
-import { toolPairing } from '../views/compactions.js';
 
 export interface RelationalFinding {
   code: string;
@@ -422,6 +421,108 @@ export function dispatchHeader(events: readonly SessionEvent[]): RelationalFindi
   return o.findings();
 }
 
+// ---------------------------------------------------------------- F5 (compaction tool pairing, dsh's own)
+
+interface PairInfo {
+  calls: string[];
+  result: string | null;
+}
+
+function pairInfo(e: SessionEvent): PairInfo {
+  const d = rec(e.data);
+  if (e.type === 'assistant/message') {
+    const content = rec(d['message'])['content'];
+    const calls = Array.isArray(content) ? content.filter((b: any) => b?.type === 'tool-call' && typeof b.id === 'string').map((b: any) => b.id as string) : [];
+    return { calls, result: null };
+  }
+  if (e.type === 'tool/result') {
+    const m = rec(d['message']);
+    const block = Array.isArray(m['content']) ? rec(m['content'][0]) : {};
+    const id = typeof block['toolCallId'] === 'string' ? block['toolCallId'] : typeof rec(m['source'])['callId'] === 'string' ? rec(m['source'])['callId'] : null;
+    return { calls: [], result: id };
+  }
+  return { calls: [], result: null };
+}
+
+/**
+ * DSH-F5: a surface replacement whose span holds one half of a tool call/result
+ * pair while the other half survives on the new surface. Streams with memory
+ * bounded by the surface (call ids per current node). Reports the first such
+ * replacement, with the count; stops where the surface fold refuses (the
+ * restore rules report that).
+ */
+export function compactionToolPairingObserver(): ReplayObserver {
+  const fold = new SurfaceFold(false);
+  const info = new Map<number, PairInfo>();
+  let broken = false;
+  let first: RelationalFinding | undefined;
+  let count = 0;
+  return {
+    observe(e) {
+      if (broken) return;
+      const surface = isSurfaceEligibleType(e.type) && e.surfaceOp !== undefined;
+      const replace = surface && e.surfaceOp !== 'append' ? (e.surfaceOp as { start: number; end: number }) : undefined;
+      let rep;
+      try {
+        rep = fold.apply(e);
+      } catch {
+        broken = true;
+        return;
+      }
+      if (!surface) return;
+      const mine = pairInfo(e);
+      if (!replace || !rep) {
+        info.set(e.seq, mine);
+        return;
+      }
+      const shadowed = new Set(rep.shadowedSeqs);
+      const callsGone = new Map<string, number>();
+      const resultsGone = new Map<string, number>();
+      for (const s of rep.shadowedSeqs) {
+        const x = info.get(s);
+        if (!x) continue;
+        for (const id of x.calls) callsGone.set(id, s);
+        if (x.result !== null) resultsGone.set(x.result, s);
+        info.delete(s);
+      }
+      info.set(e.seq, mine);
+      const callsNow = new Set<string>();
+      const resultsNow = new Set<string>();
+      for (const x of info.values()) {
+        for (const id of x.calls) callsNow.add(id);
+        if (x.result !== null) resultsNow.add(x.result);
+      }
+      const parts: string[] = [];
+      for (const seq of fold.nodes) {
+        if (shadowed.has(seq)) continue;
+        const x = info.get(seq);
+        if (!x) continue;
+        for (const id of x.calls) {
+          const gone = resultsGone.get(id);
+          if (gone !== undefined && !resultsNow.has(id)) parts.push(`tool call ${JSON.stringify(id)} (seq ${seq}) without its result (shadowed seq ${gone})`);
+        }
+        if (x.result !== null) {
+          const gone = callsGone.get(x.result);
+          if (gone !== undefined && !callsNow.has(x.result)) parts.push(`the result of ${JSON.stringify(x.result)} (seq ${seq}) without its call (shadowed seq ${gone})`);
+        }
+      }
+      if (parts.length === 0) return;
+      count += 1;
+      first ??= { code: 'DSH-F5', seq: e.seq, message: `surface replacement at seq ${e.seq} (${e.type} over ${replace.start}..${replace.end}) leaves ${parts.join('; ')} on the surface` };
+    },
+    findings() {
+      if (!first) return [];
+      return [{ ...first, message: first.message + (count > 1 ? ` (${count} such replacements)` : '') }];
+    },
+  };
+}
+
+export function compactionToolPairing(events: readonly SessionEvent[]): RelationalFinding[] {
+  const o = compactionToolPairingObserver();
+  for (const e of events) o.observe(e);
+  return o.findings();
+}
+
 /** Every type the compaction, orphan-lock and retry replays read (plus replacement user/messages: compaction checkpoints). */
 const LOOK_BACK_TYPES: ReadonlySet<string> = new Set([
   'turn/start',
@@ -462,11 +563,13 @@ function slim(value: unknown): unknown {
 export class RelationalStream {
   private session = sessionInvariantObserver();
   private dispatch = dispatchHeaderObserver();
+  private pairing = compactionToolPairingObserver();
   private kept: SessionEvent[] = [];
 
   observe(event: SessionEvent): void {
     this.session.observe(event);
     this.dispatch.observe(event);
+    this.pairing.observe(event);
     if (LOOK_BACK_TYPES.has(event.type) || (event.type === 'user/message' && event.surfaceOp !== undefined && event.surfaceOp !== 'append')) {
       this.kept.push(slim(event) as SessionEvent);
     }
@@ -474,7 +577,7 @@ export class RelationalStream {
 
   findings(): RelationalFinding[] {
     const kept = this.kept;
-    return [...this.session.findings(), ...compactionInvariant(kept), ...orphanCompactionLock(kept), ...retryInvariant(kept), ...this.dispatch.findings()];
+    return [...this.session.findings(), ...compactionInvariant(kept), ...orphanCompactionLock(kept), ...retryInvariant(kept), ...this.dispatch.findings(), ...this.pairing.findings()];
   }
 }
 

@@ -92,6 +92,8 @@ export const RULES: readonly RuleMeta[] = [
   // Lineage and repair
   r('DSH-L1', 'warning', 'fork-seed', "A fork child's seed does not equal its parent's prefix, or lacks session/end-seed at seedLength", 'the child was not produced by SessionStore.fork from this parent (or one of the two was altered)', 'format.md §10.1, §10.2'),
   r('DSH-R1', 'warning', 'crash-closers', 'The last turn is open: DSH synthesizes crash closers on load', "DSH's committing load() appends the listed closers; inspect shows them without writing", 'format.md §8'),
+  // Compaction audit (dsh's own rules; DSH's compaction seam never selects such a span, but nothing checks the log)
+  r('DSH-F5', 'warning', 'compaction-tool-pairing', 'A surface replacement splits a tool call from its result: one half is shadowed, the other stays on the surface', 'the next request carries an orphaned tool call or tool result; DSH\'s compaction selects only tool-pairing-balanced spans, so the writer was not DSH\'s compaction seam (see: dsh compactions)', 'format.md §9, compaction tool-pairing; issue 9'),
 ];
 
 export const RULE_BY_CODE: ReadonlyMap<string, RuleMeta> = new Map(RULES.map((x) => [x.code, x]));

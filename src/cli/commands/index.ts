@@ -18,9 +18,10 @@ import { registerSearch } from './search.js';
 import { registerFork } from './fork.js';
 import { registerSalvage } from './salvage.js';
 import { registerRedact } from './redact.js';
+import { registerCompactions } from './compactions.js';
 
 /** A command registers itself on the program; `setExit` records its exit code. */
 export type RegisterCommand = (program: Command, io: Io, setExit: (code: number) => void) => void;
 
 /** The command registry: one line per command module. */
-export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck, registerExport, registerSurface, registerTrace, registerTranscript, registerLs, registerLineage, registerReplay, registerStats, registerHistory, registerSearch, registerFork, registerSalvage, registerRedact];
+export const COMMANDS: RegisterCommand[] = [registerInspect, registerEvents, registerFrames, registerRequest, registerCheck, registerExport, registerSurface, registerTrace, registerTranscript, registerLs, registerLineage, registerReplay, registerStats, registerHistory, registerSearch, registerFork, registerSalvage, registerRedact, registerCompactions];

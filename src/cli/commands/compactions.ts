@@ -1,0 +1,126 @@
+import { statSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { Io } from '../io.js';
+import { escapeControl, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget } from '../../log/session.js';
+import { UsageError } from '../../log/errors.js';
+import { looksLikeRoot, resolveTarget, scanRoot } from '../../log/target.js';
+import { auditCompactions, type CompactionsReport } from '../../views/compactions.js';
+import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
+
+interface CompactionsOptions extends CommonOptions {
+  id?: string;
+  strict?: boolean;
+  verdicts?: boolean;
+  all?: boolean;
+}
+
+function isRoot(p: string): boolean {
+  try {
+    return statSync(p).isDirectory() && looksLikeRoot(p);
+  } catch {
+    return false;
+  }
+}
+
+const failing = (r: CompactionsReport) => r.verdicts.some((v) => v.state === 'fail');
+
+export function registerCompactions(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('compactions')
+    .description('audit every compaction and tool-result prune: trigger, summary call, replaced range, coverage, tool pairing, outcome and failure class, orphan locks, budget effect, next request; with a per-session acceptance table (over a root: one row per session)')
+    .argument('<target>', 'session file, directory, id (under --root), -, or a session root')
+    .option('--id <compactionId|#n>', 'single session: show only this attempt (a compactionId, or #n / n as numbered in the output); verdicts stay session-wide')
+    .option('--strict', 'exit 1 when any acceptance verdict fails')
+    .option('--verdicts', 'print only the acceptance table (single session)')
+    .option('--all', 'root: list sessions without compaction activity too (columns: CMP compactions, OK succeeded, FAIL failed, OPEN unclosed, BARE checkpoint without a bracket)');
+  addCommon(cmd, { json: 'print the audit as JSON (root: {root, totals, sessions})' });
+  cmd.addHelpText(
+    'after',
+    `
+Attempts: each compaction/start..compaction/end bracket (manual turn:null, or automatic in a turn), each
+compaction/prune + its tool/result replacement, any other surface replacement, and each /compact command that
+never opened a bracket. Triggers: manual (/compact), pressure (agent/pre-step, before step/start), context-overflow
+(inside the step whose attempt finished with CONTEXT_WINDOW_EXCEEDED), request-error (another failure code).
+Failure classes follow DSH's ManualCompactionErrorCode: busy, cancelled, changed, summary, commit, persistence
+(else other). Locks follow format.md §9.4: active unless a later session/end-seed makes the start stale.
+Token estimates use DSH's token-meter heuristic (4 chars/token, +4 per block, +4 per message; system and tools
+priced from the next request's header).
+
+Acceptance table (pass/warn/fail/n/a): raw fact integrity, surface legality, request reconstructable,
+failure recovery, budget gain.
+
+Examples:
+  dsh compactions session.jsonl.zstd
+  dsh compactions session.jsonl.zstd --verdicts
+  dsh compactions ~/.dsh/sessions --strict
+  dsh compactions <id> --json`,
+  );
+  cmd.action(
+    action(io, setExit, async (target: string, opts: CompactionsOptions) => {
+      const env = envFor(io, opts);
+      if (target !== '-' && isRoot(target)) {
+        if (opts.id !== undefined || opts.verdicts) throw new UsageError('--id and --verdicts apply to a single session, not a root');
+        const scan = scanRoot(target);
+        for (const p of scan.problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);
+        const rows: RootCompactionRow[] = [];
+        for (const s of scan.sessions) {
+          const t = resolveTarget(s.path);
+          t.root = scan.root;
+          const r = await inspectTarget(t, { decoder: decoderFor(opts), collect: true, keepReplacements: false });
+          if (r.error || !r.events) {
+            const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+            rows.push({ sessionId: r.artifact.meta?.id ?? s.id, path: s.path, error: { class: e.class, message: e.message } });
+            if (!opts.json) io.stderr.write(`dsh: ${escapeControl(s.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
+            continue;
+          }
+          const sessionId = r.meta?.id ?? s.id;
+          rows.push({ sessionId, path: s.path, report: auditCompactions(r.events, { sessionId }) });
+        }
+        const reports = rows.filter((x) => x.report).map((x) => x.report as CompactionsReport);
+        const totals = {
+          sessions: rows.length,
+          unreadable: rows.length - reports.length,
+          withCompactionActivity: reports.filter((x) => x.attempts.length > 0).length,
+          compactions: reports.reduce((n, x) => n + x.counts.compactions, 0),
+          succeeded: reports.reduce((n, x) => n + x.counts.succeeded, 0),
+          failed: reports.reduce((n, x) => n + x.counts.failed, 0),
+          unclosed: reports.reduce((n, x) => n + x.counts.unclosed, 0),
+          unbracketed: reports.reduce((n, x) => n + x.counts.unbracketed, 0),
+          prunes: reports.reduce((n, x) => n + x.counts.prunes, 0),
+          activeLocks: reports.reduce((n, x) => n + x.counts.activeLocks, 0),
+          staleLocks: reports.reduce((n, x) => n + x.counts.staleLocks, 0),
+          failingSessions: reports.filter(failing).length,
+        };
+        if (opts.json) await writeOut(io.stdout, JSON.stringify({ root: scan.root, totals, sessions: rows }) + '\n');
+        else await writeOut(io.stdout, renderRootCompactions(rows, env.c, { all: Boolean(opts.all) }));
+        if (totals.unreadable > 0) return EXIT.failed;
+        return opts.strict && totals.failingSessions > 0 ? EXIT.failed : EXIT.ok;
+      }
+      const resolved = await resolveCli(target, opts);
+      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: false });
+      if (r.error || !r.events) {
+        const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+        else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+        return EXIT.failed;
+      }
+      if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+      const report = auditCompactions(r.events, { sessionId: r.meta?.id ?? null });
+      if (opts.id !== undefined) {
+        const want = opts.id.trim();
+        const n = /^#?(\d+)$/.exec(want);
+        const picked = report.attempts.filter((a) => a.compactionId === want || (n !== null && a.index + 1 === Number(n[1])));
+        if (picked.length === 0) {
+          const known = report.attempts.map((a) => `#${a.index + 1}${a.compactionId !== null ? ` (${a.compactionId})` : ''}`);
+          throw new UsageError(`no attempt ${JSON.stringify(want)} in this session${known.length ? `; attempts: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}` : ' (it has no compaction activity)'}`);
+        }
+        report.attempts = picked;
+      }
+      if (opts.json) await writeOut(io.stdout, JSON.stringify(report) + '\n');
+      else await writeOut(io.stdout, renderCompactions(report, env.c, { verdictsOnly: Boolean(opts.verdicts) }));
+      return opts.strict && failing(report) ? EXIT.failed : EXIT.ok;
+    }),
+  );
+}

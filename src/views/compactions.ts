@@ -1,0 +1,1148 @@
+/**
+ * Compaction audit (`dsh compactions`): every compaction attempt and every
+ * tool-result prune of a session, judged against DSH's own contracts
+ * (format.md §6.1, §7.6, §7.7, §9; the compaction seam's region transaction,
+ * tool-pairing balance and token-meter heuristic) and summarized in the shape
+ * of the compaction/recovery acceptance table: raw facts survived, new surface
+ * legal, next request reconstructable, failure classified, budget gain.
+ *
+ * Pure: takes the logical events (`inspectTarget(..., {collect:true}).events`)
+ * and returns plain data. One forward pass folds the surface (so the positions
+ * before each replacement are known), tracks turns/steps/finishes (trigger),
+ * brackets (outcome, lock), commands (manual outcomes); dispatches come from
+ * {@link deriveDispatches}.
+ */
+import type { SessionEvent } from '../log/types.js';
+import { SurfaceFold, SurfaceError, deriveEventMessage, isSurfaceEligibleType } from '../log/surface.js';
+import { canonicalHeader, type EpochHeader } from './header.js';
+import { deriveDispatches, type DispatchEntry } from './requests.js';
+
+// ---------------------------------------------------------------- heuristic pricing
+
+/** DSH token-meter heuristic constants (query-export.md §7 contextBreakdown). */
+const CHARS_PER_TOKEN = 4;
+const BLOCK_OVERHEAD = 4;
+const ROLE_OVERHEAD = 4;
+
+export interface Priced {
+  tokens: number;
+  /** UTF-16 characters the heuristic priced (text, reasoning, tool-call name+arguments, nested results, unknown blocks as JSON). */
+  chars: number;
+}
+
+function priceBlocks(blocks: unknown): Priced {
+  let tokens = 0;
+  let chars = 0;
+  if (!Array.isArray(blocks)) return { tokens, chars };
+  for (const raw of blocks) {
+    const b = (raw ?? {}) as Record<string, any>;
+    switch (b['type']) {
+      case 'text':
+      case 'reasoning': {
+        const n = typeof b['text'] === 'string' ? b['text'].length : 0;
+        tokens += Math.ceil(n / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
+        chars += n;
+        break;
+      }
+      case 'tool-call': {
+        const name = typeof b['name'] === 'string' ? b['name'].length : 0;
+        const args = typeof b['arguments'] === 'string' ? b['arguments'].length : 0;
+        tokens += Math.ceil(name / CHARS_PER_TOKEN) + Math.ceil(args / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
+        chars += name + args;
+        break;
+      }
+      case 'tool-result': {
+        const inner = priceBlocks(b['content']);
+        tokens += inner.tokens + BLOCK_OVERHEAD;
+        chars += inner.chars;
+        break;
+      }
+      default: {
+        const n = (JSON.stringify(raw) ?? '').length;
+        tokens += BLOCK_OVERHEAD + Math.ceil(n / CHARS_PER_TOKEN);
+        chars += n;
+      }
+    }
+  }
+  return { tokens, chars };
+}
+
+/** `estimateMessage`: content tokens + 4 role overhead. */
+export function estimateMessage(message: unknown): Priced {
+  const p = priceBlocks((message as { content?: unknown } | null)?.content);
+  return { tokens: p.tokens + ROLE_OVERHEAD, chars: p.chars };
+}
+
+/** `estimateSystemTokens`: ceil(len/4) + 4, 0 when absent. */
+export function estimateSystemTokens(header: EpochHeader | null | undefined): number {
+  const s = header?.system;
+  if (typeof s !== 'string') return 0;
+  return Math.ceil(s.length / CHARS_PER_TOKEN) + ROLE_OVERHEAD;
+}
+
+/** `estimateToolsTokens`: ceil(JSON.stringify(tools).length/4) + 4, 0 when absent or empty. */
+export function estimateToolsTokens(header: EpochHeader | null | undefined): number {
+  const t = header?.tools as unknown;
+  if (t === undefined || t === null || (t as { length?: number }).length === 0) return 0;
+  return Math.ceil((JSON.stringify(t) ?? '').length / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
+}
+
+function priceNodes(nodes: readonly number[], events: readonly SessionEvent[]): { messages: number; tokens: number; chars: number } {
+  let messages = 0;
+  let tokens = 0;
+  let chars = 0;
+  for (const seq of nodes) {
+    const e = events[seq];
+    if (!e) continue;
+    const m = deriveEventMessage(e);
+    if (m === null || m === undefined) continue;
+    const p = estimateMessage(m);
+    messages += 1;
+    tokens += p.tokens;
+    chars += p.chars;
+  }
+  return { messages, tokens, chars };
+}
+
+// ---------------------------------------------------------------- failure classes
+
+/** DSH's `ManualCompactionErrorCode`, plus `other` for a logged error no rule explains. */
+export type FailureClass = 'busy' | 'cancelled' | 'changed' | 'summary' | 'commit' | 'persistence' | 'other';
+
+export interface FailureInfo {
+  class: FailureClass;
+  /** Short name of the matched cause (`not-smaller`, `truncated`, `surface-changed-during`, …). */
+  reason: string;
+  /** How it was classified: the logged error text, the bracket's shape, or the manual command's reported outcome. */
+  basis: 'error text' | 'bracket shape' | 'command/done';
+  /** The logged `compaction/end.error` (or command/done text). */
+  text: string | null;
+}
+
+/** Typical `compaction/end.error` texts (format.md §9.3; DSH compaction-basic region/summarizer). */
+const ERROR_PATTERNS: { re: RegExp; cls: FailureClass; reason: string }[] = [
+  { re: /^summary is not smaller than the shadowed content/, cls: 'summary', reason: 'not-smaller' },
+  { re: /^summarization truncated at the token cap/, cls: 'summary', reason: 'truncated' },
+  { re: /^summarization produced no text summary content/, cls: 'summary', reason: 'no-text' },
+  { re: /^compaction summary cannot contain image output/, cls: 'summary', reason: 'image-output' },
+  { re: /^no provider\/model available for summarization/, cls: 'summary', reason: 'no-provider' },
+  { re: /^compaction: selected surface changed before summarization began/, cls: 'changed', reason: 'surface-changed-before' },
+  { re: /^compaction: session surface changed during summarization/, cls: 'changed', reason: 'surface-changed-during' },
+  { re: /^compaction: the selected span is no longer a valid replacement target/, cls: 'changed', reason: 'span-invalid' },
+  { re: /^compaction: the selected span changed during summarization/, cls: 'changed', reason: 'span-changed' },
+  { re: /^compaction: the selected span was rewritten during summarization/, cls: 'changed', reason: 'span-rewritten' },
+  { re: /^compaction still above threshold after/, cls: 'summary', reason: 'still-above-threshold' },
+  { re: /(^AbortError\b|\babort(ed)?\b|\bcancel(l)?ed\b|\bcancellation\b)/i, cls: 'cancelled', reason: 'cancelled' },
+];
+
+/** `/compact`'s human outcomes (command-compact `expectedFailure`) → class. */
+const COMMAND_TEXTS: { prefix: string; cls: FailureClass | 'success' | 'nothing' }[] = [
+  { prefix: 'Compaction is unavailable because', cls: 'busy' },
+  { prefix: 'Compaction cancelled.', cls: 'cancelled' },
+  { prefix: 'The history selected for compaction changed', cls: 'changed' },
+  { prefix: 'Compaction could not produce a useful summary', cls: 'summary' },
+  { prefix: 'Compaction did not finish cleanly', cls: 'commit' },
+  { prefix: 'Compaction finished, but the session could not be saved', cls: 'persistence' },
+  { prefix: 'No compactable history yet.', cls: 'nothing' },
+  { prefix: 'Compacted ', cls: 'success' },
+];
+
+/** Classify a logged `compaction/end.error` string (and whether a summary landed in the bracket). */
+export function classifyCompactionError(text: string, summaryLogged: boolean): FailureInfo {
+  for (const p of ERROR_PATTERNS) if (p.re.test(text)) return { class: p.cls, reason: p.reason, basis: 'error text', text };
+  // DSH's stage rule: a failure after the body started to land is a commit-stage failure.
+  if (summaryLogged) return { class: 'commit', reason: 'body-append-failed', basis: 'bracket shape', text };
+  return { class: 'other', reason: 'unrecognized', basis: 'error text', text };
+}
+
+/** Map a `/compact` command/done text to DSH's manual outcome class. */
+export function classifyCommandText(text: string): FailureClass | 'success' | 'nothing' | null {
+  for (const p of COMMAND_TEXTS) if (text.startsWith(p.prefix)) return p.cls;
+  return null;
+}
+
+// ---------------------------------------------------------------- audit records
+
+export type AttemptKind = 'compaction' | 'prune' | 'replacement';
+/**
+ * manual: standalone `/compact` (turn: null); pressure: agent/pre-step (in a turn, before step/start);
+ * context-overflow: agent/request-error recovery after a CONTEXT_WINDOW_EXCEEDED finish in the same step;
+ * request-error: the same position after another failure code; automatic: a numbered (in-turn) owner at a
+ * position neither DSH hook writes (e.g. inside a step before its first dispatch); unknown: no owner context.
+ */
+export type TriggerKind = 'manual' | 'pressure' | 'context-overflow' | 'request-error' | 'automatic' | 'unknown';
+
+export interface TriggerInfo {
+  kind: TriggerKind;
+  /** Human explanation with the evidence seqs. */
+  detail: string;
+  turn: number | null;
+  /** The step the attempt sits in (overflow) or precedes (pressure). */
+  step: number | null;
+  command?: { commandId: string; runSeq: number | null; doneSeq: number | null; doneKind: string | null; doneText: string | null };
+  /** The failed dispatch (overflow / request-error). */
+  failedDispatch?: { key: string | null; finishSeq: number; code: string | null; message: string | null };
+}
+
+export interface SummaryCall {
+  seq: number;
+  provider: unknown;
+  model: unknown;
+  maxTokens: unknown;
+  usage: unknown;
+  llmStreamCall: boolean;
+  /** Estimated tokens of the summary blocks. */
+  summaryTokens: number;
+  /** The summary's text blocks, joined (what the checkpoint tells the model). */
+  summaryText: string;
+}
+
+export interface RangeInfo {
+  /** The replacement's `surfaceOp` endpoints (surface-node seqs). */
+  start: number;
+  end: number;
+  /** Their positions on the surface just before the replacement. */
+  startPosition: number;
+  endPosition: number;
+  surfaceLengthBefore: number;
+  /** Fold-computed shadowed nodes, in surface order. */
+  shadowedSeqs: number[];
+}
+
+export interface CoverageInfo {
+  /** Every shadowed node is cited by the replacement's sourceEventSeqs (DSH S10b). */
+  covered: boolean;
+  missing: number[];
+  /** Compactions: the replacement also cites its compaction/start and compaction/summary (DSH writer contract). */
+  citesStart: boolean | null;
+  citesSummary: boolean | null;
+  /** The declared `shadowedSeqs`/`shadowedRange` (summary or prune event) equal the fold's. */
+  declaredMatches: boolean | null;
+  declaredShadowedSeqs: number[] | null;
+  declaredTokenCount: number | null;
+  /** The token-meter heuristic over the shadowed nodes' messages (DSH prices with the meter's node fold, so a replaced node can differ). */
+  estimatedShadowedTokens: number | null;
+}
+
+export interface OrphanPair {
+  callId: string;
+  /** Surviving node that now holds half a pair. */
+  survivingSeq: number;
+  /** Shadowed node that held the other half. */
+  shadowedSeq: number;
+}
+
+export interface PairingInfo {
+  /**
+   * DSH `toolPairingBalancedBefore(start)` / `toolPairingBalancedAfter(end)` over the surface before the
+   * replacement (null for a tool/result rewrite, which keeps its pair by construction, S11/S12).
+   */
+  balancedBefore: boolean | null;
+  balancedAfter: boolean | null;
+  /** Tool-call blocks left on the new surface whose result was shadowed. */
+  orphanCalls: OrphanPair[];
+  /** Tool results left on the new surface whose call block was shadowed. */
+  orphanResults: OrphanPair[];
+  ok: boolean;
+}
+
+export interface IntegrityInfo {
+  /** Shadowed seqs whose event is missing, renumbered, or not a surface type. */
+  missingEvents: number[];
+  /** Shadowed nodes that were themselves replacements (earlier checkpoints or pruned results). */
+  shadowedReplacements: number[];
+  /** Append-origin events this replacement stands for, transitively through shadowed replacements (what a human saw). */
+  originSeqs: number[];
+  /** Where those facts are on the surface at the end of the log: this replacement, or the later one that shadowed it. */
+  currentHolder: number | null;
+  ok: boolean;
+}
+
+export interface UsagePoint {
+  key: string;
+  firstChunkSeq: number;
+  /** input + cacheRead + cacheWrite of the dispatch's reported usage. */
+  billedInput: number;
+}
+
+export interface BudgetInfo {
+  messagesBefore: number;
+  messagesAfter: number;
+  charsBefore: number;
+  charsAfter: number;
+  messageTokensBefore: number;
+  messageTokensAfter: number;
+  savedMessageTokens: number;
+  /** Estimate of the replacement message itself. */
+  replacementTokens: number;
+  /** System + tools estimate of the header in force before (at the attempt). */
+  headerTokensBefore: number;
+  /** System + tools estimate of the next request's header (or the folded header when none is dispatched yet). */
+  systemTokensNext: number;
+  toolsTokensNext: number;
+  headerTokensNext: number;
+  /** (messages+header) before − (messages+header) of the next request's envelope. */
+  netGain: number;
+  eatenByHeader: boolean;
+  usageBefore: UsagePoint | null;
+  usageAfter: UsagePoint | null;
+}
+
+export interface NextRequestInfo {
+  status: 'ok' | 'not-reconstructable' | 'pending';
+  reason: string;
+  key: string | null;
+  firstChunkSeq: number | null;
+  headerSeq: number | null;
+  messageCount: number;
+  /** The overflow recovery's retry: the next dispatch is in the failed step. */
+  retryOfFailedStep: boolean;
+}
+
+export interface LockInfo {
+  /** §9.4: active (DSH's next compaction is refused 'busy'), stale (a later session/end-seed ends that lifecycle), superseded (a later compaction marker; F1 violation). */
+  state: 'active' | 'stale' | 'superseded';
+  endSeedSeq: number | null;
+  detail: string;
+}
+
+/**
+ * succeeded/failed: a closed bracket without/with `error`; unclosed: a start with no end; unbracketed: a
+ * checkpoint (or summary) with no compaction/start at all; applied: a prune or other replacement that landed;
+ * not-started / nothing-to-compact: a /compact command that never opened a bracket.
+ */
+export type Outcome = 'succeeded' | 'failed' | 'unclosed' | 'unbracketed' | 'applied' | 'not-started' | 'nothing-to-compact';
+
+export interface CompactionAttempt {
+  index: number;
+  kind: AttemptKind;
+  compactionId: string | null;
+  /** compaction/start `turn` (null = standalone manual); undefined for prunes/replacements. */
+  owner: number | null | undefined;
+  sourceCommandId: string | null;
+  seqs: { start: number | null; summary: number | null; replacement: number | null; end: number | null; prune: number | null };
+  firstSeq: number;
+  lastSeq: number;
+  trigger: TriggerInfo;
+  summaryCall: SummaryCall | null;
+  range: RangeInfo | null;
+  coverage: CoverageInfo | null;
+  pairing: PairingInfo | null;
+  integrity: IntegrityInfo | null;
+  outcome: Outcome;
+  failure: FailureInfo | null;
+  lock: LockInfo | null;
+  budget: BudgetInfo | null;
+  nextRequest: NextRequestInfo;
+  /** Prunes: the compaction/start that directly follows this prune run (same automatic pass), if any. */
+  precedesCompaction: string | null;
+  notes: string[];
+}
+
+export type VerdictState = 'pass' | 'warn' | 'fail' | 'n/a';
+
+export interface Verdict {
+  item: 'raw-facts' | 'surface' | 'request' | 'failure' | 'budget';
+  title: string;
+  state: VerdictState;
+  detail: string;
+}
+
+export interface CompactionsReport {
+  sessionId: string | null;
+  eventCount: number;
+  surfaceNodes: number;
+  replaceGeneration: number;
+  counts: { compactions: number; succeeded: number; failed: number; unclosed: number; unbracketed: number; prunes: number; otherReplacements: number; notStarted: number; activeLocks: number; staleLocks: number };
+  attempts: CompactionAttempt[];
+  verdicts: Verdict[];
+  /** The surface fold rejected an event (only possible on logs DSH itself would refuse). */
+  foldError: { seq: number; rule: string; message: string } | null;
+}
+
+// ---------------------------------------------------------------- the pass
+
+const CWE = 'CONTEXT_WINDOW_EXCEEDED';
+
+function rec(v: unknown): Record<string, any> {
+  return typeof v === 'object' && v !== null ? (v as Record<string, any>) : {};
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+function toolCallIds(e: SessionEvent | undefined): string[] {
+  if (!e || e.type !== 'assistant/message') return [];
+  const content = rec(e.data)['message']?.content;
+  if (!Array.isArray(content)) return [];
+  return content.filter((b: any) => b?.type === 'tool-call' && typeof b.id === 'string').map((b: any) => b.id as string);
+}
+
+function toolResultCallId(e: SessionEvent | undefined): string | null {
+  if (!e || e.type !== 'tool/result') return null;
+  const block = rec(e.data)['message']?.content?.[0];
+  return str(block?.toolCallId) ?? str(rec(e.data)['message']?.source?.callId);
+}
+
+/** DSH's balance counting (assistant tool-call blocks +n, tool/result −1) over surface order: balanced[i] = cut before node i. */
+function cuts(nodes: readonly number[], events: readonly SessionEvent[]): boolean[] {
+  const out: boolean[] = [true];
+  let open = 0;
+  for (const seq of nodes) {
+    const e = events[seq];
+    if (e?.type === 'assistant/message') open += toolCallIds(e).length;
+    else if (e?.type === 'tool/result') open -= 1;
+    out.push(open === 0);
+  }
+  return out;
+}
+
+/**
+ * Tool pairing across one replacement: `before`/`after` are the surface node seqs around it, the shadowed span
+ * is `before[startIdx..endIdx]`. Reports pairs split by the boundary (one half shadowed, the other surviving).
+ */
+export function toolPairing(before: readonly number[], startIdx: number, endIdx: number, after: readonly number[], events: readonly SessionEvent[], inPlace: boolean): PairingInfo {
+  const c = cuts(before, events);
+  const shadowed = before.slice(startIdx, endIdx + 1);
+  const shadowedSet = new Set(shadowed);
+  const callsShadowed = new Map<string, number>();
+  const resultsShadowed = new Map<string, number>();
+  for (const s of shadowed) {
+    for (const id of toolCallIds(events[s])) callsShadowed.set(id, s);
+    const r = toolResultCallId(events[s]);
+    if (r !== null) resultsShadowed.set(r, s);
+  }
+  const orphanCalls: OrphanPair[] = [];
+  const orphanResults: OrphanPair[] = [];
+  const callsAfter = new Set<string>();
+  const resultsAfter = new Set<string>();
+  for (const s of after) {
+    for (const id of toolCallIds(events[s])) callsAfter.add(id);
+    const r = toolResultCallId(events[s]);
+    if (r !== null) resultsAfter.add(r);
+  }
+  for (const s of after) {
+    if (shadowedSet.has(s)) continue;
+    for (const id of toolCallIds(events[s])) {
+      const gone = resultsShadowed.get(id);
+      if (gone !== undefined && !resultsAfter.has(id)) orphanCalls.push({ callId: id, survivingSeq: s, shadowedSeq: gone });
+    }
+    const r = toolResultCallId(events[s]);
+    if (r !== null) {
+      const gone = callsShadowed.get(r);
+      if (gone !== undefined && !callsAfter.has(r)) orphanResults.push({ callId: r, survivingSeq: s, shadowedSeq: gone });
+    }
+  }
+  const balancedBefore = inPlace ? null : (c[startIdx] ?? false);
+  const balancedAfter = inPlace ? null : (c[endIdx + 1] ?? false);
+  return { balancedBefore, balancedAfter, orphanCalls, orphanResults, ok: orphanCalls.length === 0 && orphanResults.length === 0 };
+}
+
+interface StepState {
+  turn: number;
+  step: number;
+  startSeq: number;
+  lastFinish: { seq: number; reason: any } | null;
+}
+
+function billed(u: any): number | null {
+  if (!u || typeof u !== 'object') return null;
+  const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
+  if (typeof u.inputTokens !== 'number') return null;
+  return n(u.inputTokens) + n(u.cacheReadTokens) + n(u.cacheWriteTokens);
+}
+
+/** Audit every compaction attempt, prune and other surface replacement in a logical event list. */
+export function auditCompactions(events: readonly SessionEvent[], options: { sessionId?: string | null } = {}): CompactionsReport {
+  const dispatches = deriveDispatches(events, { lazy: events }).requests;
+  const fold = new SurfaceFold(false);
+  const attempts: CompactionAttempt[] = [];
+  const byId = new Map<string, CompactionAttempt>();
+  const commands = new Map<string, { runSeq: number; name: unknown; doneSeq: number | null; doneKind: string | null; doneText: string | null; attempt: CompactionAttempt | null }>();
+  const headerAt: (EpochHeader | null)[] = [];
+  let header: EpochHeader | null = null;
+  let openTurn: number | null = null;
+  let lastStepOfTurn = 0;
+  let step: StepState | null = null;
+  let open: CompactionAttempt | undefined;
+  let foldError: CompactionsReport['foldError'] = null;
+  let lastPrunes: CompactionAttempt[] = [];
+  const surfacePrices = new Map<CompactionAttempt, SurfacePrices>();
+  const pruneAt = new Map<number, CompactionAttempt>();
+  const origin = new Map<number, number[]>();
+  const dispatchByFinish = new Map<number, DispatchEntry>();
+  for (const d of dispatches) dispatchByFinish.set(d.lastChunkSeq, d);
+
+  const newAttempt = (kind: AttemptKind, firstSeq: number, trigger: TriggerInfo): CompactionAttempt => {
+    const a: CompactionAttempt = {
+      index: attempts.length,
+      kind,
+      compactionId: null,
+      owner: undefined,
+      sourceCommandId: null,
+      seqs: { start: null, summary: null, replacement: null, end: null, prune: null },
+      firstSeq,
+      lastSeq: firstSeq,
+      trigger,
+      summaryCall: null,
+      range: null,
+      coverage: null,
+      pairing: null,
+      integrity: null,
+      outcome: kind === 'compaction' ? 'unclosed' : 'applied',
+      failure: null,
+      lock: null,
+      budget: null,
+      nextRequest: { status: 'pending', reason: '', key: null, firstChunkSeq: null, headerSeq: null, messageCount: 0, retryOfFailedStep: false },
+      precedesCompaction: null,
+      notes: [],
+    };
+    attempts.push(a);
+    return a;
+  };
+
+  /** Where an automatic attempt sits: pre-step pressure, failed-step recovery, or neither. */
+  const positionTrigger = (owner: number | null | undefined, what: string): TriggerInfo => {
+    if (owner === null) {
+      return { kind: 'manual', detail: 'standalone bracket between turns (turn: null): a manual /compact', turn: null, step: null };
+    }
+    if (step !== null && openTurn !== null) {
+      const f = step.lastFinish;
+      const reason = rec(f?.reason);
+      if (f && (reason['kind'] === 'error' || reason['kind'] === 'aborted')) {
+        const failure = rec(reason['failure']);
+        const code = str(failure['code']);
+        const d = dispatchByFinish.get(f.seq);
+        const failedDispatch = { key: d?.key ?? null, finishSeq: f.seq, code, message: str(failure['message']) };
+        if (code === CWE) {
+          return {
+            kind: 'context-overflow',
+            detail: `inside failed step ${step.turn}/${step.step}: ${d ? `dispatch ${d.key}` : 'the attempt'} finished ${String(reason['kind'])} with ${CWE} (finish chunk seq ${f.seq}); agent/request-error recovery`,
+            turn: step.turn,
+            step: step.step,
+            failedDispatch,
+          };
+        }
+        return {
+          kind: 'request-error',
+          detail: `inside failed step ${step.turn}/${step.step} after a ${String(reason['kind'])} finish with code ${code ?? '(none)'} (seq ${f.seq}); DSH's basic engine recovers only ${CWE}`,
+          turn: step.turn,
+          step: step.step,
+          failedDispatch,
+        };
+      }
+      return {
+        kind: 'automatic',
+        detail: `in-turn, inside open step ${step.turn}/${step.step} with no failed attempt before it (DSH's hooks compact before step/start or after a failed finish; this placement is the writer's)`,
+        turn: step.turn,
+        step: step.step,
+      };
+    }
+    if (openTurn !== null) {
+      return {
+        kind: 'pressure',
+        detail: `turn ${openTurn}, before step ${lastStepOfTurn + 1} (agent/pre-step: step-boundary pressure)`,
+        turn: openTurn,
+        step: lastStepOfTurn + 1,
+      };
+    }
+    return {
+      kind: 'unknown',
+      detail: `${what} outside any open turn: no DSH trigger writes it there${what === 'compaction/prune' ? ' (its tool/result replacement also breaks DSH-E7: replacements need an open turn)' : ''}`,
+      turn: null,
+      step: null,
+    };
+  };
+
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i] as SessionEvent;
+    const d = rec(e.data);
+    const isReplacement = isSurfaceEligibleType(e.type) && e.surfaceOp !== undefined && e.surfaceOp !== 'append';
+    const before = isReplacement ? fold.nodes.slice() : null;
+    if (foldError === null) {
+      try {
+        fold.apply(e);
+      } catch (error) {
+        if (error instanceof SurfaceError) foldError = { seq: error.seq, rule: error.rule, message: error.message };
+        else foldError = { seq: e.seq, rule: '?', message: (error as Error).message };
+      }
+    }
+    headerAt.push(header);
+    switch (e.type) {
+      case 'turn/start':
+        openTurn = typeof d['turn'] === 'number' ? d['turn'] : null;
+        lastStepOfTurn = 0;
+        step = null;
+        break;
+      case 'turn/end':
+        openTurn = null;
+        step = null;
+        break;
+      case 'step/start':
+        step = { turn: d['turn'], step: d['step'], startSeq: e.seq, lastFinish: null };
+        if (typeof d['step'] === 'number') lastStepOfTurn = d['step'];
+        break;
+      case 'step/end':
+        step = null;
+        break;
+      case 'assistant/chunk':
+        if (step && rec(d['chunk'])['type'] === 'finish') step.lastFinish = { seq: e.seq, reason: rec(d['chunk'])['reason'] };
+        break;
+      case 'request/header':
+        header = canonicalHeader(d['header']);
+        break;
+      case 'command/run': {
+        const id = str(d['commandId']);
+        if (id !== null) commands.set(id, { runSeq: e.seq, name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
+        break;
+      }
+      case 'command/done': {
+        const id = str(d['commandId']);
+        const c = id !== null ? commands.get(id) : undefined;
+        if (c) {
+          c.doneSeq = e.seq;
+          c.doneKind = str(d['kind']);
+          c.doneText = str(d['text']);
+          if (c.name === 'compact' && c.attempt === null && id !== null) {
+            // A /compact that never opened a bracket: busy, cancelled before start, or nothing to compact.
+            const cls = c.doneText !== null ? classifyCommandText(c.doneText) : null;
+            const a = newAttempt('compaction', c.runSeq, {
+              kind: 'manual',
+              detail: `/compact command ${JSON.stringify(id)} (command/run seq ${c.runSeq}) never opened a compaction bracket`,
+              turn: null,
+              step: null,
+              command: { commandId: id, runSeq: c.runSeq, doneSeq: e.seq, doneKind: c.doneKind, doneText: c.doneText },
+            });
+            a.sourceCommandId = id;
+            a.lastSeq = e.seq;
+            a.owner = null;
+            if (cls === 'nothing') a.outcome = 'nothing-to-compact';
+            else {
+              a.outcome = 'not-started';
+              if (cls !== null && cls !== 'success') a.failure = { class: cls, reason: cls, basis: 'command/done', text: c.doneText };
+              else a.failure = { class: 'other', reason: 'unrecognized', basis: 'command/done', text: c.doneText };
+            }
+            c.attempt = a;
+          } else if (c.attempt) {
+            applyCommandOutcome(c.attempt, c.doneKind, c.doneText, e.seq);
+          }
+        }
+        break;
+      }
+      case 'session/end-seed':
+        if (open) {
+          open.lock = { state: 'stale', endSeedSeq: e.seq, detail: `unmatched compaction/start seq ${open.seqs.start} is closed by session/end-seed seq ${e.seq}: its lifecycle ended (crash, exit or fork); DSH ignores it` };
+          open = undefined;
+        }
+        break;
+      case 'compaction/start': {
+        if (open) {
+          open.lock = { state: 'superseded', endSeedSeq: null, detail: `unmatched compaction/start seq ${open.seqs.start} is followed by another compaction/start (seq ${e.seq}) with no session/end-seed between (DSH-F1 violation)` };
+        }
+        const owner = d['turn'] === null ? null : typeof d['turn'] === 'number' ? d['turn'] : undefined;
+        const a = newAttempt('compaction', e.seq, positionTrigger(owner, 'compaction/start'));
+        a.compactionId = str(d['compactionId']);
+        a.owner = owner;
+        a.sourceCommandId = str(d['sourceCommandId']);
+        a.seqs.start = e.seq;
+        if (owner === undefined) a.notes.push(`compaction/start turn ${JSON.stringify(d['turn']) ?? 'undefined'} is neither a turn number nor null (DSH-F1)`);
+        if (a.sourceCommandId !== null) {
+          const c = commands.get(a.sourceCommandId);
+          a.trigger.command = { commandId: a.sourceCommandId, runSeq: c?.runSeq ?? null, doneSeq: null, doneKind: null, doneText: null };
+          if (c) {
+            c.attempt = a;
+            a.trigger.detail = `/compact command ${JSON.stringify(a.sourceCommandId)} (command/run seq ${c.runSeq}${c.name !== 'compact' ? `, name ${JSON.stringify(c.name)}` : ''})`;
+          } else a.trigger.detail = `manual: sourceCommandId ${JSON.stringify(a.sourceCommandId)} (no command/run in the log)`;
+          if (typeof owner === 'number') a.notes.push('a sourceCommandId on a numbered (in-turn) bracket: DSH writes manual brackets with turn: null');
+        }
+        if (a.compactionId !== null) {
+          if (byId.has(a.compactionId)) a.notes.push(`compactionId ${JSON.stringify(a.compactionId)} was already used by an earlier bracket`);
+          else byId.set(a.compactionId, a);
+        }
+        for (const p of lastPrunes) p.precedesCompaction = a.compactionId;
+        open = a;
+        break;
+      }
+      case 'compaction/summary': {
+        const id = str(d['compactionId']);
+        let a = open && open.compactionId === id ? open : id !== null ? byId.get(id) : undefined;
+        if (!a) {
+          a = newAttempt('compaction', e.seq, orphanTrigger(positionTrigger(undefined, 'compaction/summary')));
+          a.compactionId = id;
+        }
+        if (a.seqs.summary !== null) a.notes.push(`a second compaction/summary (seq ${e.seq}) in one bracket`);
+        else {
+          a.seqs.summary = e.seq;
+          a.summaryCall = {
+            seq: e.seq,
+            provider: d['provider'],
+            model: d['model'],
+            maxTokens: d['maxTokens'] ?? null,
+            usage: d['usage'] ?? null,
+            llmStreamCall: d['llmStreamCall'] === true,
+            summaryTokens: priceBlocks(d['summary']).tokens,
+            summaryText: Array.isArray(d['summary']) ? d['summary'].filter((b: any) => b?.type === 'text' && typeof b.text === 'string').map((b: any) => b.text as string).join('\n') : '',
+          };
+        }
+        a.lastSeq = e.seq;
+        break;
+      }
+      case 'compaction/end': {
+        const id = str(d['compactionId']);
+        let a = open && open.compactionId === id ? open : id !== null ? byId.get(id) : undefined;
+        if (!a) {
+          a = newAttempt('compaction', e.seq, orphanTrigger(positionTrigger(undefined, 'compaction/end')));
+          a.compactionId = id;
+          a.notes.push('compaction/end without a matching compaction/start (DSH-F1)');
+        }
+        a.seqs.end = e.seq;
+        a.lastSeq = e.seq;
+        if (d['error'] !== undefined) {
+          a.outcome = 'failed';
+          if (typeof d['error'] === 'string') a.failure = classifyCompactionError(d['error'], a.seqs.summary !== null);
+          else {
+            a.failure = { class: 'other', reason: 'non-string-error', basis: 'error text', text: JSON.stringify(d['error']) ?? String(d['error']) };
+            a.notes.push('compaction/end error is not a string (DSH writes errorChain text)');
+          }
+          if (a.seqs.replacement !== null) a.notes.push('the bracket failed after its replacement landed: the surface was changed by a failed compaction');
+        } else {
+          a.outcome = 'succeeded';
+          if (a.seqs.summary === null) a.notes.push('successful compaction/end without a compaction/summary (DSH-F1)');
+          if (a.seqs.replacement === null) a.notes.push('successful compaction/end without a checkpoint replacement');
+        }
+        if (open === a) open = undefined;
+        break;
+      }
+      case 'compaction/prune': {
+        const a = newAttempt('prune', e.seq, positionTrigger(undefined, 'compaction/prune'));
+        a.seqs.prune = e.seq;
+        a.coverage = {
+          covered: false,
+          missing: [],
+          citesStart: null,
+          citesSummary: null,
+          declaredMatches: null,
+          declaredShadowedSeqs: Array.isArray(d['shadowedSeqs']) ? d['shadowedSeqs'] : null,
+          declaredTokenCount: typeof d['shadowedTokenCount'] === 'number' ? d['shadowedTokenCount'] : null,
+          estimatedShadowedTokens: null,
+        };
+        const next = events[i + 1];
+        if (!(next?.type === 'tool/result' && next.surfaceOp !== undefined && next.surfaceOp !== 'append')) {
+          a.outcome = 'failed';
+          a.failure = { class: 'commit', reason: 'prune-without-replacement', basis: 'bracket shape', text: null };
+          a.notes.push('compaction/prune is not immediately followed by its replacement tool/result (shadow-price adjacency broken)');
+        }
+        lastPrunes.push(a);
+        pruneAt.set(e.seq, a);
+        break;
+      }
+      default:
+        break;
+    }
+    if (e.type !== 'compaction/prune' && !(e.type === 'tool/result' && isReplacement)) lastPrunes = [];
+
+    if (isReplacement && before) {
+      let a: CompactionAttempt | undefined;
+      const source = rec(d['source']);
+      const prev = events[i - 1];
+      if (e.type === 'user/message' && source['kind'] === 'plugin' && source['plugin'] === 'compact') {
+        const id = str(source['compactionId']);
+        a = open && open.compactionId === id ? open : id !== null ? byId.get(id) : undefined;
+        if (!a) {
+          a = newAttempt('compaction', e.seq, orphanTrigger(positionTrigger(undefined, 'checkpoint replacement')));
+          a.compactionId = id;
+        }
+        if (a.seqs.summary === null) a.notes.push('no compaction/summary precedes the checkpoint: its summary model call is unrecorded');
+        else if (a.seqs.summary !== e.seq - 1) a.notes.push(`the checkpoint replacement does not immediately follow its compaction/summary (seq ${a.seqs.summary}; the adjacency is contractual)`);
+      } else if (e.type === 'tool/result' && prev?.type === 'compaction/prune') {
+        a = pruneAt.get(prev.seq);
+      }
+      if (!a) {
+        a = newAttempt(e.type === 'tool/result' ? 'prune' : 'replacement', e.seq, positionTrigger(undefined, `${e.type} replacement`));
+        if (e.type === 'tool/result') a.notes.push('tool/result replacement with no compaction/prune shadow-price event before it (unpriced)');
+        else a.notes.push(`a ${e.type} replacement that is neither a compaction checkpoint nor a prune`);
+      }
+      a.seqs.replacement = e.seq;
+      a.lastSeq = Math.max(a.lastSeq, e.seq);
+      auditReplacement(a, e, before, fold.nodes, events, origin);
+      surfacePrices.set(a, { before: priceNodes(before, events), after: priceNodes(fold.nodes, events), replacement: priceNodes([e.seq], events) });
+    }
+  }
+  if (open) {
+    open.lock = {
+      state: 'active',
+      endSeedSeq: null,
+      detail: `compaction/start seq ${open.seqs.start} has no compaction/end and no later session/end-seed: DSH treats the compaction lock as active and refuses new compactions ('busy')`,
+    };
+  }
+
+  // Unclosed attempts: classify by shape (§9.2).
+  for (const a of attempts) {
+    if (a.outcome !== 'unclosed') continue;
+    if (a.seqs.start === null) {
+      a.outcome = 'unbracketed';
+      a.notes.push('no compaction/start bracket at all: DSH\'s compaction invariant rejects it (DSH-F1); no lock, no recorded outcome');
+      continue;
+    }
+    if (a.seqs.replacement !== null) a.notes.push('summary and replacement landed but compaction/end did not (the close append failed, or the process died)');
+    else if (a.seqs.summary !== null) a.notes.push('a summary landed without its replacement and without compaction/end');
+    // With a summary logged, DSH was in its commit stage; without one, the lock state (below) is the finding.
+    if (a.failure === null && a.seqs.summary !== null) a.failure = { class: 'commit', reason: 'unclosed-after-body', basis: 'bracket shape', text: null };
+  }
+
+  // Budget and next request.
+  const finalNodes = fold.nodes.slice();
+  const onSurface = new Set(finalNodes);
+  const shadowedBy = new Map<number, number>();
+  for (const a of attempts) if (a.range && a.seqs.replacement !== null) for (const s of a.range.shadowedSeqs) shadowedBy.set(s, a.seqs.replacement);
+  for (const a of attempts) {
+    if (!a.integrity || a.seqs.replacement === null) continue;
+    let at: number | undefined = a.seqs.replacement;
+    const seen = new Set<number>();
+    while (at !== undefined && !onSurface.has(at) && !seen.has(at)) {
+      seen.add(at);
+      at = shadowedBy.get(at);
+    }
+    a.integrity.currentHolder = at !== undefined && onSurface.has(at) ? at : null;
+    if (a.integrity.currentHolder === null) a.integrity.ok = false;
+  }
+  for (const a of attempts) {
+    const lastBefore = findLastDispatch(dispatches, a.firstSeq);
+    const next = dispatches.find((x) => x.firstChunkSeq > a.lastSeq) ?? null;
+    a.nextRequest = nextRequest(a, next, events, attempts, header, finalNodes);
+    const priced = surfacePrices.get(a);
+    if (a.range && priced) a.budget = budget(priced, lastBefore, next, headerAt[a.firstSeq] ?? null, header);
+  }
+
+  const counts = {
+    compactions: attempts.filter((a) => a.kind === 'compaction' && a.outcome !== 'not-started' && a.outcome !== 'nothing-to-compact').length,
+    succeeded: attempts.filter((a) => a.kind === 'compaction' && a.outcome === 'succeeded').length,
+    failed: attempts.filter((a) => a.kind === 'compaction' && a.outcome === 'failed').length,
+    unclosed: attempts.filter((a) => a.outcome === 'unclosed').length,
+    unbracketed: attempts.filter((a) => a.outcome === 'unbracketed').length,
+    prunes: attempts.filter((a) => a.kind === 'prune').length,
+    otherReplacements: attempts.filter((a) => a.kind === 'replacement').length,
+    notStarted: attempts.filter((a) => a.outcome === 'not-started' || a.outcome === 'nothing-to-compact').length,
+    activeLocks: attempts.filter((a) => a.lock?.state === 'active').length,
+    staleLocks: attempts.filter((a) => a.lock?.state === 'stale').length,
+  };
+  const report: CompactionsReport = {
+    sessionId: options.sessionId ?? null,
+    eventCount: events.length,
+    surfaceNodes: finalNodes.length,
+    replaceGeneration: fold.replaceGeneration,
+    counts,
+    attempts,
+    verdicts: [],
+    foldError,
+  };
+  report.verdicts = verdictsOf(report, dispatches);
+  return report;
+
+  function applyCommandOutcome(a: CompactionAttempt, kind: string | null, text: string | null, seq: number): void {
+    if (a.trigger.command) {
+      a.trigger.command.doneSeq = seq;
+      a.trigger.command.doneKind = kind;
+      a.trigger.command.doneText = text;
+    }
+    a.lastSeq = Math.max(a.lastSeq, seq);
+    const cls = text !== null ? classifyCommandText(text) : null;
+    if (cls === null || cls === 'success' || cls === 'nothing') {
+      if (kind === 'error' && a.outcome === 'succeeded') a.notes.push(`the /compact command reported an error (${JSON.stringify(text)}) for a closed successful bracket`);
+      return;
+    }
+    // DSH's own typed outcome for this manual attempt is authoritative.
+    if (a.failure && a.failure.class !== cls && a.failure.class !== 'other') {
+      a.notes.push(`the logged error reads as '${a.failure.class}' but /compact reported '${cls}'`);
+    }
+    a.failure = { class: cls, reason: a.failure?.reason ?? cls, basis: 'command/done', text: a.failure?.text ?? text };
+    if (cls === 'persistence') a.notes.push('the bracket closed successfully but its durability checkpoint (flush) failed: the compaction may be missing from storage after a crash');
+  }
+}
+
+/** A record with no compaction/start: its owner is unknown, so only its position is reported. */
+function orphanTrigger(t: TriggerInfo): TriggerInfo {
+  return { ...t, kind: 'unknown', detail: `no compaction/start (owner unknown); position: ${t.detail}` };
+}
+
+function findLastDispatch(dispatches: readonly DispatchEntry[], beforeSeq: number): DispatchEntry | null {
+  let out: DispatchEntry | null = null;
+  for (const d of dispatches) {
+    if (d.lastChunkSeq < beforeSeq) out = d;
+    else break;
+  }
+  return out;
+}
+
+function usagePoint(d: DispatchEntry | null): UsagePoint | null {
+  if (!d) return null;
+  const b = billed(d.messageUsage ?? d.chunkUsage);
+  if (b === null) return null;
+  return { key: d.key, firstChunkSeq: d.firstChunkSeq, billedInput: b };
+}
+
+interface SurfacePrices {
+  before: { messages: number; tokens: number; chars: number };
+  after: { messages: number; tokens: number; chars: number };
+  replacement: { messages: number; tokens: number; chars: number };
+}
+
+function auditReplacement(a: CompactionAttempt, e: SessionEvent, before: readonly number[], after: readonly number[], events: readonly SessionEvent[], origin: Map<number, number[]>): void {
+  const op = e.surfaceOp as { start: number; end: number };
+  const startIdx = before.indexOf(op.start);
+  const endIdx = before.indexOf(op.end);
+  if (startIdx < 0 || endIdx < 0 || startIdx > endIdx) {
+    a.notes.push(`the replacement's span ${op.start}..${op.end} is not on the surface (the fold refuses it)`);
+    return;
+  }
+  const shadowed = before.slice(startIdx, endIdx + 1);
+  a.range = { start: op.start, end: op.end, startPosition: startIdx, endPosition: endIdx, surfaceLengthBefore: before.length, shadowedSeqs: shadowed };
+  const sources = new Set(Array.isArray(e.sourceEventSeqs) ? e.sourceEventSeqs : []);
+  const missing = shadowed.filter((s) => !sources.has(s));
+  const prior = a.coverage;
+  let declared: number[] | null = prior?.declaredShadowedSeqs ?? null;
+  let declaredRange: { start: unknown; end: unknown } | null = null;
+  let tokenCount: number | null = prior?.declaredTokenCount ?? null;
+  if (a.kind === 'compaction' && a.seqs.summary !== null) {
+    const s = rec(events[a.seqs.summary]?.data);
+    declared = Array.isArray(s['shadowedSeqs']) ? s['shadowedSeqs'] : null;
+    declaredRange = rec(s['shadowedRange']) as { start: unknown; end: unknown };
+    tokenCount = typeof s['shadowedTokenCount'] === 'number' ? s['shadowedTokenCount'] : null;
+  } else if (a.seqs.prune !== null) {
+    declaredRange = rec(rec(events[a.seqs.prune]?.data)['shadowedRange']) as { start: unknown; end: unknown };
+  }
+  let declaredMatches: boolean | null = null;
+  if (declared !== null) {
+    declaredMatches =
+      JSON.stringify(declared) === JSON.stringify(shadowed) && (declaredRange === null || (declaredRange.start === op.start && declaredRange.end === op.end));
+    if (!declaredMatches) a.notes.push(`declared shadowedSeqs [${declared.join(', ')}] / range ${JSON.stringify(declaredRange)} differ from the fold's [${shadowed.join(', ')}] (${op.start}..${op.end})`);
+  }
+  a.coverage = {
+    covered: missing.length === 0,
+    missing,
+    citesStart: a.kind === 'compaction' ? a.seqs.start !== null && sources.has(a.seqs.start) : null,
+    citesSummary: a.kind === 'compaction' ? a.seqs.summary !== null && sources.has(a.seqs.summary) : null,
+    declaredMatches,
+    declaredShadowedSeqs: declared,
+    declaredTokenCount: tokenCount,
+    estimatedShadowedTokens: priceNodes(shadowed, events).tokens,
+  };
+  a.pairing = toolPairing(before, startIdx, endIdx, after, events, e.type === 'tool/result');
+  const missingEvents = shadowed.filter((s) => {
+    const x = events[s];
+    return !x || x.seq !== s || !isSurfaceEligibleType(x.type);
+  });
+  const shadowedReplacements = shadowed.filter((s) => {
+    const x = events[s];
+    return x !== undefined && x.surfaceOp !== undefined && x.surfaceOp !== 'append';
+  });
+  const origins = new Set<number>();
+  for (const s of shadowed) {
+    const inner = origin.get(s);
+    if (inner) for (const o of inner) origins.add(o);
+    else origins.add(s);
+  }
+  const originSeqs = [...origins].sort((x, y) => x - y);
+  origin.set(e.seq, originSeqs);
+  a.integrity = { missingEvents, shadowedReplacements, originSeqs, currentHolder: null, ok: missingEvents.length === 0 };
+}
+
+function budget(p: SurfacePrices, lastBefore: DispatchEntry | null, next: DispatchEntry | null, headerBefore: EpochHeader | null, finalHeader: EpochHeader | null): BudgetInfo {
+  const hBefore = headerBefore ?? lastBefore?.header ?? null;
+  const hNext = next ? next.header : finalHeader;
+  const headerTokensBefore = estimateSystemTokens(hBefore) + estimateToolsTokens(hBefore);
+  const systemTokensNext = estimateSystemTokens(hNext);
+  const toolsTokensNext = estimateToolsTokens(hNext);
+  const headerTokensNext = systemTokensNext + toolsTokensNext;
+  const saved = p.before.tokens - p.after.tokens;
+  const netGain = p.before.tokens + headerTokensBefore - (p.after.tokens + headerTokensNext);
+  return {
+    messagesBefore: p.before.messages,
+    messagesAfter: p.after.messages,
+    charsBefore: p.before.chars,
+    charsAfter: p.after.chars,
+    messageTokensBefore: p.before.tokens,
+    messageTokensAfter: p.after.tokens,
+    savedMessageTokens: saved,
+    replacementTokens: p.replacement.tokens,
+    headerTokensBefore,
+    systemTokensNext,
+    toolsTokensNext,
+    headerTokensNext,
+    netGain,
+    eatenByHeader: saved > 0 && netGain <= 0,
+    usageBefore: usagePoint(lastBefore),
+    usageAfter: usagePoint(next),
+  };
+}
+
+function nextRequest(
+  a: CompactionAttempt,
+  next: DispatchEntry | null,
+  events: readonly SessionEvent[],
+  attempts: readonly CompactionAttempt[],
+  finalHeader: EpochHeader | null,
+  finalNodes: readonly number[],
+): NextRequestInfo {
+  const rep = a.seqs.replacement;
+  const shadowed = a.range?.shadowedSeqs ?? [];
+  const check = (nodes: readonly number[], hdr: EpochHeader | null, count: number): string | null => {
+    if (hdr === null) return 'no request/header precedes it: system prompt, tools and model are unknown (DSH-F3)';
+    if (count === 0) return 'its surface derives no messages';
+    const set = new Set(nodes);
+    const stillSent = shadowed.filter((s) => set.has(s));
+    if (stillSent.length > 0) return `shadowed seq(s) ${stillSent.join(', ')} are still on its surface`;
+    if (rep !== null && !set.has(rep)) {
+      // The replacement may itself have been shadowed by a later replacement before this request.
+      const later = attempts.find((x) => x.seqs.replacement !== null && x.seqs.replacement > rep && (x.range?.shadowedSeqs ?? []).includes(rep));
+      if (!later) return `the replacement (seq ${rep}) is not on its surface and no later replacement shadowed it`;
+    }
+    return null;
+  };
+  if (next) {
+    const nodes = next.surfaceNodes;
+    const reason = check(nodes, next.header, next.messageCount);
+    const retry = a.trigger.kind === 'context-overflow' || a.trigger.kind === 'request-error' ? next.turn === a.trigger.turn && next.step === a.trigger.step : false;
+    return {
+      status: reason === null ? 'ok' : 'not-reconstructable',
+      reason: reason ?? `${next.messageCount} message(s) derived over the prefix before seq ${next.firstChunkSeq}; header from seq ${next.headerSeq}`,
+      key: next.key,
+      firstChunkSeq: next.firstChunkSeq,
+      headerSeq: next.headerSeq,
+      messageCount: next.messageCount,
+      retryOfFailedStep: retry,
+    };
+  }
+  const count = finalNodes.filter((s) => {
+    const e = events[s];
+    return e !== undefined && deriveEventMessage(e) !== null;
+  }).length;
+  const reason = check(finalNodes, finalHeader, count);
+  return {
+    status: reason === null ? 'pending' : 'not-reconstructable',
+    reason: reason === null ? `no dispatch after it yet; the next request would carry ${count} message(s) under the folded header` : `no dispatch after it, and the next one could not be built: ${reason}`,
+    key: null,
+    firstChunkSeq: null,
+    headerSeq: null,
+    messageCount: count,
+    retryOfFailedStep: false,
+  };
+}
+
+// ---------------------------------------------------------------- verdicts
+
+const TITLES: Record<Verdict['item'], string> = {
+  'raw-facts': 'Raw fact integrity',
+  surface: 'Surface legality',
+  request: 'Request reconstructable',
+  failure: 'Failure recovery',
+  budget: 'Budget gain',
+};
+
+function verdictsOf(r: CompactionsReport, dispatches: readonly DispatchEntry[]): Verdict[] {
+  const v = (item: Verdict['item'], state: VerdictState, detail: string): Verdict => ({ item, title: TITLES[item], state, detail });
+  const replaced = r.attempts.filter((a) => a.seqs.replacement !== null);
+  const any = r.attempts.length > 0;
+  const out: Verdict[] = [];
+  const label = (a: CompactionAttempt) => `#${a.index + 1}`;
+
+  // Raw facts.
+  if (!replaced.length) out.push(v('raw-facts', 'n/a', any ? 'no replacement landed' : 'no compaction, prune or replacement in this log'));
+  else {
+    const bad: string[] = [];
+    const warn: string[] = [];
+    for (const a of replaced) {
+      if (!a.range) bad.push(`${label(a)} span not on the surface`);
+      if (a.integrity && a.integrity.missingEvents.length) bad.push(`${label(a)} shadowed events missing: ${a.integrity.missingEvents.join(', ')}`);
+      if (a.integrity && a.integrity.currentHolder === null) bad.push(`${label(a)} its facts trace to no node on the current surface`);
+      if (a.coverage && !a.coverage.covered) bad.push(`${label(a)} does not cite shadowed ${a.coverage.missing.join(', ')}`);
+      if (a.coverage?.declaredMatches === false) bad.push(`${label(a)} declared shadowedSeqs differ from the fold`);
+      if (a.kind === 'compaction' && (a.coverage?.citesStart === false || a.coverage?.citesSummary === false)) warn.push(`${label(a)} does not cite its compaction/start+summary`);
+    }
+    const total = replaced.reduce((n, a) => n + (a.range?.shadowedSeqs.length ?? 0), 0);
+    if (bad.length) out.push(v('raw-facts', 'fail', bad.join('; ')));
+    else if (warn.length) out.push(v('raw-facts', 'warn', warn.join('; ')));
+    else {
+      const origins = new Set<number>();
+      for (const a of replaced) for (const o of a.integrity?.originSeqs ?? []) origins.add(o);
+      out.push(v('raw-facts', 'pass', `${total} shadowed node(s) across ${replaced.length} replacement(s) (${origins.size} append-origin event(s)): all still in the log, cited by sourceEventSeqs, equal to the declared shadowedSeqs, traceable to the current surface`));
+    }
+  }
+
+  // Surface legality.
+  if (r.foldError) out.push(v('surface', 'fail', `the surface fold refuses seq ${r.foldError.seq} (${r.foldError.rule}): ${r.foldError.message}`));
+  else if (!replaced.length) out.push(v('surface', 'n/a', 'no replacement'));
+  else {
+    const bad: string[] = [];
+    const warn: string[] = [];
+    for (const a of replaced) {
+      const p = a.pairing;
+      if (!p) continue;
+      for (const o of p.orphanCalls) bad.push(`${label(a)} leaves tool call ${o.callId} (seq ${o.survivingSeq}) without its result (shadowed seq ${o.shadowedSeq})`);
+      for (const o of p.orphanResults) bad.push(`${label(a)} leaves the result of ${o.callId} (seq ${o.survivingSeq}) without its call (shadowed seq ${o.shadowedSeq})`);
+      if (p.ok && (p.balancedBefore === false || p.balancedAfter === false)) warn.push(`${label(a)} cuts at an unbalanced boundary (${p.balancedBefore === false ? 'before start' : 'after end'})`);
+    }
+    if (bad.length) out.push(v('surface', 'fail', bad.join('; ')));
+    else if (warn.length) out.push(v('surface', 'warn', warn.join('; ')));
+    else out.push(v('surface', 'pass', `the fold accepts all ${replaced.length} replacement(s); no tool call/result split across a boundary`));
+  }
+
+  // Request reconstructable.
+  if (!any) out.push(v('request', 'n/a', 'nothing to check'));
+  else {
+    const bad = r.attempts.filter((a) => a.nextRequest.status === 'not-reconstructable').map((a) => `${label(a)}: ${a.nextRequest.reason}`);
+    const ok = r.attempts.filter((a) => a.nextRequest.status === 'ok').length;
+    const pending = r.attempts.filter((a) => a.nextRequest.status === 'pending').length;
+    if (bad.length) out.push(v('request', 'fail', bad.join('; ')));
+    else out.push(v('request', 'pass', `${ok} next request(s) rebuilt (header + messages)${pending ? `; ${pending} not dispatched yet but buildable` : ''}`));
+  }
+
+  // Failure recovery.
+  const failed = r.attempts.filter((a) => a.failure !== null);
+  const locks = r.attempts.filter((a) => a.lock !== null);
+  const unbracketed = r.attempts.filter((a) => a.outcome === 'unbracketed');
+  const hollow = r.attempts.filter((a) => a.kind === 'compaction' && a.outcome === 'succeeded' && a.seqs.replacement === null);
+  if (!failed.length && !locks.length && !unbracketed.length && !hollow.length) out.push(v('failure', any ? 'pass' : 'n/a', any ? 'no failed or unclosed attempt' : 'nothing to check'));
+  else {
+    const bad: string[] = [];
+    const warn: string[] = [];
+    const info: string[] = [];
+    for (const a of r.attempts) {
+      if (a.kind === 'compaction' && a.outcome === 'succeeded' && a.seqs.replacement === null) warn.push(`${label(a)} closed as successful but landed no checkpoint replacement`);
+    }
+    for (const a of unbracketed) warn.push(`${label(a)} ${a.kind === 'compaction' ? 'checkpoint' : 'record'} without a compaction/start..end bracket (DSH-F1): no recorded outcome`);
+    for (const a of locks) {
+      if (a.lock?.state === 'active') bad.push(`${label(a)} orphan lock is active (start seq ${a.seqs.start})`);
+      else if (a.lock?.state === 'superseded') warn.push(`${label(a)} unmatched start superseded by a later bracket`);
+      else info.push(`${label(a)} stale lock (end-seed seq ${a.lock?.endSeedSeq})`);
+    }
+    for (const a of failed) {
+      const f = a.failure as FailureInfo;
+      if (f.class === 'other') warn.push(`${label(a)} failure not classified: ${JSON.stringify(f.text)}`);
+      else info.push(`${label(a)} ${f.class}${f.reason !== f.class ? ` (${f.reason})` : ''}`);
+      if (f.class === 'commit' && dispatches.some((d) => d.firstChunkSeq > a.lastSeq)) warn.push(`${label(a)} commit-stage failure: the surface may be partly changed, yet execution continued`);
+    }
+    const state: VerdictState = bad.length ? 'fail' : warn.length ? 'warn' : 'pass';
+    out.push(v('failure', state, [...bad, ...warn, ...info].join('; ')));
+  }
+
+  // Budget gain.
+  const budgets = replaced.filter((a) => a.budget !== null && a.outcome !== 'failed');
+  if (!budgets.length) out.push(v('budget', 'n/a', 'no applied replacement'));
+  else {
+    const bad: string[] = [];
+    const warn: string[] = [];
+    let net = 0;
+    for (const a of budgets) {
+      const b = a.budget as BudgetInfo;
+      net += b.netGain;
+      if (b.netGain <= 0) bad.push(`${label(a)} net ${b.netGain} est. tokens${b.eatenByHeader ? ` (messages −${b.savedMessageTokens}, header +${b.headerTokensNext - b.headerTokensBefore})` : ''}`);
+      if (b.savedMessageTokens <= 0 && b.netGain > 0) warn.push(`${label(a)} saved no message tokens (gain only from a header change)`);
+    }
+    if (bad.length) out.push(v('budget', 'fail', bad.join('; ')));
+    else if (warn.length) out.push(v('budget', 'warn', `net −${net} est. tokens; ${warn.join('; ')}`));
+    else out.push(v('budget', 'pass', `net −${net} est. tokens over ${budgets.length} replacement(s) (messages + system + tools)`));
+  }
+  return out;
+}
