@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import type { Io } from '../io.js';
+import { escapeControl, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { UsageError } from '../../log/errors.js';
+import { buildReport } from '../../report/build.js';
+import { reportParts } from '../../report/html.js';
+import { abandonReportOutput, prepareReportOutput, publishReport, type PreparedOutput } from '../../report/write.js';
+import { VERSION } from '../main.js';
+
+interface ReportOptions extends CommonOptions {
+  output?: string;
+  force?: boolean;
+}
+
+export function registerReport(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('report')
+    .description('write a self-contained HTML incident report (no network; opens from disk): health, lineage, timeline with every dispatch\'s request and diff, user vs model view, compactions, check findings, every event')
+    .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or - for stdin')
+    .requiredOption('-o, --output <file>', 'the NEW .html file to write (- for stdout)')
+    .option('--force', 'replace the output file if it exists');
+  addCommon(cmd, { json: false });
+  cmd.addHelpText(
+    'after',
+    `
+The report is one HTML file: an inline script and stylesheet allowed by their hashes in a strict
+Content-Security-Policy, and the data as JSON inside the file. Nothing is fetched. Log text is
+rendered as text, never as HTML.
+
+Exit codes: 0 the report was written; 1 the report was written but DSH refuses or cannot read the
+log (the report's health card shows DSH's error); 2 usage or I/O (the output exists, is a directory
+or is not writable; nothing is written).
+
+Examples:
+  dsh report session.jsonl.zstd -o incident.html
+  dsh report 8f2c41 --root ~/.dsh/sessions -o report.html --force`,
+  );
+  cmd.action(
+    action(io, setExit, async (target: string, opts: ReportOptions) => {
+      const output = opts.output;
+      if (output === undefined || output === '') throw new UsageError('give the output file with -o <file> (or -o - for stdout)');
+      // Check the output before reading anything.
+      let out: PreparedOutput | undefined;
+      if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force));
+      try {
+        const resolved = await resolveCli(target, opts);
+        const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION });
+        for (const w of built.data.health.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+        const parts = reportParts(built.data, built.events);
+        if (out) {
+          const bytes = publishReport(out, parts, Boolean(opts.force));
+          out = undefined;
+          io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
+        } else {
+          for (const part of parts) await writeOut(io.stdout, part);
+        }
+        const e = built.data.health.error;
+        if (e) {
+          io.stderr.write(`dsh: ${escapeControl(`${e.class}: ${e.message}`)}\n`);
+          io.stderr.write('dsh: DSH refuses this log; the report shows the refusal (exit 1)\n');
+          return EXIT.failed;
+        }
+        return EXIT.ok;
+      } finally {
+        if (out) abandonReportOutput(out);
+      }
+    }),
+  );
+}

@@ -1,0 +1,516 @@
+/**
+ * The data model of `dsh report`: one plain-JSON document computed from the
+ * library views (inspection, dispatches, transcript, surface, trace facts,
+ * check findings, lineage). The HTML page only lays it out; every number and
+ * list in the report comes from here, i.e. from the same code as the other
+ * commands. Events are kept separately (they are embedded as their own blob).
+ */
+import type { SessionInspection } from '../log/session.js';
+import type { SessionEvent } from '../log/types.js';
+import type { Finding } from '../check/engine.js';
+import { summarize } from '../views/summary.js';
+import { deriveDispatches, diffDispatches, summarizeDispatch, type DispatchDiff, type DispatchEntry } from '../views/requests.js';
+import { buildTranscript, type TranscriptEntry } from '../views/transcript.js';
+import { loadedFromInspection, surfaceView, blocksText } from '../views/messages.js';
+import type { LineageView } from '../views/lineage.js';
+import type { EpochHeader } from '../views/header.js';
+import { auditCompactions, type CompactionsReport } from '../views/compactions.js';
+
+/** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
+export const TEXT_LIMIT = 4000;
+
+export interface ReportError {
+  class: string;
+  message: string;
+  cause?: string;
+  stage?: string;
+  kind?: string;
+  seq?: number;
+  byteOffset?: number;
+  rule?: string;
+}
+
+export interface ReportLineage {
+  root: string | null;
+  parent: string | null;
+  /** Nearest first. */
+  ancestors: { id: string; createdAt: number; kind: string }[];
+  /** Depth-first, `depth` 1 = direct child. */
+  descendants: { id: string; createdAt: number; kind: string; depth: number; seedLength: number | null }[];
+  /** The header's fork boundary: the child's first `seedLength` events are the parent's. */
+  seedLength: number | null;
+  unresolvedParent: string | null;
+  note: string | null;
+}
+
+export interface ReportStep {
+  step: number;
+  startSeq: number;
+  endSeq: number | null;
+  durationMs: number | null;
+  /** The last dispatch's finish reason (DSH's step/end carries none). */
+  endReason: string | null;
+  dispatches: number[];
+  /** `llm/retry` events logged in this step. */
+  retries: number;
+}
+
+export interface ReportTurn {
+  turn: number;
+  startSeq: number;
+  endSeq: number | null;
+  reason: string;
+  synthetic: boolean;
+  durationMs: number | null;
+  startTime: number | null;
+  steps: ReportStep[];
+}
+
+export interface ReportDispatch {
+  i: number;
+  key: string;
+  turn: number;
+  step: number;
+  attempt: number;
+  first: number;
+  last: number;
+  chunks: number;
+  finish: string | null;
+  finishRaw: unknown;
+  durationMs: number;
+  startTime: number;
+  usage: unknown;
+  usageFrom: string | null;
+  provider: string | null;
+  model: string | null;
+  msgCount: number;
+  assistantSeq: number | null;
+  headerSeq: number | null;
+  headerChanges: string[];
+  ctxSeq: number | null;
+  /** Surface node seqs at dispatch, delta-coded: `[k, ...added]` = previous dispatch's first k nodes, then `added`. */
+  nodes: number[];
+  diff: DispatchDiff;
+}
+
+export interface ReportSurfaceEntry {
+  seq: number;
+  type: string;
+  op: 'append' | 'replace';
+  replaced: number[];
+  role: string | null;
+  id: string | null;
+  text: string;
+  interrupted: boolean;
+  synthetic: boolean;
+}
+
+export interface ReportCompaction {
+  /** The replacement event (checkpoint user/message, pruned tool/result, other) or null for a compaction that never replaced anything. */
+  seq: number | null;
+  kind: 'compaction' | 'prune' | 'replacement' | 'unfinished';
+  type: string | null;
+  compactionId: string | null;
+  start: number | null;
+  end: number | null;
+  shadowedSeqs: number[];
+  sourceEventSeqs: number[];
+  startSeq: number | null;
+  endSeq: number | null;
+  summarySeq: number | null;
+  pruneSeq: number | null;
+  tokens: number | null;
+  turn: number | null;
+  synthetic: boolean;
+}
+
+export interface ReportData {
+  v: 1;
+  tool: { name: 'dsh'; version: string };
+  session: {
+    id: string | null;
+    file: string;
+    encoding: string;
+    bytes: number;
+    decoder: string | null;
+    header: unknown;
+    storedEventCount: number;
+    eventCount: number;
+    title: string | null;
+    firstTime: number | null;
+    lastTime: number | null;
+    countsByType: [string, number][];
+  };
+  health: {
+    status: 'ok' | 'torn' | 'needs-repair' | 'refused' | 'corrupt';
+    error: ReportError | null;
+    torn: SessionInspection['torn'];
+    closers: { seq: number; type: string; why: string }[];
+    repair: { writes: boolean; truncateTo: number | null; truncatedBytes: number; reappendSeqs: number[]; closerSeqs: number[]; appendAs: string | null } | null;
+    warnings: string[];
+    migratedEvents: number;
+    ignorableUnknown: number[];
+    defect: { message: string; line: number } | null;
+  };
+  lineage: ReportLineage;
+  turns: ReportTurn[];
+  dispatches: ReportDispatch[];
+  headers: Record<string, EpochHeader | null>;
+  contexts: Record<string, unknown>;
+  transcript: TranscriptEntry[];
+  surface: { nodes: number[]; replacements: { seq: number; start: number; end: number; shadowedSeqs: number[] }[]; entries: ReportSurfaceEntry[] };
+  compactions: ReportCompaction[];
+  /** The compaction audit (dsh compactions), or null when the log did not load or the audit failed. */
+  audit: Pick<CompactionsReport, 'counts' | 'attempts' | 'verdicts' | 'foldError'> | null;
+  auditError: string | null;
+  findings: Finding[];
+  textLimit: number;
+}
+
+export interface ReportInput {
+  inspection: SessionInspection;
+  findings: Finding[];
+  lineage: ReportLineage;
+  version: string;
+}
+
+function cut(text: string): string {
+  const chars = Array.from(text);
+  return chars.length <= TEXT_LIMIT ? text : chars.slice(0, TEXT_LIMIT).join('') + `… [${chars.length - TEXT_LIMIT} more characters: open the event for its raw JSON]`;
+}
+
+function finishText(finish: unknown): string | null {
+  if (finish === null || finish === undefined) return null;
+  if (typeof finish === 'string') return finish;
+  const f = finish as { kind?: unknown; failure?: { code?: unknown; message?: unknown } };
+  if (f.kind === 'error' && f.failure) return `error ${String(f.failure.code ?? f.failure.message ?? '')}`.trim();
+  return String(f.kind ?? JSON.stringify(finish));
+}
+
+function errorOf(r: SessionInspection): ReportError | null {
+  const e = r.error;
+  if (!e) return null;
+  return {
+    class: e.class,
+    message: e.message,
+    ...(e.cause ? { cause: e.cause.message } : {}),
+    stage: e.stage,
+    kind: e.kind,
+    ...(e.seq !== undefined ? { seq: e.seq } : {}),
+    ...(e.byteOffset !== undefined ? { byteOffset: e.byteOffset } : {}),
+    ...(e.rule !== undefined ? { rule: e.rule } : {}),
+  };
+}
+
+/** Lineage facts from `lineageInRoot` (or just the header when the target is outside a root). */
+export function reportLineage(header: { parentSession?: string; seedLength?: number } | null, view: LineageView | null, note: string | null): ReportLineage {
+  const out: ReportLineage = {
+    root: view?.root ?? null,
+    parent: header?.parentSession ?? null,
+    ancestors: [],
+    descendants: [],
+    seedLength: header?.seedLength ?? null,
+    unresolvedParent: null,
+    note,
+  };
+  if (!view) return out;
+  const kind = (h: { parentSession?: string; origin?: string }) => (h.origin === 'subagent' ? 'subagent' : h.parentSession !== undefined ? 'fork' : 'root');
+  out.ancestors = view.trace.ancestors.map((a) => ({ id: a.header.id, createdAt: a.header.createdAt, kind: kind(a.header) }));
+  const stack = [...view.trace.descendants].reverse().map((n) => ({ n, depth: 1 }));
+  while (stack.length > 0) {
+    const { n, depth } = stack.pop()!;
+    out.descendants.push({ id: n.session.header.id, createdAt: n.session.header.createdAt, kind: kind(n.session.header), depth, seedLength: n.session.header.seedLength ?? null });
+    for (let i = n.descendants.length - 1; i >= 0; i--) stack.push({ n: n.descendants[i]!, depth: depth + 1 });
+  }
+  if (!view.trace.complete) out.unresolvedParent = view.trace.unresolvedParentId;
+  return out;
+}
+
+function healthStatus(r: SessionInspection): ReportData['health']['status'] {
+  if (r.error) return r.error.kind === 'refused' ? 'refused' : 'corrupt';
+  if (r.torn) return 'torn';
+  if (r.closers.length > 0) return 'needs-repair';
+  return 'ok';
+}
+
+/** Derive the compaction list from the fold's replacements and the compaction/* events. */
+export function deriveCompactions(events: readonly SessionEvent[], replacements: readonly { seq: number; start: number; end: number; shadowedSeqs: number[] }[], storedEventCount: number): ReportCompaction[] {
+  const byId = new Map<string, { start?: number; end?: number; summary?: number; turn?: number | null; tokens?: number }>();
+  const prunes: SessionEvent[] = [];
+  for (const e of events) {
+    if (!e.type.startsWith('compaction/')) continue;
+    if (e.type === 'compaction/prune') {
+      prunes.push(e);
+      continue;
+    }
+    const id = e.data?.compactionId;
+    if (typeof id !== 'string') continue;
+    const rec = byId.get(id) ?? {};
+    if (e.type === 'compaction/start') {
+      rec.start ??= e.seq;
+      rec.turn = e.data?.turn ?? null;
+    } else if (e.type === 'compaction/end') rec.end ??= e.seq;
+    else if (e.type === 'compaction/summary') {
+      rec.summary ??= e.seq;
+      if (typeof e.data?.shadowedTokenCount === 'number') rec.tokens = e.data.shadowedTokenCount;
+    }
+    byId.set(id, rec);
+  }
+  const used = new Set<string>();
+  const usedPrunes = new Set<number>();
+  const out: ReportCompaction[] = [];
+  for (const r of replacements) {
+    const e = events[r.seq] as SessionEvent;
+    const src = e.data?.source;
+    const sources = Array.isArray(e.sourceEventSeqs) ? [...e.sourceEventSeqs] : [];
+    const base = { seq: r.seq, type: e.type, start: r.start, end: r.end, shadowedSeqs: [...r.shadowedSeqs], sourceEventSeqs: sources, synthetic: r.seq >= storedEventCount };
+    if (e.type === 'user/message' && src?.kind === 'plugin' && src?.plugin === 'compact') {
+      const id = src.compactionId !== undefined ? String(src.compactionId) : null;
+      const rec = id !== null ? byId.get(id) : undefined;
+      if (id !== null) used.add(id);
+      const summarySeq = rec?.summary ?? sources.find((s) => events[s]?.type === 'compaction/summary') ?? null;
+      out.push({ ...base, kind: 'compaction', compactionId: id, startSeq: rec?.start ?? null, endSeq: rec?.end ?? null, summarySeq, pruneSeq: null, tokens: rec?.tokens ?? null, turn: rec?.turn ?? null });
+    } else if (e.type === 'tool/result') {
+      // The prune record logged just before the rewrite that names the same shadowed node.
+      let prune: SessionEvent | undefined;
+      for (let i = prunes.length - 1; i >= 0; i--) {
+        const p = prunes[i]!;
+        if (p.seq < r.seq && !usedPrunes.has(p.seq) && Array.isArray(p.data?.shadowedSeqs) && p.data.shadowedSeqs.includes(r.shadowedSeqs[0])) {
+          prune = p;
+          break;
+        }
+      }
+      if (prune) usedPrunes.add(prune.seq);
+      out.push({
+        ...base,
+        kind: 'prune',
+        compactionId: null,
+        startSeq: null,
+        endSeq: null,
+        summarySeq: null,
+        pruneSeq: prune?.seq ?? null,
+        tokens: typeof prune?.data?.shadowedTokenCount === 'number' ? prune.data.shadowedTokenCount : null,
+        turn: null,
+      });
+    } else {
+      out.push({ ...base, kind: 'replacement', compactionId: null, startSeq: null, endSeq: null, summarySeq: null, pruneSeq: null, tokens: null, turn: null });
+    }
+  }
+  // Compactions that started (or summarized) but never replaced the surface: a crash or an abort.
+  for (const [id, rec] of byId) {
+    if (used.has(id)) continue;
+    out.push({
+      seq: null,
+      kind: 'unfinished',
+      type: null,
+      compactionId: id,
+      start: null,
+      end: null,
+      shadowedSeqs: [],
+      sourceEventSeqs: [],
+      startSeq: rec.start ?? null,
+      endSeq: rec.end ?? null,
+      summarySeq: rec.summary ?? null,
+      pruneSeq: null,
+      tokens: rec.tokens ?? null,
+      turn: rec.turn ?? null,
+      synthetic: false,
+    });
+  }
+  return out;
+}
+
+/** Build the report document (events not included; see {@link reportEvents}). */
+export function buildReportData(input: ReportInput): ReportData {
+  const r = input.inspection;
+  const events = r.error ? [] : (r.events ?? []);
+  const summary = summarize(events, r.storedEventCount);
+  let title: string | null = null;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent;
+    if (e.type === 'session/title') {
+      title = typeof e.data?.title === 'string' ? e.data.title : null;
+      break;
+    }
+  }
+  const data: ReportData = {
+    v: 1,
+    tool: { name: 'dsh', version: input.version },
+    session: {
+      id: r.meta?.id ?? r.artifact.meta?.id ?? r.target.expectedId ?? null,
+      file: r.target.path,
+      encoding: r.encoding,
+      bytes: r.bytes,
+      decoder: r.decoder ?? null,
+      header: r.meta ?? r.artifact.meta ?? null,
+      storedEventCount: r.storedEventCount,
+      eventCount: events.length,
+      title,
+      firstTime: summary.firstTime,
+      lastTime: summary.lastTime,
+      countsByType: summary.countsByType,
+    },
+    health: {
+      status: healthStatus(r),
+      error: errorOf(r),
+      torn: r.torn,
+      closers: r.closerReasons.map((c) => ({ seq: c.seq, type: c.type, why: c.why })),
+      repair: r.repairPlan
+        ? { writes: r.repairPlan.writes, truncateTo: r.repairPlan.truncateTo, truncatedBytes: r.repairPlan.truncatedBytes, reappendSeqs: r.repairPlan.reappendSeqs, closerSeqs: r.repairPlan.closerSeqs, appendAs: r.repairPlan.appendAs }
+        : null,
+      warnings: r.warnings,
+      migratedEvents: r.migratedEvents,
+      ignorableUnknown: r.ignorableUnknown,
+      defect: r.defect ?? null,
+    },
+    lineage: input.lineage,
+    turns: [],
+    dispatches: [],
+    headers: {},
+    contexts: {},
+    transcript: [],
+    surface: { nodes: [], replacements: [], entries: [] },
+    compactions: [],
+    audit: null,
+    auditError: null,
+    findings: input.findings,
+    textLimit: TEXT_LIMIT,
+  };
+  if (r.error || !r.events || !r.meta) return data;
+
+  const session = loadedFromInspection(r);
+  // --- dispatches
+  const index = deriveDispatches(events, { lazy: events });
+  let prevNodes: number[] = [];
+  let prev: DispatchEntry | null = null;
+  for (const entry of index.requests) {
+    const s = summarizeDispatch(entry, prev);
+    const nodes = entry.surfaceNodes;
+    let k = 0;
+    while (k < nodes.length && k < prevNodes.length && nodes[k] === prevNodes[k]) k++;
+    if (entry.headerSeq !== null && !(String(entry.headerSeq) in data.headers)) data.headers[String(entry.headerSeq)] = entry.header;
+    if (entry.requestContextSeq !== null && !(String(entry.requestContextSeq) in data.contexts)) data.contexts[String(entry.requestContextSeq)] = entry.requestContext;
+    data.dispatches.push({
+      i: entry.index,
+      key: entry.key,
+      turn: entry.turn,
+      step: entry.step,
+      attempt: entry.attemptInStep,
+      first: entry.firstChunkSeq,
+      last: entry.lastChunkSeq,
+      chunks: entry.chunkCount,
+      finish: finishText(entry.finish),
+      finishRaw: entry.finish,
+      durationMs: s.durationMs,
+      startTime: s.startTime,
+      usage: s.usage,
+      usageFrom: s.usageFrom,
+      provider: s.provider,
+      model: s.model,
+      msgCount: entry.messageCount,
+      assistantSeq: entry.assistantMessageSeq,
+      headerSeq: entry.headerSeq,
+      headerChanges: s.headerChanges,
+      ctxSeq: entry.requestContextSeq,
+      nodes: [k, ...nodes.slice(k)],
+      diff: diffDispatches(prev, entry, events),
+    });
+    prevNodes = nodes;
+    prev = entry;
+  }
+  // --- turns and steps
+  const retries = new Map<string, number>();
+  for (const e of events) {
+    if (e.type === 'llm/retry') {
+      const key = `${e.data?.turn}/${e.data?.step}`;
+      retries.set(key, (retries.get(key) ?? 0) + 1);
+    }
+  }
+  const timeOf = (seq: number | null): number | null => (seq === null ? null : (events[seq]?.time ?? null));
+  const stepsByTurnStart = new Map<number, ReportStep[]>();
+  const turnStarts = summary.turns.map((t) => t.startSeq);
+  for (const st of index.steps) {
+    // The turn owning the step: the last turn/start before it.
+    let lo = 0;
+    let hi = turnStarts.length - 1;
+    let at = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if ((turnStarts[mid] as number) <= st.startSeq) {
+        at = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (at < 0) continue;
+    const last = st.requestIndexes.length > 0 ? data.dispatches[st.requestIndexes[st.requestIndexes.length - 1] as number] : undefined;
+    const t0 = timeOf(st.startSeq);
+    const t1 = timeOf(st.endSeq);
+    const list = stepsByTurnStart.get(turnStarts[at] as number) ?? [];
+    list.push({
+      step: st.step,
+      startSeq: st.startSeq,
+      endSeq: st.endSeq,
+      durationMs: t0 !== null && t1 !== null ? t1 - t0 : null,
+      endReason: last ? last.finish : null,
+      dispatches: [...st.requestIndexes],
+      retries: retries.get(`${st.turn}/${st.step}`) ?? 0,
+    });
+    stepsByTurnStart.set(turnStarts[at] as number, list);
+  }
+  data.turns = summary.turns.map((t) => {
+    const t0 = timeOf(t.startSeq);
+    const t1 = timeOf(t.endSeq);
+    return { turn: t.turn, startSeq: t.startSeq, endSeq: t.endSeq, reason: t.reason, synthetic: t.synthetic, durationMs: t0 !== null && t1 !== null ? t1 - t0 : null, startTime: t0, steps: stepsByTurnStart.get(t.startSeq) ?? [] };
+  });
+  // --- transcript (what the user saw), texts cut for the reading column
+  const transcript = buildTranscript(session);
+  data.transcript = transcript.entries.map((x) => {
+    switch (x.kind) {
+      case 'message':
+        return {
+          ...x,
+          text: cut(x.text),
+          reasoning: x.reasoning === null ? null : cut(x.reasoning),
+          toolCalls: x.toolCalls.map((c) => ({ ...c, arguments: cut(c.arguments), result: c.result ? { ...c.result, text: cut(c.result.text) } : null })),
+        };
+      case 'tool-result':
+        return { ...x, result: { ...x.result, text: cut(x.result.text) } };
+      case 'compaction':
+        return { ...x, summary: cut(x.summary) };
+      case 'prune':
+      case 'replacement':
+        return { ...x, text: cut(x.text) };
+      default:
+        return x;
+    }
+  });
+  // --- surface (what the model saw at the end)
+  const view = surfaceView(session);
+  data.surface = {
+    nodes: view.surface.nodes,
+    replacements: view.surface.replacements,
+    entries: view.entries.map((x) => {
+      const m = x.message as { role?: unknown; id?: unknown; content?: unknown } | null;
+      return {
+        seq: x.seq,
+        type: x.type,
+        op: x.op,
+        replaced: x.replaced,
+        role: m && typeof m.role === 'string' ? m.role : null,
+        id: m && typeof m.id === 'string' ? m.id : null,
+        text: m ? cut(blocksText(m.content)) : '(no message: empty assistant response)',
+        interrupted: x.interrupted,
+        synthetic: x.synthetic,
+      };
+    }),
+  };
+  // --- compactions
+  data.compactions = deriveCompactions(events, view.surface.replacements, r.storedEventCount);
+  try {
+    const a = auditCompactions(events, { sessionId: session.sessionId });
+    data.audit = { counts: a.counts, attempts: a.attempts, verdicts: a.verdicts, foldError: a.foldError };
+  } catch (error) {
+    data.auditError = (error as Error).message;
+  }
+  return data;
+}

@@ -1,0 +1,160 @@
+/**
+ * The self-contained HTML of `dsh report`: a fixed template, one inline
+ * stylesheet and one inline script (both allowed by sha256 in a strict
+ * Content-Security-Policy), and the data as two `application/json` blobs
+ * (report document, then events). Nothing is fetched: no network, fonts,
+ * images or external scripts. Log text only appears inside the JSON blobs,
+ * escaped so it cannot end the element; the page renders it with textContent.
+ */
+import { createHash } from 'node:crypto';
+import type { SessionEvent } from '../log/types.js';
+import type { ReportData } from './data.js';
+import { CLIENT_SCRIPT } from './client.js';
+import { REPORT_CSS } from './style.js';
+
+/** Escape text for an HTML text node or a double-quoted attribute. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] as string);
+}
+
+/**
+ * JSON for a `<script type="application/json">` element: `<`, `>` and `&` as
+ * \u escapes (so `</script>` and `<!--` cannot appear), and `://` as
+ * `:\u002f\u002f` so the file holds no literal URL even when the log does.
+ * Outside JSON strings none of these characters can occur, so the result
+ * parses to the same value.
+ */
+export function embedJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.replace(/[<>&]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(/:\/\//g, ':\\u002f\\u002f');
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('base64');
+}
+
+/** The Content-Security-Policy of every report. */
+export function contentSecurityPolicy(): string {
+  return [
+    "default-src 'none'",
+    `script-src 'sha256-${sha256(CLIENT_SCRIPT)}'`,
+    `style-src 'sha256-${sha256(REPORT_CSS)}'`,
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+const TABS: [string, string][] = [
+  ['overview', 'Overview'],
+  ['timeline', 'Timeline'],
+  ['conversation', 'User vs model'],
+  ['compactions', 'Compactions'],
+  ['findings', 'Findings'],
+  ['events', 'Events'],
+  ['search', 'Search'],
+];
+
+/**
+ * The report as a sequence of string parts (the events blob is produced one
+ * event at a time, so no single string holds the whole log).
+ */
+export function* reportParts(data: ReportData, events: readonly SessionEvent[]): Generator<string> {
+  const title = `dsh report · ${data.session.id ?? 'unknown session'}`;
+  const tabs = TABS.map(([id, label], i) => `<button type="button" id="tab-${id}" data-tab="${id}" aria-selected="false" title="${escapeHtml(label)} (${i + 1})"${id === 'search' ? ' hidden' : ''}>${escapeHtml(label)}</button>`).join('');
+  const sections = TABS.map(([id]) => `<section id="s-${id}" aria-labelledby="tab-${id}"${id === 'overview' ? '' : ' hidden'}></section>`).join('\n');
+  yield `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy()}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="dsh ${escapeHtml(data.tool.version)}">
+<title>${escapeHtml(title)}</title>
+<style>${REPORT_CSS}</style>
+</head>
+<body>
+<header id="bar">
+<h1 id="title">${escapeHtml(title)}</h1>
+<span id="status" class="badge"></span>
+<nav id="tabs" role="tablist">${tabs}</nav>
+<input id="search" type="search" placeholder="Search events ( / )" autocomplete="off" spellcheck="false" aria-label="search events">
+<span id="search-status" class="muted"></span>
+</header>
+<main>
+<noscript><p class="empty">This report needs JavaScript (inline, offline; nothing is fetched). The data is in the application/json script elements of this file.</p></noscript>
+${sections}
+</main>
+<aside id="inspector" hidden><button type="button" id="insp-close" title="close (Esc)">×</button><div id="insp-body"></div></aside>
+<footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–7 tabs.</footer>
+<script type="application/json" id="dsh-data">`;
+  yield embedJson(data);
+  yield `</script>
+<script type="application/json" id="dsh-events">`;
+  yield* eventsBlob(events);
+  yield `</script>
+<script>${CLIENT_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * The events blob, compactly: `{"rows":[…],"types":[…]}` where an event whose
+ * keys are exactly type, seq, time, data (in that order), with seq = its index
+ * and an integer time, is the row `[typeIndex, time − previous time, data]`;
+ * any other event is its own object verbatim. {@link decodeEventsBlob} (and
+ * the page script) rebuild objects that stringify identically.
+ */
+export function* eventsBlob(events: readonly SessionEvent[]): Generator<string> {
+  const types = new Map<string, number>();
+  let prev = 0;
+  let batch: string[] = ['{"rows":['];
+  let size = 0;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i] as SessionEvent;
+    const keys = Object.keys(e);
+    const time = e.time;
+    let text: string;
+    if (keys.length === 4 && keys[0] === 'type' && keys[1] === 'seq' && keys[2] === 'time' && keys[3] === 'data' && e.seq === i && typeof e.type === 'string' && Number.isSafeInteger(time) && Number.isSafeInteger(prev)) {
+      let t = types.get(e.type);
+      if (t === undefined) {
+        t = types.size;
+        types.set(e.type, t);
+      }
+      text = `[${t},${time - prev},${embedJson(e.data)}]`;
+    } else text = embedJson(e);
+    if (typeof time === 'number') prev = time;
+    if (i > 0) text = ',' + text;
+    batch.push(text);
+    size += text.length;
+    if (size >= 1 << 20) {
+      yield batch.join('');
+      batch = [];
+      size = 0;
+    }
+  }
+  batch.push(`],"types":${embedJson([...types.keys()])}}`);
+  yield batch.join('');
+}
+
+/** Decode {@link eventsBlob} (the page script does the same). */
+export function decodeEventsBlob(text: string): SessionEvent[] {
+  const blob = JSON.parse(text) as { rows: unknown[]; types: string[] };
+  let prev = 0;
+  return blob.rows.map((r, i) => {
+    if (Array.isArray(r)) {
+      prev += r[1] as number;
+      return { type: blob.types[r[0] as number] as string, seq: i, time: prev, data: r[2] };
+    }
+    const e = r as SessionEvent;
+    if (typeof e.time === 'number') prev = e.time;
+    return e;
+  });
+}
+
+/** The whole report as one string (tests, small sessions). */
+export function renderReportHtml(data: ReportData, events: readonly SessionEvent[]): string {
+  return [...reportParts(data, events)].join('');
+}

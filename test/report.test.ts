@@ -1,0 +1,239 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PROJECT_ROOT, CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
+import { runInProcess } from './helpers/cli.js';
+import { baseEvents, logText, toolResultData, type Ev } from './helpers/logtext.js';
+import { resolveTarget } from '../src/log/target.js';
+import { buildReport } from '../src/report/build.js';
+import { decodeEventsBlob, embedJson, renderReportHtml } from '../src/report/html.js';
+import { CLIENT_SCRIPT } from '../src/report/client.js';
+import { REPORT_CSS } from '../src/report/style.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+const INCIDENT = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1');
+const HOSTILE = '<script>alert(1)</script> </textarea> </script><!-- <img src=x onerror=alert(2)> https://evil.example/x \u2028 &amp;';
+
+/** The base log with hostile text in a tool output, a user message and the title. */
+function hostileLog(): string {
+  const events: Ev[] = baseEvents();
+  (events[12] as Ev).data = toolResultData(1, 1, 'c1', 't1', HOSTILE);
+  const user = events[2] as Ev & { data: any };
+  user.data.content[0].text = `hi ${HOSTILE}`;
+  events.push({ type: 'session/title', data: { title: `</title>${HOSTILE}` } });
+  return logText(events, { id: 'hostile-1' });
+}
+
+function fingerprint(file: string): string {
+  const st = statSync(file);
+  return `${createHash('sha256').update(readFileSync(file)).digest('hex')}:${st.mtimeMs}:${st.size}`;
+}
+
+function tmp(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'dsh-report-'));
+}
+
+function writeLog(text: string): string {
+  const dir = path.join(tmp(), '--w--', 'hostile-1');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'session.jsonl');
+  writeFileSync(file, text);
+  return file;
+}
+
+function blob(html: string, id: string): string {
+  const m = new RegExp(`<script type="application/json" id="${id}">([\\s\\S]*?)</script>`).exec(html);
+  if (!m) throw new Error(`no ${id} blob`);
+  return m[1]!;
+}
+
+/** The HTML with the two JSON blobs removed: only the template and the script/stylesheet remain. */
+function template(html: string): string {
+  return html
+    .replace(/(<script type="application\/json" id="[^"]+">)[\s\S]*?<\/script>/g, '$1</script>')
+    .replace(/<script>[\s\S]*?<\/script>/, '<script></script>')
+    .replace(/<style>[\s\S]*?<\/style>/, '<style></style>');
+}
+
+describe('report builder', () => {
+  let html: string;
+  let events: readonly unknown[];
+  beforeAll(async () => {
+    const file = writeLog(hostileLog());
+    const built = await buildReport(resolveTarget(file), { version: 'test' });
+    expect(built.failed).toBe(false);
+    events = built.events;
+    html = renderReportHtml(built.data, built.events);
+  });
+
+  it('embeds the data and every event, so the page parses back the same values', () => {
+    expect(decodeEventsBlob(blob(html, 'dsh-events'))).toEqual(events);
+    // Byte-for-byte the same JSON text (key order included), compact rows and verbatim objects alike.
+    expect(decodeEventsBlob(blob(html, 'dsh-events')).map((e) => JSON.stringify(e))).toEqual(events.map((e) => JSON.stringify(e)));
+    const data = JSON.parse(blob(html, 'dsh-data'));
+    expect(data.session.id).toBe('hostile-1');
+    expect(data.session.eventCount).toBe(events.length);
+    expect(data.turns.map((t: any) => t.turn)).toEqual([1, 2]);
+    expect(data.dispatches.map((d: any) => d.key)).toEqual(['1/1#0', '1/1#1', '1/2#0', '2/1#0']);
+    expect(data.compactions.map((c: any) => [c.seq, c.kind, c.compactionId, c.shadowedSeqs])).toEqual([[22, 'compaction', 'k1', [2, 10, 12]]]);
+  });
+
+  it('log text cannot break out of the JSON blobs or the title', () => {
+    // Exactly three script elements: two data blobs and the page script.
+    expect(html.match(/<script\b/g)).toHaveLength(3);
+    expect(html.match(/<\/script>/gi)).toHaveLength(3);
+    expect(html).not.toContain('<script>alert');
+    expect(html).not.toMatch(/<\/textarea>/i);
+    expect(html).not.toContain('<!--');
+    expect(html).not.toContain('<img');
+    expect(html).not.toMatch(/<\/title>.*<\/title>/s);
+    // Blobs hold no raw '<', '>' or '&'.
+    for (const id of ['dsh-data', 'dsh-events']) expect(blob(html, id)).not.toMatch(/[<>&]/);
+    expect(embedJson({ t: '</script><!--&' })).toBe('{"t":"\\u003c/script\\u003e\\u003c!--\\u0026"}');
+    expect(JSON.parse(embedJson({ t: '</script> https://x' }))).toEqual({ t: '</script> https://x' });
+  });
+
+  it('has a strict CSP whose hashes match the inline script and stylesheet', () => {
+    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
+    expect(csp).toBeDefined();
+    const hash = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64');
+    const script = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1];
+    const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1];
+    expect(script).toBe(CLIENT_SCRIPT);
+    expect(style).toBe(REPORT_CSS);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain(`script-src 'sha256-${hash(script!)}'`);
+    expect(csp).toContain(`style-src 'sha256-${hash(style!)}'`);
+    expect(csp).toContain('img-src data:');
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+  });
+
+  it('is self-contained: no URL, no external resource, no inline handler, no HTML sinks', () => {
+    expect(html).not.toMatch(/https?:\/\//i);
+    expect(html).not.toMatch(/\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
+    const t = template(html);
+    expect(t).not.toMatch(/\s(src|href|action|srcset|ping)\s*=/i);
+    expect(t).not.toMatch(/<(link|iframe|object|embed|img|base|form)\b/i);
+    expect(t).not.toMatch(/\son[a-z]+\s*=/i);
+    expect(REPORT_CSS).not.toMatch(/@import|url\(|@font-face/i);
+    expect(CLIENT_SCRIPT).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|fetch\(|XMLHttpRequest|WebSocket|import\(/);
+  });
+});
+
+describe('dsh report (CLI)', () => {
+  it('writes a NEW file, refuses to overwrite without --force, replaces with it', async () => {
+    const out = path.join(tmp(), 'r.html');
+    const a = await runInProcess(['report', INCIDENT, '-o', out]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(a.stderr).toContain('wrote');
+    const first = readFileSync(out, 'utf8');
+    expect(first.startsWith('<!doctype html>')).toBe(true);
+    const b = await runInProcess(['report', INCIDENT, '-o', out]);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('refusing to overwrite');
+    const c = await runInProcess(['report', INCIDENT, '-o', out, '--force']);
+    expect(c.code, c.stderr).toBe(0);
+    // Deterministic, and no temporary file left behind.
+    expect(readFileSync(out, 'utf8')).toBe(first);
+    expect(readdirSync(path.dirname(out))).toEqual(['r.html']);
+  });
+
+  it('exit 2 and nothing written for an unwritable output', async () => {
+    const dir = tmp();
+    const missing = await runInProcess(['report', INCIDENT, '-o', path.join(dir, 'nope', 'r.html')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('does not exist');
+    const isDir = await runInProcess(['report', INCIDENT, '-o', dir]);
+    expect(isDir.code).toBe(2);
+    expect(isDir.stderr).toContain('is a directory');
+    const noOut = await runInProcess(['report', INCIDENT]);
+    expect(noOut.code).toBe(2);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('-o - writes the report to stdout', async () => {
+    const r = await runInProcess(['report', INCIDENT, '-o', '-']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.startsWith('<!doctype html>')).toBe(true);
+    expect(r.stdout.trimEnd().endsWith('</html>')).toBe(true);
+  });
+
+  it('a log DSH refuses: the report is written with DSH\'s text, exit 1', async () => {
+    const file = writeLog(logText(baseEvents(), { id: 'hostile-1', version: 1 }));
+    const out = path.join(tmp(), 'refused.html');
+    const r = await runInProcess(['report', file, '-o', out]);
+    expect(r.code).toBe(1);
+    expect(existsSync(out)).toBe(true);
+    const inspect = await runInProcess(['inspect', file, '--json']);
+    expect(inspect.code).toBe(1);
+    const want = JSON.parse(inspect.stdout).error;
+    const data = JSON.parse(blob(readFileSync(out, 'utf8'), 'dsh-data'));
+    expect(data.health.status).toBe('refused');
+    expect(data.health.error.class).toBe(want.class);
+    expect(data.health.error.message).toBe(want.message);
+    expect(data.findings.length).toBeGreaterThan(0);
+    expect(decodeEventsBlob(blob(readFileSync(out, 'utf8'), 'dsh-events'))).toEqual([]);
+    expect(r.stderr).toContain(want.message);
+  });
+
+  it('the incident fixture: turns, dispatches, closers, trace and findings agree with the other commands', async () => {
+    const out = path.join(tmp(), 'incident.html');
+    expect((await runInProcess(['report', INCIDENT, '-o', out])).code).toBe(0);
+    const data = JSON.parse(blob(readFileSync(out, 'utf8'), 'dsh-data'));
+    const list = JSON.parse((await runInProcess(['request', INCIDENT, '--list', '--json'])).stdout);
+    expect(data.dispatches.map((d: any) => [d.key, d.first, d.msgCount])).toEqual(list.requests.map((r: any) => [r.key, r.firstChunkSeq, r.messageCount]));
+    expect(data.turns.map((t: any) => [t.turn, t.reason, t.synthetic])).toEqual([
+      [1, 'completed', false],
+      [2, 'completed', false],
+      [3, 'completed', false],
+      [4, 'interrupted', true],
+    ]);
+    expect(data.health.status).toBe('torn');
+    expect(data.health.closers.map((c: any) => c.seq)).toEqual([886, 887, 888, 889, 890]);
+    expect(data.lineage.descendants.map((d: any) => [d.id, d.seedLength])).toEqual([['session-incident-1-fork-1', 622]]);
+    for (const c of data.compactions) {
+      const t = JSON.parse((await runInProcess(['trace', INCIDENT, String(c.seq), '--json'])).stdout);
+      expect(c.shadowedSeqs).toEqual(t.replacedEventSeqs);
+      expect(c.sourceEventSeqs).toEqual(t.sourceEventSeqs);
+    }
+    expect(data.compactions.map((c: any) => c.kind).sort()).toEqual(['compaction', 'prune']);
+    const check = JSON.parse((await runInProcess(['check', INCIDENT, '--format', 'json'])).stdout);
+    expect(data.findings.map((f: any) => f.code)).toEqual(check.sessions[0].findings.map((f: any) => f.code));
+    // Every dispatch's delta-coded surface decodes to `dsh request`'s surface nodes.
+    let prev: number[] = [];
+    for (const d of data.dispatches) {
+      const nodes = [...prev.slice(0, d.nodes[0]), ...d.nodes.slice(1)];
+      const want = JSON.parse((await runInProcess(['request', INCIDENT, String(d.first), '--json'])).stdout);
+      const events = decodeEventsBlob(blob(readFileSync(out, 'utf8'), 'dsh-events')) as any[];
+      const msgs = nodes.map((s: number) => events[s]).map((e: any) => (e.type === 'user/message' ? e.data : e.type === 'assistant/message' ? (e.data.message.content.length ? e.data.message : null) : e.data.message)).filter((m: unknown) => m !== null);
+      expect(msgs).toEqual(want.messages);
+      prev = nodes;
+    }
+  });
+
+  it.skipIf(!HAVE_CORPUS)('every corpus log: a report is written; exit 1 exactly when DSH refuses it', async () => {
+    const dir = tmp();
+    let n = 0;
+    for (const c of corpusCases()) {
+      const out = path.join(dir, `${n++}.html`);
+      const before = fingerprint(c.artifact);
+      const r = await runInProcess(['report', c.artifact, '-o', out]);
+      const failed = Boolean(c.expected.inspection?.error);
+      expect(r.code, `${c.name}: ${r.stderr}`).toBe(failed ? 1 : 0);
+      const html = readFileSync(out, 'utf8');
+      expect(html).not.toMatch(/https?:\/\//i);
+      const data = JSON.parse(blob(html, 'dsh-data'));
+      if (failed) expect(data.health.error.class).toBe(c.expected.inspection.error.class);
+      else {
+        // The compact events blob decodes to exactly `dsh inspect --json`'s events (legacy shapes included).
+        const events = JSON.parse((await runInProcess(['inspect', c.artifact, '--json'])).stdout).events as unknown[];
+        expect(decodeEventsBlob(blob(html, 'dsh-events')).map((e) => JSON.stringify(e)), c.name).toEqual(events.map((e) => JSON.stringify(e)));
+      }
+      expect(fingerprint(c.artifact), `${c.name} unchanged`).toBe(before);
+    }
+    console.info(`report.test: ${n} corpus reports written from ${CORPUS}`);
+  });
+});
