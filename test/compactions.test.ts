@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusRoots } from './helpers/corpus.js';
+import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusRoots, corpusArtifacts } from './helpers/corpus.js';
 import { runInProcess } from './helpers/cli.js';
 import { baseEvents, clone, inspectText, logText, toolResultData, toolTurn, type Ev } from './helpers/logtext.js';
 import { inspectTarget } from '../src/log/session.js';
@@ -19,19 +19,6 @@ import { auditCompactions, classifyCompactionError, estimateMessage, type Compac
 const SYN = 'synthetic/root-raw/--home-dsh-synthetic-project--';
 const SYN_ZSTD = 'synthetic/root-zstd/--home-dsh-synthetic-project--';
 
-function artifacts(): string[] {
-  if (!HAVE_CORPUS) return [];
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name === 'session.jsonl' || e.name === 'session.jsonl.zstd') out.push(p);
-    }
-  };
-  walk(CORPUS);
-  return out.sort();
-}
 
 async function auditText(events: Ev[]): Promise<{ report: CompactionsReport; events: SessionEvent[] }> {
   const r = await inspectText(logText(events));
@@ -141,7 +128,7 @@ async function checkFindings(text: string) {
 
 describe('dsh compactions over the reference corpus', () => {
   it.skipIf(!HAVE_CORPUS)('audits every corpus session without throwing; sessions without activity are all n/a', async () => {
-    const all = artifacts();
+    const all = corpusArtifacts();
     expect(all.length).toBeGreaterThan(20);
     let audited = 0;
     for (const p of all) {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
+import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases, corpusArtifacts } from './helpers/corpus.js';
 import { runCli, runInProcess } from './helpers/cli.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
@@ -13,19 +13,6 @@ import { writeArtifactFile } from '../src/log/writer.js';
 import type { SessionEvent } from '../src/log/types.js';
 import { ForkUnavailable, childEvents, forkBoundary, planFork } from '../src/views/fork.js';
 
-function artifacts(): string[] {
-  if (!HAVE_CORPUS) return [];
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name === 'session.jsonl' || e.name === 'session.jsonl.zstd') out.push(p);
-    }
-  };
-  walk(CORPUS);
-  return out.sort();
-}
 
 const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
 const e = (seq: number, type: string, data: any = {}): SessionEvent => ({ type, seq, time: 1000 + seq, data });
@@ -193,7 +180,7 @@ describe('fork writes a new child session', () => {
 describe.skipIf(!HAVE_CORPUS)('fork over the corpus', () => {
   it('dry-run exits 0 on every artifact; 1 exactly where inspection fails or no turn completed', async () => {
     const failing = new Set(corpusCases().filter((c) => c.expected.inspection?.error).map((c) => c.artifact));
-    for (const file of artifacts()) {
+    for (const file of corpusArtifacts()) {
       const r = await inspectTarget(resolveTarget(file), { collect: true });
       const res = await runInProcess(['fork', file, '--json']);
       const unavailable = !r.error && !r.events!.some((x) => x.type === 'turn/end');

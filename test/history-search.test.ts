@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
+import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases, corpusArtifacts } from './helpers/corpus.js';
 import { runCli, runInProcess } from './helpers/cli.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
@@ -13,19 +13,6 @@ import type { SessionEvent, SessionHeader } from '../src/log/types.js';
 import { allPages, hostServableWarning, pageSizeWarnings, paginate } from '../src/views/history.js';
 import { compileTextFilter, extractSessionEventText, snippetOf, matchRanges } from '../src/views/search.js';
 
-function artifacts(): string[] {
-  if (!HAVE_CORPUS) return [];
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name === 'session.jsonl' || e.name === 'session.jsonl.zstd') out.push(p);
-    }
-  };
-  walk(CORPUS);
-  return out.sort();
-}
 
 const user = (seq: number, text: string, extra: Partial<SessionEvent> = {}): SessionEvent => ({
   type: 'user/message',
@@ -160,7 +147,7 @@ describe('search text extraction and matching (session-query rules)', () => {
 
 describe.skipIf(!HAVE_CORPUS)('history and search over the corpus', () => {
   it(`history pages partition every log contiguously ${HAVE_CORPUS ? '' : SKIP_REASON}`, async () => {
-    for (const file of artifacts()) {
+    for (const file of corpusArtifacts()) {
       const r = await inspectTarget(resolveTarget(file), { collect: true });
       if (r.error) continue;
       for (const max of [1, 2, 7]) {
@@ -180,7 +167,7 @@ describe.skipIf(!HAVE_CORPUS)('history and search over the corpus', () => {
 
   it('CLI: history and search exit 0 on every corpus artifact, 1 exactly where inspection fails', async () => {
     const failing = new Set(corpusCases().filter((c) => c.expected.inspection?.error).map((c) => c.artifact));
-    for (const file of artifacts()) {
+    for (const file of corpusArtifacts()) {
       const r = await inspectTarget(resolveTarget(file), { collect: false });
       const want = failing.has(file) || r.error ? 1 : 0;
       const h = await runInProcess(['history', file, '--json', '--max-messages', '3']);

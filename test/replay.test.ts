@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
+import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases, corpusArtifacts } from './helpers/corpus.js';
 import { runCli, runInProcess } from './helpers/cli.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
@@ -10,20 +10,6 @@ import { sessionPath } from '../src/log/layout.js';
 import { writeGeneratedArtifact, generatedHeader } from '../src/log/generate.js';
 import { StreamAssembler, buildReplay, timedFrames, type ReplayAttempt } from '../src/views/replay.js';
 
-/** Every artifact under the corpus (expected.json or not). */
-export function corpusArtifacts(): string[] {
-  if (!HAVE_CORPUS) return [];
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name === 'session.jsonl' || e.name === 'session.jsonl.zstd') out.push(p);
-    }
-  };
-  walk(CORPUS);
-  return out.sort();
-}
 
 describe('StreamAssembler (BlockAssembler rules)', () => {
   it('orders blocks by first-seen index and concatenates deltas', () => {

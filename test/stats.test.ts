@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
+import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases, corpusArtifacts } from './helpers/corpus.js';
 import { runCli, runInProcess } from './helpers/cli.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
@@ -11,19 +11,6 @@ import { writeGeneratedArtifact, generatedHeader } from '../src/log/generate.js'
 import type { SessionEvent } from '../src/log/types.js';
 import { cacheHitPercent, sessionStats, zero, type Buckets } from '../src/views/stats.js';
 
-function artifacts(): string[] {
-  if (!HAVE_CORPUS) return [];
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name === 'session.jsonl' || e.name === 'session.jsonl.zstd') out.push(p);
-    }
-  };
-  walk(CORPUS);
-  return out.sort();
-}
 
 let seq = 0;
 const ev = (type: string, data: any, extra: Partial<SessionEvent> = {}, time = 1000 + seq * 10): SessionEvent => ({ type, seq: seq++, time, data, ...extra });
@@ -120,7 +107,7 @@ describe.skipIf(!HAVE_CORPUS)('stats over the corpus', () => {
 
   it('breakdowns always sum to the totals; toolMs equals the per-tool durations', async () => {
     let n = 0;
-    for (const file of artifacts()) {
+    for (const file of corpusArtifacts()) {
       const r = await inspectTarget(resolveTarget(file), { collect: true });
       if (r.error) continue;
       const v = sessionStats(r.meta!.id, r.events!, { storedEventCount: r.storedEventCount });
@@ -136,7 +123,7 @@ describe.skipIf(!HAVE_CORPUS)('stats over the corpus', () => {
 
   it('CLI: every corpus artifact exits 0, or 1 exactly where inspection fails', async () => {
     const failing = new Set(corpusCases().filter((c) => c.expected.inspection?.error).map((c) => c.artifact));
-    for (const file of artifacts()) {
+    for (const file of corpusArtifacts()) {
       const res = await runInProcess(['stats', file, '--json', '--by', 'turn', 'step', 'model', 'tool']);
       const r = await inspectTarget(resolveTarget(file), { collect: false });
       expect(res.code, `${file}: ${res.stderr}`).toBe(failing.has(file) || r.error ? 1 : 0);

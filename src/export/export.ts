@@ -1,5 +1,4 @@
-import { closeSync, createWriteStream, fsyncSync, linkSync, lstatSync, openSync, realpathSync, renameSync, unlinkSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { closeSync, createWriteStream, fsyncSync, linkSync, realpathSync, renameSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { readArtifact } from '../log/read.js';
 import { LogError, UsageError } from '../log/errors.js';
@@ -11,6 +10,7 @@ import { assertAcyclicAncestry, descendantsOf, indexRoot, type IndexedSession } 
 import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media.js';
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
+import { prepareNewFile, type NewFile } from './new-file.js';
 import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 
@@ -138,31 +138,8 @@ function realOrSelf(p: string): string {
 }
 
 /** Check the output path before reading anything: refuse existing files (unless forced) and directories. */
-function prepareOutput(output: string, force: boolean): { abs: string; tmp: string; fd: number } {
-  const abs = path.resolve(output);
-  let st;
-  try {
-    st = lstatSync(abs);
-  } catch {
-    st = undefined;
-  }
-  if (st?.isDirectory()) throw new UsageError(`cannot write ${abs}: it is a directory`, 'io');
-  if (st && !force) throw new UsageError(`refusing to overwrite ${abs}: it already exists (use --force to replace it)`, 'io');
-  const dir = path.dirname(abs);
-  const tmp = path.join(dir, `.${path.basename(abs)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-  let fd: number;
-  try {
-    fd = openSync(tmp, 'wx', 0o666);
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    const why =
-      e.code === 'ENOENT' ? `directory ${dir} does not exist`
-      : e.code === 'ENOTDIR' ? `${dir} is not a directory`
-      : e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS' ? `directory ${dir} is not writable (${e.code})`
-      : e.message;
-    throw new UsageError(`cannot write ${abs}: ${why}`, 'io');
-  }
-  return { abs, tmp, fd };
+function prepareOutput(output: string, force: boolean): NewFile {
+  return prepareNewFile(output, force, 0o666);
 }
 
 /**

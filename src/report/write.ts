@@ -3,41 +3,15 @@
  * a temporary sibling, fsynced, then linked into place (no clobber) or, with
  * `force`, renamed over the old file. Nothing is left behind on failure.
  */
-import { closeSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
+import { closeSync, fsyncSync, linkSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { UsageError } from '../log/errors.js';
+import { prepareNewFile, type NewFile } from '../export/new-file.js';
 
-export interface PreparedOutput {
-  abs: string;
-  tmp: string;
-  fd: number;
-}
+export type PreparedOutput = NewFile;
 
 /** Refuse existing files (unless forced) and directories; open the temporary sibling. */
 export function prepareReportOutput(output: string, force: boolean): PreparedOutput {
-  const abs = path.resolve(output);
-  let st;
-  try {
-    st = lstatSync(abs);
-  } catch {
-    st = undefined;
-  }
-  if (st?.isDirectory()) throw new UsageError(`cannot write ${abs}: it is a directory`, 'io');
-  if (st && !force) throw new UsageError(`refusing to overwrite ${abs}: it already exists (use --force to replace it)`, 'io');
-  const dir = path.dirname(abs);
-  const tmp = path.join(dir, `.${path.basename(abs)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    return { abs, tmp, fd: openSync(tmp, 'wx', 0o644) };
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    const why =
-      e.code === 'ENOENT' ? `directory ${dir} does not exist`
-      : e.code === 'ENOTDIR' ? `${dir} is not a directory`
-      : e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS' ? `directory ${dir} is not writable (${e.code})`
-      : e.message;
-    throw new UsageError(`cannot write ${abs}: ${why}`, 'io');
-  }
+  return prepareNewFile(output, force, 0o644);
 }
 
 /** Remove the temporary file (after a failure). */

@@ -62,3 +62,18 @@ export function corpusRoots(): string[] {
   walk(CORPUS);
   return out.sort();
 }
+
+/** Every artifact file under the corpus (including `repaired/`), sorted. */
+export function corpusArtifacts(): string[] {
+  if (!HAVE_CORPUS) return [];
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === 'session.jsonl' || e.name === 'session.jsonl.zstd') out.push(p);
+    }
+  };
+  walk(CORPUS);
+  return out.sort();
+}
