@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeGeneratedArtifact } from '../dist/log/generate.js';
+import { writeGeneratedArtifact, generateArtifact } from '../dist/log/generate.js';
 import { sessionPath } from '../dist/log/layout.js';
 import { readArtifact } from '../dist/log/read.js';
 import { FileSource } from '../dist/physical/source.js';
@@ -322,6 +322,40 @@ function printTable(result) {
   for (const l of lines) console.log(row(l));
 }
 
+/**
+ * `dsh check` over a root of many small sessions (DSH_BENCH_ROOT_SESSIONS,
+ * default 10000; 0 skips): one generated 1-turn session written once, then
+ * copied under N session directories (ids differ by folder; check reports the
+ * identity mismatch as a warning, which is part of the work measured).
+ */
+async function benchRoot() {
+  const n = Number(process.env.DSH_BENCH_ROOT_SESSIONS ?? 10000);
+  if (!n) return null;
+  const root = path.join(outDir, `root-${n}`);
+  const marker = path.join(outDir, `root-${n}.done`);
+  if (!existsSync(marker)) {
+    rmSync(root, { recursive: true, force: true });
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const id = `small-${String(i).padStart(5, '0')}`;
+      const { bytes } = await generateArtifact({ seed: 1000 + (i % 50), id, cwd: '/home/dev/fleet', createdAt: 1785000000000 + i, turns: 1, encoding: 'zstd', encoder: 'mongodb-js', randomFeatures: false, toolOutputBytes: [200, 800], verbosity: 0.1 });
+      const file = sessionPath(root, { id, cwd: '/home/dev/fleet' }, 'zstd');
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, bytes);
+    }
+    writeFileSync(marker, String(n));
+    console.log(`generated ${n} small sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  const rows = [];
+  for (const jobs of [1, os.cpus().length]) {
+    const r = await bestRun([process.execPath, dshBin, 'check', root, '-j', String(jobs), '--json']);
+    rows.push({ name: `dsh check <root of ${n}> -j ${jobs}`, ms: Math.round(r.ms), sessionsPerSec: n / (r.ms / 1000), peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode });
+  }
+  console.log(`\n== root of ${n} small sessions`);
+  for (const r of rows) console.log(`${r.name.padEnd(40)} ${(r.ms / 1000).toFixed(2).padStart(7)} s  ${r.sessionsPerSec.toFixed(0).padStart(6)} sessions/s  peak RSS ${r.peakRssMiB} MiB  exit ${r.exitCode}`);
+  return { sessions: n, rows };
+}
+
 async function main() {
   if (!existsSync(path.join(projectRoot, 'dist', 'log', 'read.js'))) {
     console.error('bench: build first (npx tsc -p .)');
@@ -335,8 +369,10 @@ async function main() {
     printTable(r);
     results.push(r);
   }
+  const rootResult = await benchRoot();
   const report = {
     date: new Date().toISOString(),
+    root: rootResult,
     node: process.version,
     platform: `${os.platform()} ${os.arch()}`,
     cpus: os.cpus().length,
