@@ -2,7 +2,8 @@ import type { Writable } from 'node:stream';
 import { writeOut } from './io.js';
 import { inspectTarget, type SessionInspection } from '../log/session.js';
 import type { ResolvedTarget } from '../log/target.js';
-import type { InspectOptions } from '../log/inspect.js';
+import { heldBytesBudget, type InspectOptions } from '../log/inspect.js';
+import { UsageError } from '../log/errors.js';
 import type { SessionEvent } from '../log/types.js';
 
 /** Logs up to this many bytes on disk are read once with events held in memory. */
@@ -62,7 +63,34 @@ export async function forEachLogicalEvent(
   })();
   if (size <= SINGLE_PASS_BYTES) {
     const held: [SessionEvent, string | undefined][] = [];
-    const r = await inspectTarget(target, { ...options, collect: false, skipArtifact: true, onLogical: (e, text) => held.push([e, text]) });
+    const budget = heldBytesBudget();
+    let heldBytes = 0;
+    let r: SessionInspection | undefined;
+    try {
+      r = await inspectTarget(target, {
+        ...options,
+        collect: false,
+        skipArtifact: true,
+        onLogical: (e, text) => {
+          held.push([e, text]);
+          heldBytes += text !== undefined ? text.length : 256;
+          // A small file can still expand to more than memory holds: fall back to two passes.
+          if (heldBytes > budget) throw new TooBigForOnePass('switch to two passes');
+        },
+      });
+    } catch (error) {
+      if (!(error instanceof TooBigForOnePass)) throw error;
+      held.length = 0;
+    }
+    if (r) return emitHeld(r, held, ready, out);
+  }
+  return twoPasses(target, options, ready, out);
+}
+
+class TooBigForOnePass extends UsageError {}
+
+async function emitHeld(r: SessionInspection, held: [SessionEvent, string | undefined][], ready: (validated: SessionInspection) => Emit, out?: Output): Promise<SessionInspection> {
+  {
     if (r.error) return r;
     const emit = ready(r);
     for (const [e, text] of held) {
@@ -72,6 +100,9 @@ export async function forEachLogicalEvent(
     for (const c of r.closers) emit(c, undefined, true);
     return r;
   }
+}
+
+async function twoPasses(target: ResolvedTarget, options: InspectOptions, ready: (validated: SessionInspection) => Emit, out?: Output): Promise<SessionInspection> {
   const first = await inspectTarget(target, { ...options, collect: false, skipArtifact: true });
   if (first.error) return first;
   const emit = ready(first);

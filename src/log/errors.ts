@@ -73,6 +73,17 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A command that must hold the whole logical log in memory met a log larger
+ * than the V8 heap allows: a clear answer (exit 2) instead of an out-of-memory crash.
+ */
+export class ResourceLimit extends UsageError {
+  constructor(message: string) {
+    super(message, 'io');
+    this.name = 'ResourceLimit';
+  }
+}
+
 export function corrupt(message: string, extra: { byteOffset?: number; seq?: number; cause?: SerializedError & { code?: string } } = {}): LogError {
   return new LogError(message, { dshClass: 'Error', kind: 'corrupt', ...extra });
 }

@@ -2,7 +2,8 @@ import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { readArtifact, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
 import { LogicalPipeline, type LogicalResult } from './logical.js';
-import { LogError, serializeError, type SerializedError, type FailureKind } from './errors.js';
+import v8 from 'node:v8';
+import { LogError, ResourceLimit, serializeError, type SerializedError, type FailureKind } from './errors.js';
 import { packBatchLines } from './rows.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import type { CloserReason } from './closers.js';
@@ -87,6 +88,13 @@ export interface InspectOptions {
   maxLineBytes?: number;
 }
 
+/** Logical bytes a collecting read may hold: DSH_MAX_HELD_BYTES, else a third of the V8 heap limit. */
+export function heldBytesBudget(env: NodeJS.ProcessEnv = process.env): number {
+  const fromEnv = Number(env['DSH_MAX_HELD_BYTES']);
+  if (Number.isFinite(fromEnv) && fromEnv > 0) return fromEnv;
+  return Math.floor(v8.getHeapStatistics().heap_size_limit / 3);
+}
+
 function errorOut(error: LogError, stage: string): NonNullable<Inspection['error']> {
   return {
     ...serializeError(error),
@@ -108,6 +116,10 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   let pipeline: LogicalPipeline | undefined;
   const collect = options.collect ?? true;
   const storedEvents: SessionEvent[] | undefined = options.collectStored ? [] : undefined;
+  // Holding events costs ~2.6x their logical bytes in V8; refuse clearly before the heap runs out.
+  const holding = collect || storedEvents !== undefined;
+  const budget = heldBytesBudget();
+  let held = 0;
   // Normalized events decoded from a torn final frame (DSH re-appends them on load()).
   const tornTail: SessionEvent[] = [];
   let inTornTail = false;
@@ -125,6 +137,15 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
       if (!pipeline) {
         // Header is known by the time the first event arrives.
         return;
+      }
+      if (holding) {
+        held += line.end - line.start;
+        if (held > budget) {
+          throw new ResourceLimit(
+            `this view holds the whole logical log in memory, and this log passes ${Math.round(budget / 1e6)} MB of logical text (the budget for a ${Math.round(v8.getHeapStatistics().heap_size_limit / 1e6)} MB V8 heap); ` +
+              'rerun with a larger heap (NODE_OPTIONS=--max-old-space-size=<MiB>) or DSH_MAX_HELD_BYTES, or use the streaming commands (inspect, events, check, frames)',
+          );
+        }
       }
       storedEvents?.push(event);
       options.onStored?.(event, line);

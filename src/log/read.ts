@@ -3,7 +3,7 @@ import type { ByteSource } from '../physical/source.js';
 import { scanFrames, type FrameInfo, type TornFrameInfo, ZSTD_MAGIC } from '../physical/zstd-frames.js';
 import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
 import { ArtifactText } from '../physical/artifact-text.js';
-import { corrupt, LogError, type SerializedError } from './errors.js';
+import { corrupt, LogError, UsageError, type SerializedError } from './errors.js';
 import { parseHeaderMeta } from './header.js';
 import { LogScanner, type EventSink, type LineInfo, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
@@ -153,6 +153,8 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     try {
       scanner.write(chunk);
     } catch (error) {
+      // A consumer's resource limit is not a verdict about the log.
+      if (error instanceof UsageError) throw error;
       storedError = error as LogError;
     }
   };
