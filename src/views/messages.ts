@@ -310,3 +310,88 @@ export function clip(text: string, max: number): string {
   const chars = Array.from(flat);
   return chars.length <= max ? flat : chars.slice(0, max - 1).join('') + '…';
 }
+
+/**
+ * The surface view in one streaming pass, in memory bounded by the surface:
+ * only events currently on the surface are held (shadowed ones are dropped as
+ * replacements arrive), so it works on logs far larger than memory. Equal to
+ * `surfaceView` over the collected log. `atSeq` folds events 0..atSeq only.
+ */
+export class StreamingSurface {
+  private fold = new SurfaceFold(true);
+  private onSurface = new Map<number, SessionEvent>();
+  private surfaceEventSeqs: number[] = [];
+  private appendSurfaceSeqs: number[] = [];
+  private replacementSurfaceSeqs: number[] = [];
+  private count = 0;
+  private lastFolded: number | null = null;
+  private atFound = false;
+  /** A fold failure (the log is refused as a whole by the reader; kept for completeness). */
+  failure: string | undefined;
+
+  constructor(private readonly atSeq?: number) {}
+
+  observe(event: SessionEvent): void {
+    this.count += 1;
+    if (this.failure || (this.atSeq !== undefined && this.atFound)) return;
+    if (this.atSeq !== undefined && event.seq === this.atSeq) this.atFound = true;
+    let replacement;
+    try {
+      replacement = this.fold.apply(event);
+    } catch (error) {
+      this.failure = `invalid session surface: ${(error as Error).message}`;
+      return;
+    }
+    this.lastFolded = event.seq;
+    if (!isSurfaceEvent(event)) return;
+    this.surfaceEventSeqs.push(event.seq);
+    if (isAppendSurfaceEvent(event)) this.appendSurfaceSeqs.push(event.seq);
+    else if (isReplacementSurfaceEvent(event)) this.replacementSurfaceSeqs.push(event.seq);
+    if (replacement) for (const s of replacement.shadowedSeqs) this.onSurface.delete(s);
+    this.onSurface.set(event.seq, event);
+  }
+
+  view(sessionId: string, header: SessionHeader, storedEventCount: number): SurfaceView {
+    if (this.failure) throw new SessionQueryError(this.failure, 'SESSION_QUERY_INVALID_SURFACE');
+    if (this.atSeq !== undefined && !this.atFound) {
+      throw new SessionQueryError(`session "${sessionId}" has no event at seq ${this.atSeq}`, 'SESSION_QUERY_EVENT_NOT_FOUND');
+    }
+    const fold = this.fold;
+    const shadowedSeqs: number[] = [];
+    for (const r of fold.replacements) shadowedSeqs.push(...r.shadowedSeqs);
+    const surface: DerivedSurface = {
+      nodes: [...fold.nodes],
+      replaceGeneration: fold.replaceGeneration,
+      replacements: fold.replacements.map((r) => ({ ...r, shadowedSeqs: [...r.shadowedSeqs] })),
+      shadowedSeqs,
+      surfaceEventSeqs: this.surfaceEventSeqs,
+      appendSurfaceSeqs: this.appendSurfaceSeqs,
+      replacementSurfaceSeqs: this.replacementSurfaceSeqs,
+      capturedThroughSeq: this.lastFolded,
+    };
+    const replacedBy = new Map(surface.replacements.map((r) => [r.seq, r.shadowedSeqs]));
+    const entries: SurfaceEntry[] = surface.nodes.map((seq) => {
+      const e = this.onSurface.get(seq) as SessionEvent;
+      return {
+        seq,
+        type: e.type,
+        time: e.time,
+        op: e.surfaceOp === 'append' ? 'append' : 'replace',
+        replaced: replacedBy.get(seq) ?? [],
+        message: deriveEventMessage(e),
+        interrupted: e.type === 'assistant/message' && e.data?.interrupted === true,
+        synthetic: seq >= storedEventCount,
+      };
+    });
+    return {
+      sessionId,
+      header,
+      at: surface.capturedThroughSeq,
+      lastSeq: this.count > 0 ? this.count - 1 : null,
+      storedEventCount,
+      surface,
+      entries,
+      messages: entries.filter((x) => x.message !== null).map((x) => x.message),
+    };
+  }
+}

@@ -4,7 +4,7 @@ import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
 import { LogError, UsageError } from '../../log/errors.js';
-import { loadedFromInspection, surfaceView, SessionQueryError, type LoadedSession } from '../../views/messages.js';
+import { loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../views/messages.js';
 import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
 
 /** Parse a seq argument (non-negative integer) or fail with a usage error. */
@@ -52,11 +52,20 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
     action(io, setExit, async (target: string, opts: SurfaceOptions) => {
       const env = envFor(io, opts);
       const at = seqArg('--at', opts.at);
-      const s = await loadForQuery(target, opts, io);
-      if (!s) return EXIT.failed;
+      // One streaming pass holding only the events on the surface (works on logs larger than memory).
+      const resolved = await resolveCli(target, opts);
+      const stream = new StreamingSurface(at);
+      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: false, skipArtifact: true, onLogical: (e) => stream.observe(e) });
+      if (r.error) {
+        if (opts.json) await writeOut(io.stdout, failureJson(r.error));
+        else io.stderr.write(renderFailure(r.error));
+        return EXIT.failed;
+      }
+      for (const closer of r.closers) stream.observe(closer);
+      if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       let view;
       try {
-        view = surfaceView(s, at);
+        view = stream.view(r.meta!.id, r.meta!, r.storedEventCount);
       } catch (error) {
         throw queryError(error);
       }
