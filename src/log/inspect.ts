@@ -88,11 +88,11 @@ export interface InspectOptions {
   maxLineBytes?: number;
 }
 
-/** Logical bytes a collecting read may hold: DSH_MAX_HELD_BYTES, else a third of the V8 heap limit. */
+/** Logical bytes a collecting read may hold: DSH_MAX_HELD_BYTES, else a fifth of the V8 heap limit (held events and the views built on them take ~4x their logical bytes). */
 export function heldBytesBudget(env: NodeJS.ProcessEnv = process.env): number {
   const fromEnv = Number(env['DSH_MAX_HELD_BYTES']);
   if (Number.isFinite(fromEnv) && fromEnv > 0) return fromEnv;
-  return Math.floor(v8.getHeapStatistics().heap_size_limit / 3);
+  return Math.floor(v8.getHeapStatistics().heap_size_limit / 5);
 }
 
 function errorOut(error: LogError, stage: string): NonNullable<Inspection['error']> {
@@ -120,6 +120,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   const holding = collect || storedEvents !== undefined;
   const budget = heldBytesBudget();
   let held = 0;
+  let lastHeldLine = -1;
   // Normalized events decoded from a torn final frame (DSH re-appends them on load()).
   const tornTail: SessionEvent[] = [];
   let inTornTail = false;
@@ -138,7 +139,9 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
         // Header is known by the time the first event arrives.
         return;
       }
-      if (holding) {
+      if (holding && line.line !== lastHeldLine) {
+        // A packed row expands to many events: count its bytes once.
+        lastHeldLine = line.line;
         held += line.end - line.start;
         if (held > budget) {
           throw new ResourceLimit(
