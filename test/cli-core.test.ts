@@ -151,3 +151,17 @@ describe.skipIf(!HAVE_CORPUS)('dsh inspect/events/frames on corpus artifacts (pr
 });
 
 void writeFileSync;
+
+describe('report --json', () => {
+  it('prints a manifest of the written report', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const os = await import('node:os');
+    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'dsh-rep-')), 'r.html');
+    const r = await runCli(['report', 'fixtures/incident/--home-dev-acme-api--/session-incident-1', '-o', out, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const m = JSON.parse(r.stdout);
+    expect(m).toMatchObject({ output: out, sessionId: 'session-incident-1', health: 'readable' });
+    expect(m.bytes).toBeGreaterThan(1000);
+    expect((await runCli(['report', 'fixtures/incident/--home-dev-acme-api--/session-incident-1', '-o', '-', '--json'])).code).toBe(2);
+  });
+});

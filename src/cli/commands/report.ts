@@ -13,6 +13,12 @@ interface ReportOptions extends CommonOptions {
   force?: boolean;
 }
 
+function resolvedId(data: unknown): string | null {
+  const d = data as { session?: { id?: unknown }; header?: { id?: unknown } };
+  const id = d.session?.id ?? d.header?.id;
+  return typeof id === 'string' ? id : null;
+}
+
 export function registerReport(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
     .command('report')
@@ -20,7 +26,7 @@ export function registerReport(program: Command, io: Io, setExit: (code: number)
     .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or - for stdin')
     .requiredOption('-o, --output <file>', 'the NEW .html file to write (- for stdout)')
     .option('--force', 'replace the output file if it exists');
-  addCommon(cmd, { json: false });
+  addCommon(cmd, { json: 'print a manifest {output, bytes, sessionId, health} on stdout (not with -o -)' });
   cmd.addHelpText(
     'after',
     `
@@ -40,6 +46,7 @@ Examples:
     action(io, setExit, async (target: string, opts: ReportOptions) => {
       const output = opts.output;
       if (output === undefined || output === '') throw new UsageError('give the output file with -o <file> (or -o - for stdout)');
+      if (output === '-' && opts.json) throw new UsageError('--json prints a manifest on stdout; it cannot be combined with -o - (the report itself on stdout)');
       // Check the output before reading anything.
       let out: PreparedOutput | undefined;
       if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force));
@@ -49,9 +56,17 @@ Examples:
         for (const w of built.data.health.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const parts = reportParts(built.data, built.events);
         if (out) {
+          const abs = out.abs;
           const bytes = publishReport(out, parts, Boolean(opts.force));
           out = undefined;
           io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
+          if (opts.json) {
+            const e = built.data.health.error;
+            await writeOut(
+              io.stdout,
+              JSON.stringify({ output: abs, bytes, sessionId: resolvedId(built.data), health: e ? { error: { class: e.class, message: e.message } } : 'readable' }) + '\n',
+            );
+          }
         } else {
           for (const part of parts) await writeOut(io.stdout, part);
         }
