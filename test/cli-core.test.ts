@@ -152,6 +152,23 @@ describe.skipIf(!HAVE_CORPUS)('dsh inspect/events/frames on corpus artifacts (pr
 
 void writeFileSync;
 
+describe('heap for views that hold the log', () => {
+  it('holding commands run with a machine-sized heap unless the user chose one; stdin and exit codes pass through', async () => {
+    const text = '{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/w","delegationDepth":0}\n{"type":"turn/start","seq":0,"time":5,"data":{"turn":1}}\n';
+    const r = await runCli(['transcript', '-', '--format', 'json'], { input: Buffer.from(text) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toBeTruthy();
+    // A refusal message names the heap it was budgeted against: larger than V8's default when re-executed.
+    const big = await runCli(['trace', 'fixtures/incident/--home-dev-acme-api--/session-incident-1', '5'], { env: { DSH_MAX_HELD_BYTES: '1000' } });
+    expect(big.code).toBe(2);
+    const heap = Number(/budget for a (\d+) MB V8 heap/.exec(big.stderr)?.[1]);
+    const own = await runCli(['trace', 'fixtures/incident/--home-dev-acme-api--/session-incident-1', '5'], { env: { DSH_MAX_HELD_BYTES: '1000', NODE_OPTIONS: '--max-old-space-size=256' } });
+    expect(own.code).toBe(2);
+    expect(Number(/budget for a (\d+) MB V8 heap/.exec(own.stderr)?.[1])).toBeLessThan(400);
+    expect(heap).toBeGreaterThanOrEqual(Number(/budget for a (\d+) MB V8 heap/.exec(own.stderr)?.[1]));
+  });
+});
+
 describe('report --json', () => {
   it('prints a manifest of the written report', async () => {
     const { mkdtempSync } = await import('node:fs');
