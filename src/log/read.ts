@@ -341,6 +341,16 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     );
   };
 
+  // A complete frame that fails to decode: recorded on its row; the first one ends both views.
+  const failFrame = (frame: FrameInfo, error: unknown) => {
+    reports[frame.index]!.error = failureCause(error);
+    if (fatal) return;
+    const e = frameFailure(frame, error);
+    artifactError = e;
+    if (!storedError) storedError = e;
+    fatal = true;
+  };
+
   let pending: Promise<Decoded> | undefined = !fatal && groups.length > 0 ? decodeGroup(groups[0]!) : undefined;
   for (let g = 0; g < groups.length && (!fatal || options.frameDetail); g++) {
     if (g > 0 && options.between) await options.between();
@@ -371,13 +381,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
           r.plaintextSha256 = sha.digest('hex');
         }
       } catch (error) {
-        reports[frame.index]!.error = failureCause(error);
-        if (!fatal) {
-          const e = frameFailure(frame, error);
-          artifactError = e;
-          if (!storedError) storedError = e;
-          fatal = true;
-        }
+        failFrame(frame, error);
       }
       continue;
     }
@@ -413,13 +417,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
           feed(plaintext);
         }
       } catch (error) {
-        reports[frame.index]!.error = failureCause(error);
-        if (!fatal) {
-          const e = frameFailure(frame, error);
-          artifactError = e;
-          if (!storedError) storedError = e;
-          fatal = true;
-        }
+        failFrame(frame, error);
         if (!options.frameDetail) break;
       }
     }

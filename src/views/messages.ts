@@ -158,6 +158,20 @@ export interface SurfaceView {
   messages: unknown[];
 }
 
+/** One current node as the surface view shows it. */
+function surfaceEntry(e: SessionEvent, replacedBy: ReadonlyMap<number, number[]>, storedEventCount: number): SurfaceEntry {
+  return {
+    seq: e.seq,
+    type: e.type,
+    time: e.time,
+    op: e.surfaceOp === 'append' ? 'append' : 'replace',
+    replaced: replacedBy.get(e.seq) ?? [],
+    message: deriveEventMessage(e),
+    interrupted: e.type === 'assistant/message' && e.data?.interrupted === true,
+    synthetic: e.seq >= storedEventCount,
+  };
+}
+
 /** The model's view of a session as of `atSeq` (inclusive; default: the whole log). */
 export function surfaceView(session: LoadedSession, atSeq?: number): SurfaceView {
   const { events } = session;
@@ -166,19 +180,7 @@ export function surfaceView(session: LoadedSession, atSeq?: number): SurfaceView
   }
   const surface = foldSurfaceAt(events, atSeq);
   const replacedBy = new Map(surface.replacements.map((r) => [r.seq, r.shadowedSeqs]));
-  const entries: SurfaceEntry[] = surface.nodes.map((seq) => {
-    const e = events[seq] as SessionEvent;
-    return {
-      seq,
-      type: e.type,
-      time: e.time,
-      op: e.surfaceOp === 'append' ? 'append' : 'replace',
-      replaced: replacedBy.get(seq) ?? [],
-      message: deriveEventMessage(e),
-      interrupted: e.type === 'assistant/message' && e.data?.interrupted === true,
-      synthetic: seq >= session.storedEventCount,
-    };
-  });
+  const entries: SurfaceEntry[] = surface.nodes.map((seq) => surfaceEntry(events[seq] as SessionEvent, replacedBy, session.storedEventCount));
   return {
     sessionId: session.sessionId,
     header: session.header,
@@ -370,19 +372,7 @@ export class StreamingSurface {
       capturedThroughSeq: this.lastFolded,
     };
     const replacedBy = new Map(surface.replacements.map((r) => [r.seq, r.shadowedSeqs]));
-    const entries: SurfaceEntry[] = surface.nodes.map((seq) => {
-      const e = this.onSurface.get(seq) as SessionEvent;
-      return {
-        seq,
-        type: e.type,
-        time: e.time,
-        op: e.surfaceOp === 'append' ? 'append' : 'replace',
-        replaced: replacedBy.get(seq) ?? [],
-        message: deriveEventMessage(e),
-        interrupted: e.type === 'assistant/message' && e.data?.interrupted === true,
-        synthetic: seq >= storedEventCount,
-      };
-    });
+    const entries: SurfaceEntry[] = surface.nodes.map((seq) => surfaceEntry(this.onSurface.get(seq) as SessionEvent, replacedBy, storedEventCount));
     return {
       sessionId,
       header,
