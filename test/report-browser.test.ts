@@ -13,24 +13,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from './helpers/corpus.js';
 import { runInProcess } from './helpers/cli.js';
-import { baseEvents, logText, toolResultData, type Ev } from './helpers/logtext.js';
+import { baseEvents, hostileLog, logText } from './helpers/logtext.js';
 import { writeGeneratedArtifact } from '../src/log/generate.js';
 
 const CHROMIUM = process.env['DSH_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 const INCIDENT = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1');
-
-const HOSTILE = '<script>alert(1)</script> </textarea> </script><!-- <img src=x onerror=alert(2)> https://evil.example/x \u2028 &amp;';
-
-/** The base log with hostile text in a tool output (seq 12), a user message and the title (same as report.test.ts). */
-function hostileLog(): string {
-  const events: Ev[] = baseEvents();
-  (events[12] as Ev).data = toolResultData(1, 1, 'c1', 't1', HOSTILE);
-  const user = events[2] as Ev & { data: any };
-  user.data.content[0].text = `hi ${HOSTILE}`;
-  events.push({ type: 'session/title', data: { title: `</title>${HOSTILE}` } });
-  return logText(events, { id: 'hostile-1' });
-}
 
 type Pw = typeof import('playwright-core');
 let pw: Pw | undefined;

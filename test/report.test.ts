@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT, CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
 import { runInProcess } from './helpers/cli.js';
-import { baseEvents, logText, toolResultData, type Ev } from './helpers/logtext.js';
+import { baseEvents, hostileLog, logText } from './helpers/logtext.js';
 import { resolveTarget } from '../src/log/target.js';
 import { buildReport } from '../src/report/build.js';
 import { decodeEventsBlob, embedJson, renderReportHtml } from '../src/report/html.js';
@@ -15,18 +15,6 @@ import { REPORT_CSS } from '../src/report/style.js';
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
 const INCIDENT = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1');
-const HOSTILE = '<script>alert(1)</script> </textarea> </script><!-- <img src=x onerror=alert(2)> https://evil.example/x \u2028 &amp;';
-
-/** The base log with hostile text in a tool output, a user message and the title. */
-function hostileLog(): string {
-  const events: Ev[] = baseEvents();
-  (events[12] as Ev).data = toolResultData(1, 1, 'c1', 't1', HOSTILE);
-  const user = events[2] as Ev & { data: any };
-  user.data.content[0].text = `hi ${HOSTILE}`;
-  events.push({ type: 'session/title', data: { title: `</title>${HOSTILE}` } });
-  return logText(events, { id: 'hostile-1' });
-}
-
 function fingerprint(file: string): string {
   const st = statSync(file);
   return `${createHash('sha256').update(readFileSync(file)).digest('hex')}:${st.mtimeMs}:${st.size}`;

@@ -1,9 +1,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { FileSource, type ByteSource } from '../physical/source.js';
-import { scanFrames, ZSTD_MAGIC, type FrameInfo } from '../physical/zstd-frames.js';
 import { createDecoder, type FrameDecoder } from '../physical/decoders.js';
-import { parseHeaderMeta } from '../log/header.js';
+import { readHeaderCheap } from '../views/listing.js';
 import { LogError } from '../log/errors.js';
 import { scanRoot, type RootSession } from '../log/target.js';
 import type { SessionHeader } from '../log/types.js';
@@ -22,51 +20,6 @@ export interface RootIndex {
   children: Map<string, IndexedSession[]>;
   /** Sessions left out of the index, with why (unreadable header, id mismatch, duplicates, links). */
   warnings: string[];
-}
-
-const HEADER_CAP = 64 << 20;
-const STOP = Symbol('stop');
-
-/**
- * The header a listing sees, read cheaply: the first line of a raw artifact,
- * or the first (header) frame of a zstd artifact. `undefined` when there is none.
- */
-export async function readHeaderCheap(source: ByteSource, decoder: FrameDecoder): Promise<SessionHeader | undefined> {
-  const head = source.read(0, 4);
-  if (head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC) {
-    let first: FrameInfo | undefined;
-    try {
-      scanFrames(source, (frame) => {
-        first = frame;
-        throw STOP;
-      });
-    } catch (error) {
-      if (error !== STOP) return undefined;
-    }
-    if (!first) return undefined;
-    let text: Buffer;
-    try {
-      text = await decoder.decode(source.read(first.start, first.end));
-    } catch {
-      return undefined;
-    }
-    const nl = text.indexOf(0x0a);
-    return parseHeaderMeta(text.toString('utf8', 0, nl === -1 ? text.length : nl));
-  }
-  const parts: Buffer[] = [];
-  let at = 0;
-  while (at < source.size && at < HEADER_CAP) {
-    const chunk = source.read(at, at + (1 << 16));
-    if (chunk.length === 0) break;
-    const nl = chunk.indexOf(0x0a);
-    if (nl !== -1) {
-      parts.push(chunk.subarray(0, nl));
-      break;
-    }
-    parts.push(chunk);
-    at += chunk.length;
-  }
-  return parseHeaderMeta(Buffer.concat(parts).toString('utf8'));
 }
 
 function within(root: string, file: string): boolean {
@@ -96,17 +49,13 @@ export async function indexRoot(root: string, decoder: FrameDecoder = createDeco
       warnings.push(`skipping ${s.path}: it resolves outside the session root`);
       continue;
     }
-    let header: SessionHeader | undefined;
-    const source = new FileSource(s.path);
-    try {
-      header = await readHeaderCheap(source, decoder);
-    } finally {
-      source.close();
-    }
-    if (!header) {
-      warnings.push(`skipping ${s.path}: no readable session header (left out of lineage)`);
+    // The header as DSH's listing reads it (first line, or frame 0 only).
+    const read = await readHeaderCheap(s.path, s.encoding, decoder);
+    if (!read.header) {
+      warnings.push(`skipping ${s.path}: no readable session header (${read.reason}; left out of lineage)`);
       continue;
     }
+    const header = read.header;
     if (header.id !== s.id) {
       warnings.push(`skipping ${s.path}: header id ${JSON.stringify(header.id)} does not match its directory id ${JSON.stringify(s.id)}`);
       continue;

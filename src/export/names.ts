@@ -3,10 +3,9 @@
  * every entry name passes before it is written.
  */
 
-/** DSH's `safeSessionIdSegment`: every char outside `[A-Za-z0-9_-]` becomes `_`. */
-export function safeSegment(id: string): string {
-  return id.replace(/[^A-Za-z0-9_-]/g, '_');
-}
+import { safeSegment } from '../log/layout.js';
+
+export { safeSegment };
 
 /** DSH's download filename for a root session's export. */
 export function exportFileName(sessionId: string): string {

@@ -27,6 +27,11 @@ export function decodeSegment(segment: string): string {
   return segment.replace(/~([0-9A-Fa-f]{4})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
+/** DSH's export `safeSessionIdSegment`: every char outside `[A-Za-z0-9_-]` becomes `_` (lossy). */
+export function safeSegment(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
 /** cwd → lossy, readable, bounded project key (`--${slug}--`). */
 export function projectKey(cwd: string): string {
   if (cwd === '') throw new Error('cannot encode an empty project path');

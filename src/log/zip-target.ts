@@ -5,6 +5,7 @@ import zlib from 'node:zlib';
 import { FileSource, MemorySource, type ByteSource } from '../physical/source.js';
 import { UsageError } from './errors.js';
 import type { ResolvedTarget } from './target.js';
+import { safeSegment } from './layout.js';
 
 /**
  * Read a DSH session-log export ZIP (or a `dsh export` archive) as a target:
@@ -124,10 +125,6 @@ export function readZipEntry(source: ByteSource, entry: ZipEntry): Buffer {
   const crc = (zlib as unknown as { crc32?: (d: Buffer) => number }).crc32;
   if (crc && crc(data) >>> 0 !== entry.crc32 >>> 0) bad(file, `${entry.name} fails its CRC-32 check`);
   return data;
-}
-
-function safeSegment(id: string): string {
-  return id.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
 /** Split `file.zip[:entry]` when the part before the colon is an existing .zip file. */

@@ -1,8 +1,8 @@
 import zlib from 'node:zlib';
-import { createRequire } from 'node:module';
 import { Decompress as FzstdDecompress } from 'fzstd';
 import { frameBlocks } from './zstd-frames.js';
 import { Xxh64 } from './xxhash64.js';
+import { loadMongo } from './mongo.js';
 
 /**
  * Decoder seam. Complete frames are decoded with checksum verification;
@@ -107,18 +107,6 @@ class NodeZlibDecoder implements FrameDecoder {
   }
 }
 
-interface MongoZstd {
-  decompress(buf: Buffer): Promise<Buffer>;
-}
-
-let mongo: MongoZstd | undefined;
-function loadMongo(): MongoZstd {
-  if (!mongo) {
-    const require = createRequire(import.meta.url);
-    mongo = require('@mongodb-js/zstd') as MongoZstd;
-  }
-  return mongo;
-}
 
 /**
  * Node 20 path: `@mongodb-js/zstd` (libzstd, checksum-verifying) for complete
@@ -229,7 +217,7 @@ export function decodeFrameStreamingJs(frame: Buffer, onChunk: (chunk: Buffer) =
  * its one byte. Any decoding error yields no plaintext at all (DSH swallows it).
  */
 export function tornPrefixByBlocks(frameBytes: Buffer): Buffer {
-  const { headerBytes, blocks, headerComplete } = frameBlocks(frameBytes);
+  const { blocks, headerComplete } = frameBlocks(frameBytes);
   if (!headerComplete) return Buffer.alloc(0);
   const parts: Buffer[] = [];
   const complete = blocks.filter((b) => b.complete);
@@ -246,7 +234,6 @@ export function tornPrefixByBlocks(frameBytes: Buffer): Buffer {
   if (cut && cut.type === 'raw' && cut.present > 0) {
     parts.push(Buffer.from(frameBytes.subarray(cut.start + 3, cut.start + 3 + cut.present)));
   }
-  void headerBytes;
   return Buffer.concat(parts);
 }
 

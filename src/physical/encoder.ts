@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { createRequire } from 'node:module';
+import { loadMongo } from './mongo.js';
 import { ZSTD_MAGIC } from './zstd-frames.js';
 import { xxh64 } from './xxhash64.js';
 
@@ -27,14 +27,6 @@ export function nodeZstdEncoderAvailable(): boolean {
   return typeof z.zstdCompress === 'function' && typeof z.constants.ZSTD_c_checksumFlag === 'number';
 }
 
-interface MongoZstd {
-  compress(buf: Buffer, level?: number): Promise<Buffer>;
-}
-let mongo: MongoZstd | undefined;
-function loadMongo(): MongoZstd {
-  if (!mongo) mongo = createRequire(import.meta.url)('@mongodb-js/zstd') as MongoZstd;
-  return mongo;
-}
 
 function compressNode(plaintext: Buffer, level: number): Promise<Buffer> {
   const params: Record<number, number> = { [z.constants.ZSTD_c_checksumFlag as number]: 1 };

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { detectEncoding } from '../log/read.js';
 import { existsSync, promises as fsp, constants as fsc } from 'node:fs';
 import path from 'node:path';
 import type { ByteSource } from '../physical/source.js';
-import { scanFrames, ZSTD_MAGIC } from '../physical/zstd-frames.js';
+import { scanFrames } from '../physical/zstd-frames.js';
 import { createDecoder, type FrameDecoder } from '../physical/decoders.js';
 import { compressFrame } from '../physical/encoder.js';
 import { LogError, UsageError } from '../log/errors.js';
@@ -111,9 +112,7 @@ async function* units(source: ByteSource, encoding: Encoding, decoder: FrameDeco
  * Reads the source once more (nothing is written).
  */
 export async function splitSecretEdits(source: ByteSource, redactor: Redactor, decoder: FrameDecoder = createDecoder()): Promise<Map<number, string>> {
-  const head = source.read(0, 4);
-  const encoding: Encoding = head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC ? 'zstd' : 'none';
-  return splitEdits(source, encoding, decoder, redactor);
+  return splitEdits(source, detectEncoding(source).encoding, decoder, redactor);
 }
 
 async function splitEdits(source: ByteSource, encoding: Encoding, decoder: FrameDecoder, redactor: Redactor): Promise<Map<number, string>> {
@@ -211,8 +210,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
     stats: redactor.stats,
   };
   try {
-    const head = source.read(0, 4);
-    const encoding: Encoding = head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC ? 'zstd' : 'none';
+    const encoding: Encoding = detectEncoding(source).encoding;
     report.encoding = encoding;
     const edits = options.splitSecrets === false ? undefined : await splitEdits(source, encoding, decoder, redactor);
     const rt = new RedactingText(redactor, edits);

@@ -1,4 +1,5 @@
 import { promises as fsp, constants as fsc } from 'node:fs';
+import { detectEncoding } from '../log/read.js';
 import path from 'node:path';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { ByteSource } from '../physical/source.js';
@@ -93,8 +94,7 @@ export async function runSalvage(target: ResolvedTarget, out: string, options: S
   let result: SalvageResult;
   let plan: SalvageArtifactPlan | undefined;
   try {
-    const head = source.read(0, 4);
-    encoding = head.length === 4 && head.readUInt32LE(0) === 0xfd2fb528 ? 'zstd' : 'none';
+    encoding = detectEncoding(source).encoding;
     // Batches wait while a fork child's new seedLength (a header field) is unknown.
     const held: SessionEvent[][] = [];
     const drain = async () => {

@@ -1,5 +1,5 @@
 import type { ByteSource } from '../physical/source.js';
-import { ZSTD_MAGIC } from '../physical/zstd-frames.js';
+import { detectEncoding } from '../log/read.js';
 import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
 import { parseHeaderMeta } from '../log/header.js';
 import { decodeStorageRecord } from '../log/rows.js';
@@ -355,8 +355,7 @@ export async function salvageSource(source: ByteSource, options: SalvageOptions 
     await options.onHeader?.(h);
   };
   const feeder = new LineFeeder(keeper, onHeader);
-  const head = source.read(0, 4);
-  const zstd = head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC;
+  const zstd = detectEncoding(source).encoding === 'zstd';
   const result: SalvageResult = {
     source: source.name,
     encoding: zstd ? 'zstd' : 'none',

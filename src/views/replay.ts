@@ -291,7 +291,8 @@ export interface ReplayOptions {
   keepChunks?: boolean;
 }
 
-function isTokenDelta(chunk: any): boolean {
+/** session-stats' `isTokenDelta`: a delta that carries content (first-token time). */
+export function isTokenDelta(chunk: any): boolean {
   if (!chunk || typeof chunk !== 'object') return false;
   if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') return chunk.text !== '';
   if (chunk.type === 'tool-call-delta') return chunk.argumentsDelta !== '' || chunk.name !== undefined;

@@ -11,7 +11,7 @@
  * booked to its step and to the model in force.
  */
 import type { SessionEvent } from '../log/types.js';
-import { finishKind } from './replay.js';
+import { finishKind, isTokenDelta } from './replay.js';
 import { reasonText } from './summary.js';
 
 export interface Buckets {
@@ -167,13 +167,6 @@ export interface StatsView {
   turnEndReasons: Record<string, number>;
   retries: { llmRetryEvents: number; failedAttempts: number };
   compaction: { summaries: number; prunes: number; auxiliaryUsage: Buckets };
-}
-
-function isTokenDelta(chunk: any): boolean {
-  if (!chunk || typeof chunk !== 'object') return false;
-  if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') return chunk.text !== '';
-  if (chunk.type === 'tool-call-delta') return chunk.argumentsDelta !== '' || chunk.name !== undefined;
-  return false;
 }
 
 function isErrorResult(e: SessionEvent): boolean {

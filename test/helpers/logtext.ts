@@ -136,3 +136,16 @@ export async function inspectText(text: string | Buffer, name = 'session.jsonl')
 export function clone<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
+
+/** Markup and URL text that must stay text wherever dsh renders log content. */
+export const HOSTILE = '<script>alert(1)</script> </textarea> </script><!-- <img src=x onerror=alert(2)> https://evil.example/x \u2028 &amp;';
+
+/** The base log with hostile text in a tool output (seq 12), a user message and the title. */
+export function hostileLog(): string {
+  const events: Ev[] = baseEvents();
+  (events[12] as Ev).data = toolResultData(1, 1, 'c1', 't1', HOSTILE);
+  const user = events[2] as Ev & { data: any };
+  user.data.content[0].text = `hi ${HOSTILE}`;
+  events.push({ type: 'session/title', data: { title: `</title>${HOSTILE}` } });
+  return logText(events, { id: 'hostile-1' });
+}

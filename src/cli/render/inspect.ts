@@ -1,6 +1,10 @@
 import type { ChalkInstance } from 'chalk';
 import type { SessionInspection } from '../../log/session.js';
 import type { SessionSummary } from '../../views/summary.js';
+import { healthOf } from '../../views/listing.js';
+
+export { healthOf };
+export type { Health } from '../../views/listing.js';
 import { escapeControl } from '../io.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -9,14 +13,6 @@ function iso(ms: unknown): string {
   return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
 }
 
-export type Health = 'ok' | 'needs-repair' | 'torn' | 'corrupt' | 'refused';
-
-export function healthOf(r: SessionInspection): Health {
-  if (r.error) return r.error.kind === 'refused' ? 'refused' : 'corrupt';
-  if (r.torn) return 'torn';
-  if (r.closers.length > 0) return 'needs-repair';
-  return 'ok';
-}
 
 /** The ten-second incident summary. Pure: data in, text out. */
 export function renderInspect(r: SessionInspection, c: ChalkInstance, summary?: SessionSummary): string {
