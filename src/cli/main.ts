@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
 import type { Io } from './io.js';
 import { handleError } from './fail.js';
 import { COMMANDS } from './commands/index.js';

@@ -178,6 +178,8 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       return;
     }
     outcome.artifact.meta = meta;
+    // A light (skipArtifact) read tracked only the first line: it reports no content facts.
+    if (artifact.isLight) return;
     outcome.artifact.contentBytes = artifact.bytes;
     outcome.artifact.contentSha256 = artifact.digest();
     outcome.artifact.lines = artifact.lines;
@@ -423,9 +425,6 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     }
   }
   if (pending) await pending;
-  if (fatal && options.frameDetail) {
-    // Keep listing the remaining frames' facts for forensic output.
-  }
 
   if (!storedError && scanner && scanner.committedBytes !== scanner.consumedBytes) {
     storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record');
@@ -433,19 +432,16 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   finishArtifact();
 
   let tornReport: TornFrameReport | null = null;
-  let recovered: { from: number; plaintextBytes: number; records: number } | undefined;
+  let recoveredFrom: number | undefined;
   if (torn) {
     const bytes = source.read(torn.start, source.size);
     const plaintext = await decoder.decodeTornPrefix(bytes);
     const records = countLF(plaintext);
     tornReport = { ...torn, recoveredPlaintextBytes: plaintext.length, recoveredCompleteRecords: records };
     if (!storedError && scanner) {
-      const from = scanner.eventCount;
-      const committedBefore = scanner.committedBytes;
+      recoveredFrom = scanner.eventCount;
       options.onTornTail?.();
       feed(plaintext);
-      recovered = { from, plaintextBytes: plaintext.length, records };
-      void committedBefore;
     }
   }
   outcome.tornFrame = tornReport;
@@ -454,7 +450,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     const count = scanner.eventCount;
     let tornMarker: TornMarker | null = null;
     if (torn) {
-      const from = recovered?.from ?? count;
+      const from = recoveredFrom ?? count;
       const seqs: number[] = [];
       for (let s = from; s < count; s++) seqs.push(s);
       tornMarker = {

@@ -27,8 +27,7 @@ export class ArtifactText {
   write(chunk: Buffer): void {
     if (chunk.length === 0) return;
     if (this.light) {
-      if (!this.firstLineDone) this.emit(chunk, false);
-      this.bytes += this.firstLineDone ? chunk.length : 0;
+      this.trackFirstLine(chunk);
       return;
     }
     let out: Buffer;
@@ -45,26 +44,28 @@ export class ArtifactText {
     if (this.decoder) this.emit(Buffer.from(this.decoder.end(), 'utf8'));
   }
 
-  private emit(out: Buffer, full = true): void {
+  /** Only the first line is tracked: no bytes, lines or digest (see `isLight`). */
+  get isLight(): boolean {
+    return this.light;
+  }
+
+  private emit(out: Buffer): void {
     if (out.length === 0) return;
-    if (full) {
-      this.hash.update(out);
-      this.bytes += out.length;
-    }
-    let i = out.indexOf(0x0a);
-    if (!this.firstLineDone) {
-      const take = i === -1 ? out : out.subarray(0, i);
-      if (this.firstLineBytes + take.length <= this.firstLineCap) this.firstLineParts.push(Buffer.from(take));
-      this.firstLineBytes += take.length;
-      if (i !== -1) this.firstLineDone = true;
-    }
-    if (!full) return;
-    while (i !== -1) {
-      this.newlines += 1;
-      i = out.indexOf(0x0a, i + 1);
-    }
+    this.hash.update(out);
+    this.bytes += out.length;
+    this.trackFirstLine(out);
+    for (let i = out.indexOf(0x0a); i !== -1; i = out.indexOf(0x0a, i + 1)) this.newlines += 1;
     this.lastByte = out[out.length - 1] as number;
     this.sink?.(out);
+  }
+
+  private trackFirstLine(out: Buffer): void {
+    if (this.firstLineDone) return;
+    const i = out.indexOf(0x0a);
+    const take = i === -1 ? out : out.subarray(0, i);
+    if (this.firstLineBytes + take.length <= this.firstLineCap) this.firstLineParts.push(Buffer.from(take));
+    this.firstLineBytes += take.length;
+    if (i !== -1) this.firstLineDone = true;
   }
 
   /** The text before the first LF (what DSH re-parses as the header). */

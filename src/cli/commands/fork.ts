@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
 import { UsageError } from '../../log/errors.js';
 import { ARTIFACT_NAMES, scanRoot } from '../../log/target.js';
