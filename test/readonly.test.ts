@@ -18,7 +18,24 @@ function dirListing(dir: string): string {
 }
 
 /** Every read-only command that takes a single session target. */
-const COMMAND_LINES: string[][] = [['inspect', '--json'], ['inspect'], ['inspect', '--view', 'artifact', '--json'], ['events', '--json'], ['frames', '--decode', '--json']];
+const COMMAND_LINES: string[][] = [
+  ['inspect', '--json'],
+  ['inspect'],
+  ['inspect', '--view', 'artifact', '--json'],
+  ['events', '--json'],
+  ['frames', '--decode', '--json'],
+  ['surface', '--json'],
+  ['trace', '0', '--json'],
+  ['transcript', '--format', 'json'],
+  ['request', '--list', '--json'],
+  ['lineage', '--json'],
+  ['check', '--json'],
+  ['replay', '--json'],
+  ['stats', '--json'],
+  ['history', '--json'],
+  ['compactions', '--json'],
+  ['fork', '--dry-run', '--json'],
+];
 
 describe.skipIf(!HAVE_CORPUS)('read-only guarantee', () => {
   it('no command changes any corpus artifact (sha256, mtime, size) or leaves anything beside it', async () => {
@@ -29,7 +46,7 @@ describe.skipIf(!HAVE_CORPUS)('read-only guarantee', () => {
       const listing = dirListing(path.dirname(c.artifact));
       for (const args of COMMAND_LINES) {
         const r = await runInProcess([args[0]!, c.artifact, ...args.slice(1)]);
-        expect([0, 1]).toContain(r.code);
+        expect([0, 1], `${args.join(' ')} ${c.name}: ${r.stderr}`).toContain(r.code);
         expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
       }
       if (fingerprint(c.artifact) !== before) changed.push(c.name);

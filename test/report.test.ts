@@ -1,6 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT, CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
@@ -127,6 +127,18 @@ describe('dsh report (CLI)', () => {
     // Deterministic, and no temporary file left behind.
     expect(readFileSync(out, 'utf8')).toBe(first);
     expect(readdirSync(path.dirname(out))).toEqual(['r.html']);
+  });
+
+  it('never writes over its input, even with --force', async () => {
+    const dir = tmp();
+    const input = path.join(dir, 'session.jsonl');
+    copyFileSync(path.join(PROJECT_ROOT, 'fixtures', 'raw-sample', '--home-dev-acme-web--', 'session-raw-1', 'session.jsonl'), input);
+    const before = readFileSync(input);
+    const r = await runInProcess(['report', input, '-o', input, '--force']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('input');
+    expect(readFileSync(input).equals(before)).toBe(true);
+    expect(readdirSync(dir)).toEqual(['session.jsonl']);
   });
 
   it('exit 2 and nothing written for an unwritable output', async () => {

@@ -1,4 +1,4 @@
-import { closeSync, createWriteStream, fsyncSync, linkSync, realpathSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, createWriteStream, fsyncSync, linkSync, renameSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { readArtifact } from '../log/read.js';
 import { LogError, UsageError } from '../log/errors.js';
@@ -10,7 +10,7 @@ import { assertAcyclicAncestry, descendantsOf, indexRoot, type IndexedSession } 
 import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media.js';
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
-import { prepareNewFile, type NewFile } from './new-file.js';
+import { prepareNewFile, realOrSelf, type NewFile } from './new-file.js';
 import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 
@@ -129,17 +129,9 @@ function* sourceRange(open: () => ByteSource, size: number, piece = 1 << 20): Ge
   }
 }
 
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
-
 /** Check the output path before reading anything: refuse existing files (unless forced) and directories. */
-function prepareOutput(output: string, force: boolean): NewFile {
-  return prepareNewFile(output, force, 0o666);
+function prepareOutput(output: string, force: boolean, inputs: readonly string[]): NewFile {
+  return prepareNewFile(output, force, 0o666, inputs);
 }
 
 /**
@@ -161,7 +153,7 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
     options.onWarning?.(message);
   };
 
-  const out = prepareOutput(options.output, options.force ?? false);
+  const out = prepareOutput(options.output, options.force ?? false, [target.path]);
   let fdOpen = true;
   let tmpExists = true;
   const spools = new Set<Spool>();

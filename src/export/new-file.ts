@@ -1,4 +1,4 @@
-import { lstatSync, openSync } from 'node:fs';
+import { lstatSync, openSync, realpathSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { UsageError } from '../log/errors.js';
@@ -11,13 +11,17 @@ export interface NewFile {
 }
 
 /**
- * Check an output path before any log is read (refuse a directory, and an
- * existing file unless forced) and open a temporary sibling with `wx`; the
- * caller writes it, then renames or links it into place, so a failure leaves
- * nothing half-written.
+ * Check an output path before any log is read (refuse a directory, an input,
+ * and an existing file unless forced) and open a temporary sibling with `wx`;
+ * the caller writes it, then renames or links it into place, so a failure
+ * leaves nothing half-written. No `--force` ever replaces an input.
  */
-export function prepareNewFile(output: string, force: boolean, mode = 0o666): NewFile {
+export function prepareNewFile(output: string, force: boolean, mode = 0o666, inputs: readonly string[] = []): NewFile {
   const abs = path.resolve(output);
+  const real = realOrSelf(abs);
+  if (inputs.some((i) => i !== '-' && realOrSelf(i) === real)) {
+    throw new UsageError(`refusing to write ${abs}: it is an input of this command (dsh never writes to its inputs)`, 'io');
+  }
   let st;
   try {
     st = lstatSync(abs);
@@ -41,5 +45,14 @@ export function prepareNewFile(output: string, force: boolean, mode = 0o666): Ne
             ? `directory ${dir} is not writable (${e.code})`
             : e.message;
     throw new UsageError(`cannot write ${abs}: ${why}`, 'io');
+  }
+}
+
+/** The real path of `p`, or `p` resolved when it does not exist. */
+export function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
   }
 }

@@ -10,8 +10,8 @@ import { prepareNewFile, type NewFile } from '../export/new-file.js';
 export type PreparedOutput = NewFile;
 
 /** Refuse existing files (unless forced) and directories; open the temporary sibling. */
-export function prepareReportOutput(output: string, force: boolean): PreparedOutput {
-  return prepareNewFile(output, force, 0o644);
+export function prepareReportOutput(output: string, force: boolean, inputs: readonly string[] = []): PreparedOutput {
+  return prepareNewFile(output, force, 0o644, inputs);
 }
 
 /** Remove the temporary file (after a failure). */

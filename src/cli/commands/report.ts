@@ -48,10 +48,10 @@ Examples:
       if (output === undefined || output === '') throw new UsageError('give the output file with -o <file> (or -o - for stdout)');
       if (output === '-' && opts.json) throw new UsageError('--json prints a manifest on stdout; it cannot be combined with -o - (the report itself on stdout)');
       // Check the output before reading anything.
+      const resolved = await resolveCli(target, opts);
       let out: PreparedOutput | undefined;
-      if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force));
+      if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force), [resolved.path]);
       try {
-        const resolved = await resolveCli(target, opts);
         const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION });
         for (const w of built.data.health.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const parts = reportParts(built.data, built.events);
