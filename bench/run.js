@@ -363,6 +363,10 @@ async function main() {
   }
   mkdirSync(outDir, { recursive: true });
   const sizes = (process.env.DSH_BENCH_SIZES ?? '50MB').split(',').filter(Boolean).map(parseSize);
+  if (process.env.DSH_BENCH_GENERATE_ONLY) {
+    for (const size of sizes) await ensureLog(size);
+    return;
+  }
   const results = [];
   for (const size of sizes) {
     const r = await benchSize(size);

@@ -1,6 +1,6 @@
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
-import { readArtifact, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
+import { readArtifact, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
 import { LogicalPipeline, type LogicalResult } from './logical.js';
 import v8 from 'node:v8';
 import { LogError, ResourceLimit, serializeError, type SerializedError, type FailureKind } from './errors.js';
@@ -82,6 +82,10 @@ export interface InspectOptions {
   /** Do not hash the artifact view (reads that do not report it). */
   skipArtifact?: boolean;
   onStored?: (event: SessionEvent, line: LineInfo) => void;
+  /** zstd: where each run of logical text came from (see `PlaintextSegment`). */
+  onSegment?: (segment: PlaintextSegment) => void;
+  /** See `ReadOptions.bigFrameBytes`. */
+  bigFrameBytes?: number;
   onArtifact?: (chunk: Buffer) => void;
   keepReplacements?: boolean;
   /** Lines longer than this are unparsable (DSH: V8's string limit). */
@@ -134,6 +138,8 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.skipArtifact ? { skipArtifact: true } : {}),
     ...(options.between ? { between: options.between } : {}),
     ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
+    ...(options.onSegment ? { onSegment: options.onSegment } : {}),
+    ...(options.bigFrameBytes !== undefined ? { bigFrameBytes: options.bigFrameBytes } : {}),
     onEvent: (event, line) => {
       if (!pipeline) {
         // Header is known by the time the first event arrives.

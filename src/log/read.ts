@@ -96,6 +96,28 @@ export interface ReadOptions {
   between?: () => Promise<void> | void;
   /** Skip the artifact view's hashing (logical reads that do not report it). */
   skipArtifact?: boolean;
+  /**
+   * zstd only: where each run of logical text fed to the line scanner came
+   * from, so a later reader can re-decode just the part it needs.
+   */
+  onSegment?: (segment: PlaintextSegment) => void;
+  /** Frames that may decode to more than this are streamed (default `BIG_FRAME`; tests lower it). */
+  bigFrameBytes?: number;
+}
+
+/**
+ * A run of logical text and the compressed bytes that decode to it: `group`
+ * (complete frames decoded in one call), `stream` (one big frame, decoded
+ * streaming) or `torn` (the recoverable prefix of a torn final frame).
+ */
+export interface PlaintextSegment {
+  kind: 'group' | 'stream' | 'torn';
+  /** Compressed byte range. */
+  start: number;
+  end: number;
+  /** Logical byte range (offsets in the text the line scanner saw, header included). */
+  logicalStart: number;
+  logicalEnd: number;
 }
 
 const RAW_CHUNK = 4 << 20;
@@ -147,9 +169,18 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   let storedError: LogError | undefined;
   let artifactError: LogError | undefined;
   let scanner: LogScanner | undefined;
+  /** Logical bytes handed to the scanner after the header. */
+  let fed = 0;
+  const segment = (kind: PlaintextSegment['kind'], start: number, end: number, from: number) => {
+    if (options.onSegment && scanner && !storedError && fed > from) {
+      options.onSegment({ kind, start, end, logicalStart: headerBytes0 + from, logicalEnd: headerBytes0 + fed });
+    }
+  };
+  let headerBytes0 = 0;
 
   const feed = (chunk: Buffer) => {
     if (!scanner || storedError) return;
+    fed += chunk.length;
     try {
       scanner.write(chunk);
     } catch (error) {
@@ -290,6 +321,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       } else {
         try {
           scanner = new LogScanner(header, rawPath, sink, maxLine);
+          headerBytes0 = header.length;
           options.onHeader?.(scanner.meta);
         } catch (error) {
           storedError = error as LogError;
@@ -306,6 +338,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
 
   // Later frames, in groups, with a prefetch of the next group.
   const groupBytes = options.groupBytes ?? 1 << 20;
+  const bigFrame = options.bigFrameBytes ?? BIG_FRAME;
   const groups: FrameInfo[][] = [];
   {
     let current: FrameInfo[] = [];
@@ -313,7 +346,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     for (let i = 1; i < frames.length; i++) {
       const f = frames[i]!;
       const size = f.end - f.start;
-      const big = f.maxPlaintext > BIG_FRAME;
+      const big = f.maxPlaintext > bigFrame;
       if (current.length > 0 && (bytes + size > groupBytes || big || options.frameDetail)) {
         groups.push(current);
         current = [];
@@ -331,7 +364,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   }
 
   type Decoded = { ok: true; plaintext: Buffer } | { ok: false; error: unknown } | { ok: 'streamed' };
-  const isBig = (g: FrameInfo[]) => g.length === 1 && g[0]!.maxPlaintext > BIG_FRAME;
+  const isBig = (g: FrameInfo[]) => g.length === 1 && g[0]!.maxPlaintext > bigFrame;
   const decodeGroup = (group: FrameInfo[]): Promise<Decoded> => {
     if (isBig(group)) return Promise.resolve({ ok: 'streamed' as const });
     const first = group[0]!;
@@ -364,6 +397,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       let bytes = 0;
       let records = 0;
       const sha = options.frameDetail ? createHash('sha256') : undefined;
+      const from = fed;
       try {
         await decoder.decodeStreaming(source.read(frame.start, frame.end), (chunk) => {
           bytes += chunk.length;
@@ -376,6 +410,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
             feed(chunk);
           }
         });
+        segment('stream', frame.start, frame.end, from);
         if (sha) {
           const r = reports[frame.index]!;
           r.plaintextBytes = bytes;
@@ -405,7 +440,9 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       if (options.frameDetail && split) for (let k = 0; k < group.length; k++) detail(group[k]!, split[k]!);
       if (!fatal) {
         artifact.write(result.plaintext);
+        const from = fed;
         feed(result.plaintext);
+        segment('group', group[0]!.start, group[group.length - 1]!.end, from);
       }
       continue;
     }
@@ -416,7 +453,9 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
         detail(frame, plaintext);
         if (!fatal) {
           artifact.write(plaintext);
+          const from = fed;
           feed(plaintext);
+          segment('group', frame.start, frame.end, from);
         }
       } catch (error) {
         failFrame(frame, error);
@@ -441,7 +480,9 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     if (!storedError && scanner) {
       recoveredFrom = scanner.eventCount;
       options.onTornTail?.();
+      const from = fed;
       feed(plaintext);
+      segment('torn', torn.start, source.size, from);
     }
   }
   outcome.tornFrame = tornReport;

@@ -1,5 +1,10 @@
 import { inspectSource, type InspectOptions, type Inspection } from './inspect.js';
 import { identityWarnings, type ResolvedTarget } from './target.js';
+import { detectEncoding } from './read.js';
+import { LogIndexBuilder, Rereader, type SeqRange } from './reread.js';
+import { createDecoder } from '../physical/decoders.js';
+import type { ByteSource } from '../physical/source.js';
+import type { SessionEvent } from './types.js';
 
 export interface SessionInspection extends Inspection {
   target: { path: string; root?: string; expectedId?: string };
@@ -7,8 +12,8 @@ export interface SessionInspection extends Inspection {
 }
 
 /** Open a resolved target read-only, inspect it, close it. */
-export async function inspectTarget(target: ResolvedTarget, options: InspectOptions = {}): Promise<SessionInspection> {
-  const source = target.open();
+export async function inspectTarget(target: ResolvedTarget, options: InspectOptions = {}, opened?: ByteSource): Promise<SessionInspection> {
+  const source = opened ?? target.open();
   try {
     const result = await inspectSource(source, {
       rawPath: target.rawPath,
@@ -30,6 +35,63 @@ export async function inspectTarget(target: ResolvedTarget, options: InspectOpti
       warnings,
     };
   } finally {
+    if (!opened) source.close();
+  }
+}
+
+/** An inspection that kept an index of the log instead of its events, and the open source to re-read from. */
+export interface IndexedInspection {
+  inspection: SessionInspection;
+  /**
+   * The logical events with seqs in `ranges` (closers included), as a sparse
+   * array indexed by seq whose length is the logical event count.
+   * Undefined when the log is refused or has migrated legacy events (whose
+   * logical form differs from what is on disk): hold the events instead.
+   */
+  events?: (ranges: readonly SeqRange[]) => Promise<SessionEvent[]>;
+  rereader?: Rereader;
+  close(): void;
+}
+
+/**
+ * Inspect a target in one streaming pass that holds an index, not events,
+ * keeping the file open so a view can re-read the few events it needs.
+ * The caller must `close()`.
+ */
+export async function inspectTargetIndexed(target: ResolvedTarget, options: InspectOptions = {}): Promise<IndexedInspection> {
+  const source = target.open();
+  try {
+    const builder = new LogIndexBuilder(detectEncoding(source).encoding);
+    const inspection = await inspectTarget(
+      target,
+      {
+        ...options,
+        collect: false,
+        skipArtifact: true,
+        onStored: (event, line) => {
+          builder.onStored(event, line);
+          options.onStored?.(event, line);
+        },
+        onSegment: builder.onSegment,
+      },
+      source,
+    );
+    const close = () => source.close();
+    if (inspection.error || inspection.migratedEvents > 0) return { inspection, close };
+    const rereader = new Rereader(source, builder.finish(), options.decoder ?? createDecoder());
+    const closers = inspection.closers;
+    const total = inspection.storedEventCount + closers.length;
+    const events = async (ranges: readonly SeqRange[]): Promise<SessionEvent[]> => {
+      const found = await rereader.events(ranges);
+      const sparse: SessionEvent[] = [];
+      sparse.length = total;
+      for (const [seq, e] of found) sparse[seq] = e;
+      for (const c of closers) if (ranges.some(([a, b]) => c.seq >= a && c.seq <= b)) sparse[c.seq] = c;
+      return sparse;
+    };
+    return { inspection, events, rereader, close };
+  } catch (error) {
     source.close();
+    throw error;
   }
 }

@@ -1,0 +1,207 @@
+/**
+ * Random access to a log that was already read once: a sparse index built
+ * during the validating pass (a checkpoint every ~256 KiB of logical text,
+ * plus, for zstd, which compressed bytes decode to which logical bytes), and
+ * a reader that re-decodes only the part that holds the events a view asks
+ * for. Views that need a handful of events out of a multi-GB log keep this
+ * index (kilobytes per 100 MB) instead of the parsed events (gigabytes).
+ */
+import type { ByteSource } from '../physical/source.js';
+import type { FrameDecoder } from '../physical/decoders.js';
+import type { PlaintextSegment } from './read.js';
+import type { LineInfo } from './scanner.js';
+import { decodeStorageRecord } from './rows.js';
+import { UsageError } from './errors.js';
+import type { Encoding, SessionEvent } from './types.js';
+
+/** Logical bytes between checkpoints. */
+const CHECKPOINT_BYTES = 256 << 10;
+const RAW_CHUNK = 4 << 20;
+
+export interface LogIndex {
+  encoding: Encoding;
+  /** Seq of the first event of a checkpointed line, ascending. */
+  checkpointSeqs: number[];
+  /** Logical byte offset where that line starts. */
+  checkpointOffsets: number[];
+  /** zstd: compressed ↔ logical ranges, in logical order. */
+  segments: PlaintextSegment[];
+  /** Events in the stored view. */
+  storedEventCount: number;
+}
+
+/** Collects a `LogIndex` from a reading pass (`onStored` + `onSegment`). */
+export class LogIndexBuilder {
+  private lastLine = -1;
+  private nextOffset = 0;
+  private count = 0;
+  readonly index: LogIndex;
+
+  constructor(encoding: Encoding) {
+    this.index = { encoding, checkpointSeqs: [], checkpointOffsets: [], segments: [], storedEventCount: 0 };
+  }
+
+  readonly onStored = (event: SessionEvent, line: LineInfo): void => {
+    this.count += 1;
+    if (line.line === this.lastLine) return;
+    this.lastLine = line.line;
+    if (line.start < this.nextOffset) return;
+    this.index.checkpointSeqs.push(event.seq);
+    this.index.checkpointOffsets.push(line.start);
+    this.nextOffset = line.start + CHECKPOINT_BYTES;
+  };
+
+  readonly onSegment = (segment: PlaintextSegment): void => {
+    this.index.segments.push(segment);
+  };
+
+  finish(): LogIndex {
+    this.index.storedEventCount = this.count;
+    return this.index;
+  }
+}
+
+/** Last position whose value is <= x in an ascending array (-1 if none). */
+function floorIndex(values: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  let at = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if ((values[mid] as number) <= x) {
+      at = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return at;
+}
+
+/** A seq range, inclusive at both ends. */
+export type SeqRange = readonly [from: number, to: number];
+
+/**
+ * Re-reads stored events by seq from an indexed artifact. The file must be
+ * the one the index was built from; a mismatch (the file changed) is an error,
+ * never a wrong answer.
+ */
+export class Rereader {
+  private cache: { segment: PlaintextSegment; text: Buffer } | undefined;
+  private readonly segmentStarts: number[];
+  /** Segments decoded so far (for statistics and tests). */
+  decodedSegments = 0;
+
+  constructor(
+    private readonly source: ByteSource,
+    private readonly index: LogIndex,
+    private readonly decoder: FrameDecoder,
+  ) {
+    this.segmentStarts = index.segments.map((x) => x.logicalStart);
+  }
+
+  /** The stored events with seqs in any of `ranges`, by seq. */
+  async events(ranges: readonly SeqRange[]): Promise<Map<number, SessionEvent>> {
+    const out = new Map<number, SessionEvent>();
+    const max = this.index.storedEventCount - 1;
+    const sorted = ranges
+      .map(([a, b]) => [Math.max(0, a), Math.min(max, b)] as [number, number])
+      .filter(([a, b]) => a <= b)
+      .sort((x, y) => x[0] - y[0]);
+    const merged: [number, number][] = [];
+    for (const r of sorted) {
+      const last = merged[merged.length - 1];
+      if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
+      else merged.push([r[0], r[1]]);
+    }
+    for (const [from, to] of merged) await this.sweep(from, to, out);
+    return out;
+  }
+
+  private async sweep(from: number, to: number, out: Map<number, SessionEvent>): Promise<void> {
+    const cp = floorIndex(this.index.checkpointSeqs, from);
+    if (cp < 0) throw changed();
+    let expected = this.index.checkpointSeqs[cp] as number;
+    await this.scanLines(this.index.checkpointOffsets[cp] as number, (line) => {
+      let events: SessionEvent[];
+      try {
+        events = decodeStorageRecord(JSON.parse(line.toString('utf8')));
+      } catch {
+        throw changed();
+      }
+      for (const e of events) {
+        if (!e || e.seq !== expected) throw changed();
+        expected += 1;
+        if (e.seq >= from && e.seq <= to) out.set(e.seq, e);
+      }
+      return expected <= to;
+    });
+    if (expected <= to) throw changed();
+  }
+
+  /** Visit complete lines from a logical offset on, until `visit` returns false or the text ends. */
+  private async scanLines(offset: number, visit: (line: Buffer) => boolean): Promise<void> {
+    if (this.index.encoding === 'none') {
+      let carry: Buffer | undefined;
+      for (let at = offset; at < this.source.size; at += RAW_CHUNK) {
+        const chunk = this.source.read(at, Math.min(this.source.size, at + RAW_CHUNK));
+        let text = carry ? Buffer.concat([carry, chunk]) : chunk;
+        carry = undefined;
+        let start = 0;
+        for (let nl = text.indexOf(0x0a); nl !== -1; nl = text.indexOf(0x0a, start)) {
+          if (!visit(text.subarray(start, nl))) return;
+          start = nl + 1;
+        }
+        if (start < text.length) carry = Buffer.from(text.subarray(start));
+        text = Buffer.alloc(0);
+      }
+      return;
+    }
+    const segments = this.index.segments;
+    let s = floorIndex(this.segmentStarts, offset);
+    if (s < 0) throw changed();
+    for (; s < segments.length; s++) {
+      const seg = segments[s] as PlaintextSegment;
+      const from = Math.max(0, offset - seg.logicalStart);
+      let go = true;
+      const run = (text: Buffer, base: number) => {
+        // Lines never span segments: every complete frame ends with a newline.
+        let start = Math.max(0, from - base);
+        if (start > 0 && start >= text.length) return;
+        for (let nl = text.indexOf(0x0a, start); go && nl !== -1; nl = text.indexOf(0x0a, start)) {
+          go = visit(text.subarray(start, nl));
+          start = nl + 1;
+        }
+      };
+      if (seg.kind === 'stream') {
+        let base = 0;
+        let pending: Buffer | undefined;
+        await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), (chunk) => {
+          if (!go) return;
+          const text = pending ? Buffer.concat([pending, chunk]) : chunk;
+          const textBase = base - (pending?.length ?? 0);
+          base += chunk.length;
+          const last = text.lastIndexOf(0x0a);
+          pending = last + 1 < text.length ? Buffer.from(text.subarray(last + 1)) : undefined;
+          if (last >= 0) run(text.subarray(0, last + 1), textBase);
+        });
+      } else {
+        run(await this.decoded(seg), 0);
+      }
+      if (!go) return;
+    }
+  }
+
+  private async decoded(seg: PlaintextSegment): Promise<Buffer> {
+    if (this.cache?.segment === seg) return this.cache.text;
+    const bytes = this.source.read(seg.start, seg.end);
+    const text = seg.kind === 'torn' ? await this.decoder.decodeTornPrefix(bytes) : await this.decoder.decode(bytes);
+    // The torn prefix may end in a partial record the scanner never committed.
+    if (seg.kind !== 'torn' && text.length !== seg.logicalEnd - seg.logicalStart) throw changed();
+    this.decodedSegments += 1;
+    this.cache = { segment: seg, text };
+    return text;
+  }
+}
+
+function changed(): UsageError {
+  return new UsageError('the log changed while it was being read (its second read does not match the first)', 'io');
+}
