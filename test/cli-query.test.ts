@@ -6,8 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CORPUS, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
-import { runCli } from './helpers/cli.js';
+import { CORPUS, corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { runCli, runInProcess } from './helpers/cli.js';
+import { resolveTarget } from '../src/log/target.js';
+import { inspectTarget } from '../src/log/session.js';
+import { loadedFromInspection } from '../src/views/messages.js';
+import { explainEvent } from '../src/views/trace.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -196,5 +200,29 @@ describe('query commands without the corpus', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('dsh trace reads only the provenance it shows', () => {
+  it('--json equals sessionQuery.traceEvent and --all --json equals the whole-log explanation, on every corpus session', async () => {
+    let compared = 0;
+    for (const c of corpusCases()) {
+      const sq = c.expected.sessionQuery;
+      if (!sq?.traceEvent || c.expected.inspection.error) continue;
+      const s = loadedFromInspection(await inspectTarget(resolveTarget(c.artifact), { collect: true }));
+      const seqs = Object.keys(sq.traceEvent).map(Number);
+      const step = Math.max(1, Math.floor(seqs.length / 15));
+      for (let i = 0; i < seqs.length; i += step) {
+        const seq = seqs[i]!;
+        const one = await runInProcess(['trace', c.artifact, String(seq), '--json']);
+        expect(one.code, `${c.name} ${seq}`).toBe(0);
+        expect(JSON.parse(one.stdout)).toEqual(sq.traceEvent[String(seq)]);
+        const all = await runInProcess(['trace', c.artifact, String(seq), '--all', '--json']);
+        const x = explainEvent(s.sessionId, s.events, seq, { depth: Infinity, storedEventCount: s.storedEventCount }, s.surface);
+        expect(JSON.parse(all.stdout)).toEqual(JSON.parse(JSON.stringify({ ...x.trace, provenance: x.tree, origins: x.origins })));
+        compared += 1;
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
   });
 });

@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { corpusCases, CORPUS, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { runInProcess } from './helpers/cli.js';
+import { resolveTarget } from '../src/log/target.js';
+import { inspectTarget } from '../src/log/session.js';
+import { deriveDispatches, diffDispatches } from '../src/views/requests.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -43,6 +46,29 @@ describe.skipIf(!HAVE_CORPUS)('dsh request --json reproduces DSH\'s requests[] f
       }
     }
     console.info(`cli-request.test: ${compared} dispatches in ${logs} logs reproduced by dsh request --json`);
+    expect(compared).toBe(644);
+  });
+
+  it('reads only what it shows yet equals the whole-log library views: --diff --json and the human view of every dispatch', async () => {
+    let compared = 0;
+    for (const c of corpusCases()) {
+      if (!Array.isArray(c.expected.requests) || c.expected.requests.length === 0) continue;
+      const held = await inspectTarget(resolveTarget(c.artifact), { collect: true });
+      const events = held.events!;
+      const index = deriveDispatches(events, { lazy: events });
+      for (const entry of index.requests) {
+        const prev = entry.index > 0 ? index.requests[entry.index - 1]! : null;
+        const diff = await runInProcess(['request', c.artifact, String(entry.firstChunkSeq), '--diff', '--json']);
+        expect(diff.code, `${c.name} ${entry.key}`).toBe(0);
+        expect(JSON.parse(diff.stdout)).toEqual(JSON.parse(JSON.stringify(diffDispatches(prev, entry, events))));
+        const human = await runInProcess(['request', c.artifact, String(entry.lastChunkSeq), '--full', '--color', 'never']);
+        expect(human.code, `${c.name} ${entry.key}`).toBe(0);
+        expect(human.stdout).toContain(`request   ${entry.key}`);
+        const humanDiff = await runInProcess(['request', c.artifact, String(entry.firstChunkSeq), '--diff', '--color', 'never']);
+        expect(humanDiff.code, `${c.name} ${entry.key}`).toBe(0);
+        compared += 1;
+      }
+    }
     expect(compared).toBe(644);
   });
 

@@ -229,12 +229,9 @@ describe('scale', () => {
       push('step/end', { turn: t, step: 1 });
       push('turn/end', { turn: t, reason: { kind: 'completed' } });
     }
-    const t0 = Date.now();
     const idx = deriveDispatches(events, { lazy: events });
-    const ms = Date.now() - t0;
     expect(idx.requests.length).toBe(steps);
     expect(idx.requests[steps - 1]!.messageCount).toBe(2 * steps - 1);
-    expect(ms).toBeLessThan(2000);
     // materialized on demand, identical to the eager computation
     const eager = deriveDispatches(events.slice(0, 8 * 50 + 1));
     const lazy = deriveDispatches(events.slice(0, 8 * 50 + 1), { lazy: events });

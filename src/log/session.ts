@@ -44,11 +44,12 @@ export interface IndexedInspection {
   inspection: SessionInspection;
   /**
    * The logical events with seqs in `ranges` (closers included), as a sparse
-   * array indexed by seq whose length is the logical event count.
+   * array indexed by seq whose length is the logical event count (`into`,
+   * when given, is filled and returned instead of a new array).
    * Undefined when the log is refused or has migrated legacy events (whose
    * logical form differs from what is on disk): hold the events instead.
    */
-  events?: (ranges: readonly SeqRange[]) => Promise<SessionEvent[]>;
+  events?: (ranges: readonly SeqRange[], into?: SessionEvent[]) => Promise<SessionEvent[]>;
   rereader?: Rereader;
   close(): void;
 }
@@ -76,14 +77,19 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
       },
       source,
     );
-    const close = () => source.close();
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      source.close();
+    };
     if (inspection.error || inspection.migratedEvents > 0) return { inspection, close };
     const rereader = new Rereader(source, builder.finish(), options.decoder ?? createDecoder());
     const closers = inspection.closers;
     const total = inspection.storedEventCount + closers.length;
-    const events = async (ranges: readonly SeqRange[]): Promise<SessionEvent[]> => {
+    const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]): Promise<SessionEvent[]> => {
       const found = await rereader.events(ranges);
-      const sparse: SessionEvent[] = [];
+      const sparse: SessionEvent[] = into ?? [];
       sparse.length = total;
       for (const [seq, e] of found) sparse[seq] = e;
       for (const c of closers) if (ranges.some(([a, b]) => c.seq >= a && c.seq <= b)) sparse[c.seq] = c;

@@ -76,8 +76,15 @@ export interface DispatchIndex {
   requestIndexByFirstChunkSeq: Record<string, number>;
   requestIndexesByStep: Record<string, number[]>;
   steps: StepEntry[];
-  /** Dispatch owning an event seq: chunks, the citing assistant/message, tool/calls it requested, their tool/results. */
+  /**
+   * Dispatch owning a non-chunk event seq: the citing assistant/message, the
+   * tool/calls it requested, their tool/results. Chunks are owned by the
+   * dispatch whose chunk span holds them (`chunkOwner`), so this map grows
+   * with messages, not with the stream.
+   */
   owners: Map<number, number>;
+  /** Non-chunk events logged while a dispatch's chunk stream was open (they may sit inside its span). */
+  inSpan: Set<number>;
   /** Events folded. */
   eventCount: number;
 }
@@ -86,11 +93,13 @@ export interface DispatchOptions {
   /** Keep the message objects on each entry (all, or those whose index passes). Default false. */
   keepMessages?: boolean | ((entry: DispatchEntry) => boolean);
   /**
-   * Lazy mode: pass the (retained) event array being applied. `surfaceNodes`,
-   * `messageIds` and `messagesSha256` are then computed on first read, so a
-   * `--list` over a long log hashes nothing. Default: computed eagerly.
+   * Lazy mode: pass the (retained) event array being applied, or a function
+   * that returns it once it is available (a streaming reader re-reads just the
+   * events a view needs). `surfaceNodes`, `messageIds` and `messagesSha256` are
+   * then computed on first read, so a `--list` over a long log hashes nothing
+   * and no message is held. Default: computed eagerly.
    */
-  lazy?: readonly SessionEvent[];
+  lazy?: readonly SessionEvent[] | (() => readonly SessionEvent[]);
 }
 
 /** Canonical corpus field list of a `requests[]` entry (for comparisons and `--json`). */
@@ -146,6 +155,7 @@ export class DispatchBuilder {
     requestIndexesByStep: {},
     steps: [],
     owners: new Map(),
+    inSpan: new Set(),
     eventCount: 0,
   };
 
@@ -157,6 +167,7 @@ export class DispatchBuilder {
     const rep = this.fold.apply(event);
     this.out.eventCount += 1;
     const out = this.out;
+    if (this.open && event.type !== 'assistant/chunk') out.inSpan.add(event.seq);
     switch (event.type) {
       case 'user/message':
       case 'assistant/message':
@@ -167,7 +178,7 @@ export class DispatchBuilder {
         } else this.mirror.push(event.seq);
         const message = deriveEventMessage(event);
         if (message !== null && message !== undefined) {
-          this.nodeMsgs.set(event.seq, { id: (message as { id?: unknown }).id, json: this.lazy ? null : JSON.stringify(message), message });
+          this.nodeMsgs.set(event.seq, this.lazy ? { id: null, json: null, message: null } : { id: (message as { id?: unknown }).id, json: JSON.stringify(message), message });
         }
         if (event.type === 'assistant/message') this.onAssistantMessage(event);
         else if (event.type === 'tool/result') {
@@ -226,14 +237,17 @@ export class DispatchBuilder {
 
   private onChunk(event: SessionEvent): void {
     const { turn, step, chunk } = event.data ?? {};
-    const stepKey = `${turn}/${step}`;
-    if (this.open && this.open.stepKey !== stepKey) this.open = undefined;
-    if (!this.open) this.open = { entry: this.startDispatch(event, turn, step, stepKey), stepKey };
+    // Same step: compared as values first (no key string per chunk), as keys otherwise.
+    const open = this.open;
+    if (open && !(open.entry.turn === turn && open.entry.step === step) && open.stepKey !== `${turn}/${step}`) this.open = undefined;
+    if (!this.open) {
+      const stepKey = `${turn}/${step}`;
+      this.open = { entry: this.startDispatch(event, turn, step, stepKey), stepKey };
+    }
     const entry = this.open.entry;
     entry.lastChunkSeq = event.seq;
     entry.lastChunkTime = event.time;
     entry.chunkCount += 1;
-    this.out.owners.set(event.seq, entry.index);
     if (chunk?.type === 'usage') entry.chunkUsage = chunk.usage ?? null;
     if (chunk?.type === 'finish') {
       entry.finish = chunk.reason ?? null;
@@ -247,7 +261,7 @@ export class DispatchBuilder {
     this.attemptsByStep.set(stepKey, attempt + 1);
     const snapshot = this.mirror;
     const snapshotLength = snapshot.length;
-    const entry: DispatchEntry = {
+    const fields = {
       index: out.requests.length,
       key: `${stepKey}#${attempt}`,
       turn,
@@ -263,9 +277,8 @@ export class DispatchBuilder {
       header: this.header ?? null,
       requestContextSeq: this.contextSeq,
       requestContext: this.context,
-      surfaceNodes: [],
-      messageIds: [],
-      messagesSha256: '',
+    };
+    const extras = {
       messageCount: this.nodeMsgs.size,
       firstChunkTime: event.time,
       lastChunkTime: event.time,
@@ -273,15 +286,16 @@ export class DispatchBuilder {
       messageUsage: null,
     };
     const keep = this.options.keepMessages;
-    const keepIt = keep === true || (typeof keep === 'function' && keep(entry));
+    let entry: DispatchEntry;
     if (this.lazy) {
-      const events = this.options.lazy as readonly SessionEvent[];
-      lazyField(entry, 'surfaceNodes', () => snapshot.slice(0, snapshotLength));
-      lazyField(entry, 'messageIds', () => messagesOf(entry, events).map((m) => (m as { id?: unknown }).id));
-      lazyField(entry, 'messagesSha256', () => messagesDigest(messagesOf(entry, events)));
-      if (keepIt) entry.messages = messagesOf(entry, events);
+      const lazy = this.options.lazy as readonly SessionEvent[] | (() => readonly SessionEvent[]);
+      const events = () => (typeof lazy === 'function' ? lazy() : lazy);
+      // One class for every lazy entry: a long log has one entry per model call, and
+      // per-object accessors would give each its own hidden class.
+      entry = new LazyDispatchEntry(fields, extras, snapshot, snapshotLength, events) as unknown as DispatchEntry;
+      if (keep === true || (typeof keep === 'function' && keep(entry))) entry.messages = messagesOf(entry, events());
     } else {
-      entry.surfaceNodes = snapshot.slice(0, snapshotLength);
+      entry = { ...fields, surfaceNodes: snapshot.slice(0, snapshotLength), messageIds: [], messagesSha256: '', ...extras };
       const parts: string[] = [];
       const messages: unknown[] = [];
       for (const seq of entry.surfaceNodes) {
@@ -292,7 +306,7 @@ export class DispatchBuilder {
         messages.push(m.message);
       }
       entry.messagesSha256 = createHash('sha256').update('[' + parts.join(',') + ']').digest('hex');
-      if (keepIt) entry.messages = messages;
+      if (keep === true || (typeof keep === 'function' && keep(entry))) entry.messages = messages;
     }
     out.requests.push(entry);
     out.requestIndexByFirstChunkSeq[String(event.seq)] = entry.index;
@@ -306,9 +320,9 @@ export class DispatchBuilder {
     const sources = Array.isArray(event.sourceEventSeqs) ? event.sourceEventSeqs : [];
     let owner: number | undefined;
     for (const s of sources) {
-      const o = this.out.owners.get(s);
-      // only chunks cite attempts (owners also maps tool calls/results)
-      if (o !== undefined && s >= (this.out.requests[o] as DispatchEntry).firstChunkSeq && s <= (this.out.requests[o] as DispatchEntry).lastChunkSeq) {
+      // Only chunks cite attempts.
+      const o = chunkOwner(this.out, s);
+      if (o !== undefined) {
         owner = o;
         break;
       }
@@ -334,20 +348,66 @@ export class DispatchBuilder {
   }
 }
 
-/** Define an enumerable, cached, computed-on-first-read field (keeps the key's position). */
-function lazyField<T extends object>(obj: T, key: keyof T & string, compute: () => unknown): void {
-  Object.defineProperty(obj, key, {
-    enumerable: true,
-    configurable: true,
-    get() {
-      const value = compute();
-      Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
-      return value;
-    },
-    set(value: unknown) {
-      Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
-    },
-  });
+/** The dispatch whose chunk stream holds `seq`, if `seq` is one of its chunks. */
+export function chunkOwner(index: DispatchIndex, seq: number): number | undefined {
+  if (index.owners.has(seq) || index.inSpan.has(seq)) return undefined;
+  const at = lastStartedAtOrBefore(index.requests, seq);
+  return at >= 0 && seq <= (index.requests[at] as DispatchEntry).lastChunkSeq ? at : undefined;
+}
+
+/** Index of the last dispatch whose first chunk is at or before `seq` (-1 if none). */
+function lastStartedAtOrBefore(reqs: readonly DispatchEntry[], seq: number): number {
+  let lo = 0;
+  let hi = reqs.length - 1;
+  let at = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if ((reqs[mid] as DispatchEntry).firstChunkSeq <= seq) {
+      at = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return at;
+}
+
+/**
+ * A dispatch entry whose `surfaceNodes`, `messageIds` and `messagesSha256`
+ * are computed on first read (then kept as plain own fields).
+ */
+class LazyDispatchEntry {
+  readonly #snapshot: readonly number[];
+  readonly #length: number;
+  readonly #events: () => readonly SessionEvent[];
+  constructor(fields: object, extras: object, snapshot: readonly number[], length: number, events: () => readonly SessionEvent[]) {
+    Object.assign(this, fields, extras);
+    this.#snapshot = snapshot;
+    this.#length = length;
+    this.#events = events;
+  }
+  get surfaceNodes(): number[] {
+    return settle(this, 'surfaceNodes', this.#snapshot.slice(0, this.#length));
+  }
+  set surfaceNodes(v: number[]) {
+    settle(this, 'surfaceNodes', v);
+  }
+  get messageIds(): unknown[] {
+    return settle(this, 'messageIds', messagesOf(this as unknown as DispatchEntry, this.#events()).map((m) => (m as { id?: unknown }).id));
+  }
+  set messageIds(v: unknown[]) {
+    settle(this, 'messageIds', v);
+  }
+  get messagesSha256(): string {
+    return settle(this, 'messagesSha256', messagesDigest(messagesOf(this as unknown as DispatchEntry, this.#events())));
+  }
+  set messagesSha256(v: string) {
+    settle(this, 'messagesSha256', v);
+  }
+}
+
+/** Replace a lazy accessor by its value (an enumerable data field from then on). */
+function settle<T>(obj: object, key: string, value: T): T {
+  Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
+  return value;
 }
 
 /** sha256 (hex) of `JSON.stringify(messages)` — the corpus's `messagesSha256`. */
@@ -405,7 +465,7 @@ export type SeqResolution =
  */
 export function resolveSeq(index: DispatchIndex, seq: number, events?: readonly SessionEvent[]): SeqResolution {
   const reqs = index.requests;
-  const owner = index.owners.get(seq);
+  const owner = index.owners.get(seq) ?? chunkOwner(index, seq);
   const ev = events?.[seq];
   if (owner !== undefined) {
     const entry = reqs[owner] as DispatchEntry;
@@ -414,17 +474,7 @@ export function resolveSeq(index: DispatchIndex, seq: number, events?: readonly 
     const via = t === 'assistant/message' || t === 'tool/call' || t === 'tool/result' ? t : 'chunk';
     return { ok: true, index: owner, via };
   }
-  // binary search: last dispatch with firstChunkSeq <= seq
-  let lo = 0;
-  let hi = reqs.length - 1;
-  let at = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if ((reqs[mid] as DispatchEntry).firstChunkSeq <= seq) {
-      at = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
+  const at = lastStartedAtOrBefore(reqs, seq);
   const before = at >= 0 ? (reqs[at] as DispatchEntry) : null;
   if (before && seq <= before.lastChunkSeq) return { ok: true, index: at, via: 'inside' };
   const after = at + 1 < reqs.length ? (reqs[at + 1] as DispatchEntry) : null;

@@ -35,13 +35,6 @@ export interface LogAnalysis {
 }
 
 export function analyzeLog(events: readonly SessionEvent[], fold?: FoldLike): LogAnalysis {
-  const f = fold ?? foldSurfaceAt(events);
-  const replacedBy = new Map<number, number>();
-  const replacedEventSeqs = new Map<number, number[]>();
-  for (const r of f.replacements) {
-    replacedEventSeqs.set(r.seq, [...r.shadowedSeqs]);
-    for (const s of r.shadowedSeqs) replacedBy.set(s, r.seq);
-  }
   const derived = new Map<number, number[]>();
   for (const e of events) {
     for (const s of sourcesOf(e)) {
@@ -51,7 +44,41 @@ export function analyzeLog(events: readonly SessionEvent[], fold?: FoldLike): Lo
       else derived.set(s, [e.seq]);
     }
   }
-  return { labels: new Labels(f.nodes, f.replacements), replacedBy, replacedEventSeqs, derived };
+  return analysisOf(fold ?? foldSurfaceAt(events), derived);
+}
+
+/**
+ * The analysis from a final fold and a citation map: what a streaming reader
+ * builds without holding the events (it collects `derived` only for the seqs
+ * it will trace, see `DerivedCollector`).
+ */
+export function analysisOf(fold: FoldLike, derived: Map<number, number[]>): LogAnalysis {
+  const replacedBy = new Map<number, number>();
+  const replacedEventSeqs = new Map<number, number[]>();
+  for (const r of fold.replacements) {
+    replacedEventSeqs.set(r.seq, [...r.shadowedSeqs]);
+    for (const s of r.shadowedSeqs) replacedBy.set(s, r.seq);
+  }
+  return { labels: new Labels(fold.nodes, fold.replacements), replacedBy, replacedEventSeqs, derived };
+}
+
+/** Collects, event by event, which later events cite the given seqs (analyzeLog's `derived`, for a few seqs). */
+export class DerivedCollector {
+  readonly derived = new Map<number, number[]>();
+  constructor(seqs: Iterable<number>) {
+    for (const s of seqs) this.derived.set(s, []);
+  }
+  observe(e: SessionEvent): void {
+    for (const s of sourcesOf(e)) {
+      if (s >= e.seq) continue;
+      this.derived.get(s)?.push(e.seq);
+    }
+  }
+}
+
+/** The sources a provenance walk follows from `e` (earlier seqs only). */
+export function provenanceSources(e: SessionEvent): number[] {
+  return sourcesOf(e).filter((s) => s < e.seq);
 }
 
 function sourcesOf(e: SessionEvent): number[] {
@@ -146,10 +173,10 @@ export function explainEvent(
   events: readonly SessionEvent[],
   seq: number,
   options: ProvenanceOptions,
-  fold?: FoldLike,
+  fold?: FoldLike | LogAnalysis,
 ): TraceExplanation {
   const target = targetCheck(sessionId, events, seq);
-  const a = analyzeLog(events, fold);
+  const a = fold && 'labels' in fold ? fold : analyzeLog(events, fold);
   const trace = traceEvent(sessionId, events, seq, a);
   const max = options.previewChars ?? 100;
   const stored = options.storedEventCount ?? events.length;

@@ -2,10 +2,11 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
+import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
+import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
 import {
-  deriveDispatches,
+  DispatchBuilder,
   diffDispatches,
   messagesOf,
   resolveSeq,
@@ -93,67 +94,136 @@ Examples:
       if (opts.list && (opts.diff || opts.body)) throw new UsageError('--list does not combine with --diff or --body');
       if (opts.diff && opts.body) throw new UsageError('--diff and --body are separate views; pick one');
       const resolved = await resolveCli(target, opts);
-      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
-      for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-      if (r.error || !r.events) {
-        const e = r.error;
-        io.stderr.write(`dsh: ${e ? `${e.class}: ${escapeControl(e.message)}` : 'the log could not be read'}\n`);
-        if (e?.cause) io.stderr.write(`dsh:   cause: ${escapeControl(e.cause.message)}\n`);
-        io.stderr.write('dsh: DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n');
-        return EXIT.failed;
-      }
-      const events = r.events;
-      const index = deriveDispatches(events, { lazy: events });
-      const sessionId = r.meta?.id ?? null;
-      if (opts.list) {
-        const rows = index.requests.map((e, i) => summarizeDispatch(e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null));
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ sessionId, requests: rows }) + '\n');
-        else await writeOut(io.stdout, renderList(rows, { sessionId, closers: r.closers.length, torn: r.torn !== null }, env.c));
-        return EXIT.ok;
-      }
-      const { entry, resolution, from } = pickDispatch(index, events, seqArg, opts.step);
-      if (opts.diff) {
-        const prev = entry.index > 0 ? (index.requests[entry.index - 1] as DispatchEntry) : null;
-        const diff = diffDispatches(prev, entry, events);
-        if (opts.json) await writeOut(io.stdout, JSON.stringify(diff) + '\n');
-        else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));
-        return EXIT.ok;
-      }
-      const messages = messagesOf(entry, events);
-      if (opts.body) {
-        let result;
-        try {
-          result = deepseekBody(entry.header, messages);
-        } catch (error) {
-          if (error instanceof BodyError) {
-            io.stderr.write(`dsh: ${entry.key} (first chunk seq ${entry.firstChunkSeq}): ${error.message}\n`);
-            return EXIT.failed;
+      // One validating pass that keeps the dispatch index and a log index, not the events;
+      // then only the events this view shows are re-read (the log can be far larger than memory).
+      let sparse: SessionEvent[] = [];
+      const builder = new DispatchBuilder({ lazy: () => sparse });
+      // The pipeline validates each event before the builder sees it, but a log DSH refuses can
+      // still trip the builder before the pipeline's verdict is in: DSH's verdict wins.
+      let builderError: unknown;
+      const indexed = await inspectTargetIndexed(resolved, {
+        decoder: decoderFor(opts),
+        onLogical: (e) => {
+          if (builderError !== undefined) return;
+          try {
+            builder.apply(e);
+          } catch (error) {
+            builderError = error;
           }
-          throw error;
+        },
+      });
+      let r: SessionInspection = indexed.inspection;
+      let fetch = indexed.events;
+      let index: DispatchIndex;
+      try {
+        if (!r.error && !fetch) {
+          // Migrated legacy events differ from their stored lines: hold this (old, small) log instead.
+          indexed.close();
+          r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
+          const held = r.events ?? [];
+          fetch = async () => held;
         }
-        for (const note of result.notes) io.stderr.write(`dsh: note: ${escapeControl(note)}\n`);
-        if (opts.json) await writeOut(io.stdout, JSON.stringify(result.body) + '\n');
-        else await writeOut(io.stdout, renderBody(result.body));
-        return EXIT.ok;
+        for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+        if (r.error || !fetch) {
+          const e = r.error;
+          io.stderr.write(`dsh: ${e ? `${e.class}: ${escapeControl(e.message)}` : 'the log could not be read'}\n`);
+          if (e?.cause) io.stderr.write(`dsh:   cause: ${escapeControl(e.cause.message)}\n`);
+          io.stderr.write('dsh: DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n');
+          return EXIT.failed;
+        }
+        if (builderError !== undefined) throw builderError;
+        for (const c of r.closers) builder.apply(c);
+        index = builder.finish();
+        const sessionId = r.meta?.id ?? null;
+        if (opts.list) {
+          const rows = index.requests.map((e, i) => summarizeDispatch(e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null));
+          if (opts.json) await writeOut(io.stdout, JSON.stringify({ sessionId, requests: rows }) + '\n');
+          else await writeOut(io.stdout, renderList(rows, { sessionId, closers: r.closers.length, torn: r.torn !== null }, env.c));
+          return EXIT.ok;
+        }
+        const asked = seqArg !== undefined && /^\d+$/.test(seqArg.trim()) ? Number(seqArg.trim()) : undefined;
+        sparse = asked !== undefined ? await fetch([[asked, asked]]) : [];
+        const picked = pickDispatch(index, sparse, seqArg, opts.step);
+        sparse = await fetch(neededRanges(index, picked.entry, { asked, diff: Boolean(opts.diff), human: !opts.json && !opts.body }));
+        return await show(io, opts, picked, index, sparse, r, sessionId);
+      } finally {
+        indexed.close();
       }
-      if (opts.json) {
-        await writeOut(io.stdout, JSON.stringify(requestJson(entry, messages)) + '\n');
-        return EXIT.ok;
-      }
-      const view: RequestView = {
-        sessionId,
-        entry,
-        messages,
-        total: index.requests.length,
-        from,
-        via: resolution.via,
-        retriedBy: entry.index + 1 < index.requests.length && (index.requests[entry.index + 1] as DispatchEntry).turn === entry.turn && (index.requests[entry.index + 1] as DispatchEntry).step === entry.step ? (index.requests[entry.index + 1] as DispatchEntry).key : null,
-        usage: summarizeDispatch(entry, null).usage,
-        nextFirstChunkSeq: entry.index + 1 < index.requests.length ? (index.requests[entry.index + 1] as DispatchEntry).firstChunkSeq : null,
-        closers: r.closers.length > 0 ? r.storedEventCount : null,
-      };
-      await writeOut(io.stdout, renderRequest(view, events, env.c, { full: Boolean(opts.full) }));
-      return EXIT.ok;
     }),
   );
+}
+
+/** Seq ranges a request view reads: the input surface, plus what the human and diff views show. */
+function neededRanges(index: DispatchIndex, entry: DispatchEntry, what: { asked: number | undefined; diff: boolean; human: boolean }): [number, number][] {
+  const ranges: [number, number][] = entry.surfaceNodes.map((s) => [s, s]);
+  if (what.asked !== undefined) ranges.push([what.asked, what.asked]);
+  if (entry.assistantMessageSeq !== null) ranges.push([entry.assistantMessageSeq, entry.assistantMessageSeq]);
+  const next = entry.index + 1 < index.requests.length ? (index.requests[entry.index + 1] as DispatchEntry).firstChunkSeq : null;
+  if (what.human) {
+    ranges.push([entry.firstChunkSeq, entry.lastChunkSeq]);
+    ranges.push([entry.lastChunkSeq + 1, (next ?? entry.lastChunkSeq + 9) - 1]);
+  }
+  if (what.diff) {
+    const prev = entry.index > 0 ? (index.requests[entry.index - 1] as DispatchEntry) : null;
+    if (prev) for (const s of prev.surfaceNodes) ranges.push([s, s]);
+    ranges.push([prev?.prefixEventCount ?? 0, entry.prefixEventCount - 1]);
+    if (prev) ranges.push([prev.lastChunkSeq + 1, entry.firstChunkSeq - 1]);
+  }
+  return ranges;
+}
+
+async function show(
+  io: Io,
+  opts: RequestOptions,
+  picked: ReturnType<typeof pickDispatch>,
+  index: DispatchIndex,
+  events: readonly SessionEvent[],
+  r: SessionInspection,
+  sessionId: string | null,
+): Promise<number> {
+  const env = envFor(io, opts);
+  const { entry, resolution, from } = picked;
+  if (opts.diff) {
+    const prev = entry.index > 0 ? (index.requests[entry.index - 1] as DispatchEntry) : null;
+    const diff = diffDispatches(prev, entry, events);
+    if (opts.json) await writeOut(io.stdout, JSON.stringify(diff) + '\n');
+    else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));
+    return EXIT.ok;
+  }
+  const messages = messagesOf(entry, events);
+  if (opts.body) {
+    let result;
+    try {
+      result = deepseekBody(entry.header, messages);
+    } catch (error) {
+      if (error instanceof BodyError) {
+        io.stderr.write(`dsh: ${entry.key} (first chunk seq ${entry.firstChunkSeq}): ${error.message}\n`);
+        return EXIT.failed;
+      }
+      throw error;
+    }
+    for (const note of result.notes) io.stderr.write(`dsh: note: ${escapeControl(note)}\n`);
+    if (opts.json) await writeOut(io.stdout, JSON.stringify(result.body) + '\n');
+    else await writeOut(io.stdout, renderBody(result.body));
+    return EXIT.ok;
+  }
+  if (opts.json) {
+    await writeOut(io.stdout, JSON.stringify(requestJson(entry, messages)) + '\n');
+    return EXIT.ok;
+  }
+  const next = entry.index + 1 < index.requests.length ? (index.requests[entry.index + 1] as DispatchEntry) : null;
+  const view: RequestView = {
+    sessionId,
+    entry,
+    messages,
+    total: index.requests.length,
+    from,
+    via: resolution.via,
+    retriedBy: next && next.turn === entry.turn && next.step === entry.step ? next.key : null,
+    usage: summarizeDispatch(entry, null).usage,
+    nextFirstChunkSeq: next ? next.firstChunkSeq : null,
+    closers: r.closers.length > 0 ? r.storedEventCount : null,
+  };
+  await writeOut(io.stdout, renderRequest(view, events, env.c, { full: Boolean(opts.full) }));
+  return EXIT.ok;
 }

@@ -1,11 +1,15 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
-import { writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { escapeControl, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
-import { explainEvent } from '../../views/trace.js';
+import { inspectTarget, inspectTargetIndexed } from '../../log/session.js';
+import type { SessionEvent } from '../../log/types.js';
+import { analysisOf, DerivedCollector, explainEvent, provenanceSources, type TraceExplanation } from '../../views/trace.js';
+import { loadedFromInspection } from '../../views/messages.js';
 import { renderTrace } from '../render/trace.js';
-import { loadForQuery, queryError, seqArg } from './surface.js';
+import { failureJson, renderFailure } from '../render/surface.js';
+import { queryError, seqArg } from './surface.js';
 
 interface TraceOptions extends CommonOptions {
   depth?: string;
@@ -28,13 +32,53 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
       if (opts.all && opts.depth !== undefined) throw new UsageError('use either --depth or --all, not both');
       const depthArg = seqArg('--depth', opts.depth);
       const depth = opts.all ? Infinity : (depthArg ?? 1);
-      const s = await loadForQuery(target, opts, io);
-      if (!s) return EXIT.failed;
-      let x;
+      const resolved = await resolveCli(target, opts);
+      // One validating pass keeps the fold, an index of the log and who cites <seq>;
+      // then only the events of the provenance tree are re-read.
+      const citing = new DerivedCollector([seq]);
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: (e) => citing.observe(e) });
+      let x: TraceExplanation;
       try {
-        x = explainEvent(s.sessionId, s.events, seq, { depth, storedEventCount: s.storedEventCount }, s.surface);
-      } catch (error) {
-        throw queryError(error);
+        const r = indexed.inspection;
+        if (r.error) {
+          if (opts.json) await writeOut(io.stdout, failureJson(r.error));
+          else io.stderr.write(renderFailure(r.error));
+          return EXIT.failed;
+        }
+        if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+        const sessionId = r.meta!.id;
+        try {
+          if (indexed.events && r.surface) {
+            for (const c of r.closers) citing.observe(c);
+            const fetch = indexed.events;
+            const events = await fetch([[seq, seq]]);
+            // Breadth-first: every event within `depth` citations of the target (a superset of what the tree shows).
+            let frontier = events[seq] ? [seq] : [];
+            const have = new Set<number>(frontier);
+            for (let level = 0; level < depth && frontier.length > 0; level++) {
+              const next: number[] = [];
+              for (const s of frontier) {
+                for (const src of provenanceSources(events[s] as SessionEvent)) {
+                  if (have.has(src)) continue;
+                  have.add(src);
+                  next.push(src);
+                }
+              }
+              if (next.length > 0) await fetch(next.map((s) => [s, s] as [number, number]), events);
+              frontier = next;
+            }
+            x = explainEvent(sessionId, events, seq, { depth, storedEventCount: r.storedEventCount }, analysisOf(r.surface, citing.derived));
+          } else {
+            // Migrated legacy events differ from their stored lines: hold this (old, small) log instead.
+            indexed.close();
+            const s = loadedFromInspection(await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true }));
+            x = explainEvent(s.sessionId, s.events, seq, { depth, storedEventCount: s.storedEventCount }, s.surface);
+          }
+        } catch (error) {
+          throw queryError(error);
+        }
+      } finally {
+        indexed.close();
       }
       if (opts.json) {
         const doc = opts.all || opts.depth !== undefined ? { ...x.trace, provenance: x.tree, origins: x.origins } : x.trace;
