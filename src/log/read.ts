@@ -240,10 +240,10 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       headerParts = [];
       try {
         scanner = new LogScanner(record, rawPath, sink, maxLine);
-        options.onHeader?.(scanner.meta);
       } catch (error) {
         storedError = error as LogError;
       }
+      if (scanner) options.onHeader?.(scanner.meta);
       feed(chunk.subarray(nl + 1));
     }
     if (!options.artifactOnly && !headerDone) storedError = corrupt('empty or header-less session log');
@@ -311,8 +311,17 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
 
   // Frame 0: the header frame, decoded alone.
   let fatal = false;
+  let header: Buffer | undefined;
   try {
-    const header = await decoder.decode(source.read(frames[0]!.start, frames[0]!.end));
+    header = await decoder.decode(source.read(frames[0]!.start, frames[0]!.end));
+  } catch (error) {
+    const e = frameFailure(frames[0]!, error);
+    reports[0]!.error = failureCause(error);
+    storedError = e;
+    artifactError = e;
+    fatal = true;
+  }
+  if (header) {
     detail(frames[0]!, header);
     artifact.write(header);
     if (!options.artifactOnly) {
@@ -322,18 +331,13 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
         try {
           scanner = new LogScanner(header, rawPath, sink, maxLine);
           headerBytes0 = header.length;
-          options.onHeader?.(scanner.meta);
         } catch (error) {
           storedError = error as LogError;
         }
+        // Outside the guard: a consumer's error is not a verdict about the header.
+        if (scanner) options.onHeader?.(scanner.meta);
       }
     }
-  } catch (error) {
-    const e = frameFailure(frames[0]!, error);
-    reports[0]!.error = failureCause(error);
-    storedError = e;
-    artifactError = e;
-    fatal = true;
   }
 
   // Later frames, in groups, with a prefetch of the next group.
@@ -398,6 +402,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       let records = 0;
       const sha = options.frameDetail ? createHash('sha256') : undefined;
       const from = fed;
+      let consumerError: unknown;
       try {
         await decoder.decodeStreaming(source.read(frame.start, frame.end), (chunk) => {
           bytes += chunk.length;
@@ -406,8 +411,13 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
             records += countLF(chunk);
           }
           if (!fatal) {
-            artifact.write(chunk);
-            feed(chunk);
+            try {
+              artifact.write(chunk);
+              feed(chunk);
+            } catch (error) {
+              consumerError = error;
+              throw error;
+            }
           }
         });
         segment('stream', frame.start, frame.end, from);
@@ -418,6 +428,8 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
           r.plaintextSha256 = sha.digest('hex');
         }
       } catch (error) {
+        // A consumer's error is not a verdict about this frame.
+        if (consumerError !== undefined) throw consumerError;
         failFrame(frame, error);
       }
       continue;
@@ -448,18 +460,22 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     }
     // The group failed: decode frame by frame to name the failing frame.
     for (const frame of group) {
+      // Only the decode is guarded: a consumer's error (a resource limit, a
+      // failed write) is not a verdict about this frame.
+      let plaintext: Buffer;
       try {
-        const plaintext = await decoder.decode(source.read(frame.start, frame.end));
-        detail(frame, plaintext);
-        if (!fatal) {
-          artifact.write(plaintext);
-          const from = fed;
-          feed(plaintext);
-          segment('group', frame.start, frame.end, from);
-        }
+        plaintext = await decoder.decode(source.read(frame.start, frame.end));
       } catch (error) {
         failFrame(frame, error);
         if (!options.frameDetail) break;
+        continue;
+      }
+      detail(frame, plaintext);
+      if (!fatal) {
+        artifact.write(plaintext);
+        const from = fed;
+        feed(plaintext);
+        segment('group', frame.start, frame.end, from);
       }
     }
   }

@@ -1,0 +1,48 @@
+/**
+ * Logs too big to hold are streamed in two passes (validate, then a light
+ * decode-and-normalize pass). Forcing that path on every corpus artifact must
+ * print byte-for-byte what the one-pass path prints.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { runInProcess } from './helpers/cli.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+const saved = process.env['DSH_MAX_HELD_BYTES'];
+afterEach(() => {
+  if (saved === undefined) delete process.env['DSH_MAX_HELD_BYTES'];
+  else process.env['DSH_MAX_HELD_BYTES'] = saved;
+});
+
+describe.skipIf(!HAVE_CORPUS)('two-pass streaming', () => {
+  it('events --json, events and inspect --json print the same as one pass, on every corpus artifact', async () => {
+    let compared = 0;
+    for (const c of corpusCases()) {
+      for (const args of [['events', c.artifact, '--json'], ['inspect', c.artifact, '--json'], ['events', c.artifact, '--color', 'never']]) {
+        delete process.env['DSH_MAX_HELD_BYTES'];
+        const one = await runInProcess(args);
+        process.env['DSH_MAX_HELD_BYTES'] = '1';
+        const two = await runInProcess(args);
+        expect(two.code, `${c.name} ${args.join(' ')}`).toBe(one.code);
+        expect(two.stdout, `${c.name} ${args.join(' ')}`).toBe(one.stdout);
+        compared++;
+      }
+    }
+    expect(compared).toBe(3 * corpusCases().length);
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('a consumer error inside the reader', () => {
+  it('propagates as itself, never as a verdict about the frame being decoded', async () => {
+    const { inspectTarget } = await import('../src/log/session.js');
+    const { resolveTarget } = await import('../src/log/target.js');
+    const { UsageError } = await import('../src/log/errors.js');
+    // The damaged frame sits in the first decode group, so frames are re-decoded one by one.
+    const c = corpusCases().find((x) => x.name.includes('checksum-corrupt-middle-frame/root-zstd'))!;
+    const stop = new UsageError('consumer stops');
+    await expect(inspectTarget(resolveTarget(c.artifact), { collect: false, onLogical: () => { throw stop; } })).rejects.toBe(stop);
+    await expect(inspectTarget(resolveTarget(c.artifact), { collect: false, onLogical: () => { throw stop; } , bigFrameBytes: 1 })).rejects.toBe(stop);
+    await expect(inspectTarget(resolveTarget(c.artifact), { collect: false, onMeta: () => { throw stop; } })).rejects.toBe(stop);
+  });
+});
