@@ -52,7 +52,7 @@ export function preview(text: string, max = 80): string {
 export class BrokenPipe extends Error {}
 
 /** Write with backpressure; a closed pipe (`| head`) ends the command quietly. */
-export function writeOut(stream: Writable, text: string): Promise<void> | void {
+export function writeOut(stream: Writable, text: string | Uint8Array): Promise<void> | void {
   if ((stream as { destroyed?: boolean }).destroyed) throw new BrokenPipe();
   const ok = stream.write(text);
   if (ok) return;

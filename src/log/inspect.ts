@@ -2,6 +2,7 @@ import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { readArtifact, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
 import { LogicalPipeline, type LogicalResult } from './logical.js';
+import { LegacyNormalizer } from './legacy.js';
 import v8 from 'node:v8';
 import { LogError, ResourceLimit, serializeError, type SerializedError, type FailureKind } from './errors.js';
 import { packBatchLines } from './rows.js';
@@ -255,4 +256,38 @@ function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSumm
     appendAs,
     appendText,
   };
+}
+
+export interface ReplayOptions {
+  rawPath?: string;
+  expectedId?: string;
+  decoder?: FrameDecoder;
+  between?: () => Promise<void> | void;
+  /** Each logical (normalized) stored event; `text` as in `InspectOptions.onLogical`. */
+  onLogical: (event: SessionEvent, text?: string) => void;
+}
+
+/**
+ * A second, light pass over a log `inspectSource` already accepted: the
+ * stored events normalized exactly as the logical view has them, with none
+ * of the validation stages (their verdict is known). Returns the stored event
+ * count so the caller can tell a file that changed between the passes.
+ */
+export async function replayLogical(source: ByteSource, options: ReplayOptions): Promise<{ storedEventCount: number; error?: LogError }> {
+  let normalizer: LegacyNormalizer | undefined;
+  const outcome = await readArtifact(source, {
+    rawPath: options.rawPath ?? source.name,
+    ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}),
+    ...(options.decoder ? { decoder: options.decoder } : {}),
+    ...(options.between ? { between: options.between } : {}),
+    skipArtifact: true,
+    onHeader: (meta) => {
+      normalizer = new LegacyNormalizer(meta.id);
+    },
+    onEvent: (stored, line) => {
+      const event = normalizer!.normalize(stored);
+      options.onLogical(event, event === stored ? line.text : undefined);
+    },
+  });
+  return { storedEventCount: outcome.stored?.eventCount ?? 0, ...(outcome.error ? { error: outcome.error } : {}) };
 }

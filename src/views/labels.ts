@@ -20,6 +20,12 @@ export class Labels {
     this.current = new Set(nodes);
     for (const r of replacements) for (const s of r.shadowedSeqs) this.shadowed.add(s);
   }
+  /** The label of an event of a valid log: a type that can never be a surface node is log-only without a lookup. */
+  ofEvent(event: SessionEvent): SurfaceLabel {
+    const t = event.type;
+    if (t !== 'user/message' && t !== 'assistant/message' && t !== 'tool/result') return 'log-only';
+    return this.of(event.seq);
+  }
   of(seq: number): SurfaceLabel {
     if (this.current.has(seq)) return 'current';
     if (this.shadowed.has(seq)) return 'shadowed';

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
-import { forEachLogicalEvent, Output } from '../stream.js';
+import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
@@ -70,6 +70,17 @@ export function eventPreview(e: SessionEvent): string {
   }
 }
 
+const typeJsonCache = new Map<string, string>();
+/** JSON text of an event type (a log has a few dozen distinct ones). */
+function typeJson(type: string): string {
+  let json = typeJsonCache.get(type);
+  if (json === undefined) {
+    json = JSON.stringify(type);
+    if (typeJsonCache.size < 4096) typeJsonCache.set(type, json);
+  }
+  return json;
+}
+
 export function registerEvents(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
     .command('events')
@@ -106,11 +117,11 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
             if (to !== undefined && e.seq > to) return;
             if (turn !== undefined && eventTurn !== turn) return;
             if (!typeOk(e.type)) return;
-            const label = labels.of(e.seq);
+            const label = labels.ofEvent(e);
             if (opts.label && !opts.label.includes(label)) return;
             if (opts.json) {
               out.push(
-                `{"sessionId":${id},"seq":${e.seq},"type":${JSON.stringify(e.type)},"time":${e.time},"surface":"${label}"${synthetic ? ',"synthetic":true' : ''},"event":${text !== undefined && !text.endsWith('\r') ? text : JSON.stringify(e)}}\n`,
+                `{"sessionId":${id},"seq":${e.seq},"type":${typeJson(e.type)},"time":${e.time},"surface":"${label}"${synthetic ? ',"synthetic":true' : ''},"event":${logicalEventJson(e, text)}}\n`,
               );
               return;
             }

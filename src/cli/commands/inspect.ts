@@ -5,7 +5,7 @@ import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOpt
 import { inspectTarget, type SessionInspection } from '../../log/session.js';
 import { renderInspect } from '../render/inspect.js';
 import { Summarizer } from '../../views/summary.js';
-import { forEachLogicalEvent, Output } from '../stream.js';
+import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
 import { salvageMayHelp, salvageWouldRecoverMore } from '../../salvage/hint.js';
 import { escapeControl } from '../io.js';
 
@@ -57,7 +57,8 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
           (valid) => {
             out.push(`{"meta":${JSON.stringify(valid.meta)},"encoding":${JSON.stringify(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
             return (e, text) => {
-              out.push((first ? '' : ',') + (text !== undefined && !text.endsWith('\r') ? text : JSON.stringify(e)));
+              if (!first) out.push(',');
+              out.push(logicalEventJson(e, text));
               first = false;
             };
           },
