@@ -107,6 +107,16 @@ describe.skipIf(!HAVE_CORPUS)('query commands as processes', () => {
       const list = JSON.parse(r.stdout);
       expect(list.map((x: any) => x.id), rel).toEqual(expected.sessionQueryListSessions.map((s: any) => s.header.id));
     }
+    // Health reads spread over worker threads give the same listing as one thread, titles and errors included.
+    for (const rel of ['synthetic/root-zstd', 'dsh-snapshots/root-raw']) {
+      const root = path.join(CORPUS, rel);
+      const one = await runCli(['ls', root, '--json', '-j', '1']);
+      const two = await runCli(['ls', root, '--json', '-j', '3']);
+      expect(two.code).toBe(0);
+      expect(two.stdout).toBe(one.stdout);
+      if (rel.startsWith('dsh-snapshots')) expect(JSON.parse(one.stdout).filter((x: any) => x.title !== null).length).toBe(113);
+    }
+    expect((await runCli(['ls', SYN, '-j', 'x'])).code).toBe(2);
     const refused = JSON.parse((await runCli(['ls', path.join(CORPUS, 'synthetic/refused/syn.header-version-1/root-raw'), '--json'])).stdout);
     expect(refused[0].health).toBe('refused');
     const subs = JSON.parse((await runCli(['ls', SYN, '--kind', 'subagent', '--json'])).stdout);

@@ -7,13 +7,13 @@ import { checkResolved, rootLookup } from './engine.js';
 const decoder = createDecoder((workerData as { decoder?: DecoderName | 'auto' } | undefined)?.decoder ?? 'auto');
 const lookup = rootLookup();
 
-parentPort?.on('message', (msg: { id: number; path: string; root?: string }) => {
+parentPort?.on('message', (msg: { id: number; task: { path: string; root?: string } }) => {
   void (async () => {
     try {
-      const target = resolveTarget(msg.path);
-      if (msg.root !== undefined) target.root = msg.root;
-      const report = await checkResolved(target, { decoder, lookup });
-      parentPort!.postMessage({ id: msg.id, report });
+      const target = resolveTarget(msg.task.path);
+      if (msg.task.root !== undefined) target.root = msg.task.root;
+      const result = await checkResolved(target, { decoder, lookup });
+      parentPort!.postMessage({ id: msg.id, result });
     } catch (error) {
       parentPort!.postMessage({ id: msg.id, error: String((error as Error)?.message ?? error) });
     }

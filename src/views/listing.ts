@@ -14,7 +14,7 @@ import { scanRoot, type RootScan } from '../log/target.js';
 import { inspectTarget } from '../log/session.js';
 import type { Inspection } from '../log/inspect.js';
 import type { Encoding, SessionHeader } from '../log/types.js';
-import { readTitle } from './messages.js';
+import { defaultJobs, runPool, workersAvailable } from '../log/pool.js';
 
 /** session-query's `SessionRecord` for a cold (offline) session. */
 export interface SessionRecord {
@@ -160,6 +160,8 @@ export interface ListOptions {
   kind?: SessionKind[];
   /** Only sessions created at or after this epoch-ms. */
   since?: number;
+  /** Worker threads for the health pass (default: available parallelism; 1 = in-process). */
+  jobs?: number;
 }
 
 /** Every session's record in the root, in listSessions order (headers only). */
@@ -225,19 +227,56 @@ export async function listSessions(root: string, options: ListOptions = {}): Pro
       path,
       header: h,
     };
-    if (options.health !== false) {
-      const r = await inspectTarget(
-        { path, rawPath: path, open: () => new FileSource(path), layoutWarnings: [], root, expectedId: rs?.id ?? h.id },
-        { decoder, collect: true },
-      );
-      entry.health = healthOf(r);
-      if (r.error) entry.error = { class: r.error.class, message: r.error.message };
-      const title = r.events ? readTitle(r.events) : null;
-      entry.title = title && typeof title['title'] === 'string' ? title['title'] : null;
-    }
     out.push(entry);
   }
+  if (options.health !== false) {
+    const tasks: HealthTask[] = out.map((e) => ({ path: e.path, root, expectedId: scan.get(e.path)?.id ?? e.id }));
+    const jobs = Math.min(options.jobs ?? defaultJobs(), tasks.length);
+    let results: (SessionHealth | undefined)[] = [];
+    let failed = tasks.map((_t, i) => i);
+    if (jobs > 1 && tasks.length >= 4 && workersAvailable(import.meta.url)) {
+      ({ results, failed } = await runPool<HealthTask, SessionHealth>(new URL('./health-worker.js', import.meta.url), tasks, { jobs, workerData: { decoder: decoder.name } }));
+    }
+    for (const i of failed) results[i] = await sessionHealth(tasks[i]!, decoder);
+    out.forEach((entry, i) => {
+      const r = results[i]!;
+      entry.health = r.health;
+      entry.title = r.title;
+      if (r.error) entry.error = r.error;
+    });
+  }
   return { root: listed.root, sessions: out, problems };
+}
+
+/** One session for `sessionHealth` (plain data: it crosses to a worker thread). */
+export interface HealthTask {
+  path: string;
+  root: string;
+  expectedId: string;
+}
+
+export interface SessionHealth {
+  health: Health;
+  title: string | null;
+  error?: { class: string; message: string };
+}
+
+/** Health and title of one session, in one streaming pass (memory bounded by the surface, not the log). */
+export async function sessionHealth(task: HealthTask, decoder?: FrameDecoder): Promise<SessionHealth> {
+  let title: string | null = null;
+  const r = await inspectTarget(
+    { path: task.path, rawPath: task.path, open: () => new FileSource(task.path), layoutWarnings: [], root: task.root, expectedId: task.expectedId },
+    {
+      ...(decoder ? { decoder } : {}),
+      collect: false,
+      skipArtifact: true,
+      onLogical: (e) => {
+        if (e.type === 'session/title') title = typeof e.data?.title === 'string' ? e.data.title : null;
+      },
+    },
+  );
+  // readTitle looks at the logical log, synthetic closers included (never titles).
+  return { health: healthOf(r), title: r.error ? null : title, ...(r.error ? { error: { class: r.error.class, message: r.error.message } } : {}) };
 }
 
 /** Parse `--since`: an ISO date/time or epoch milliseconds. */
