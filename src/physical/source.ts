@@ -11,6 +11,8 @@ export interface ByteSource {
   readonly name: string;
   /** Read `[start, end)`; the returned buffer may be shorter at EOF. */
   read(start: number, end: number): Buffer;
+  /** Read into `target` from `start` (no allocation); returns the bytes read. Optional. */
+  readInto?(target: Buffer, start: number): number;
   close(): void;
 }
 
@@ -41,6 +43,18 @@ export class FileSource implements ByteSource {
     return done === length ? buffer : buffer.subarray(0, done);
   }
 
+  readInto(target: Buffer, start: number): number {
+    if (this.fd === undefined) throw new Error('source closed');
+    const length = Math.max(0, Math.min(target.length, this.size - start));
+    let done = 0;
+    while (done < length) {
+      const n = readSync(this.fd, target, done, length - done, start + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done;
+  }
+
   close(): void {
     if (this.fd !== undefined) {
       closeSync(this.fd);
@@ -67,8 +81,15 @@ export class MemorySource implements ByteSource {
 export class WindowReader {
   private winStart = 0;
   private win: Buffer = Buffer.alloc(0);
+  private readonly spare: Buffer | undefined;
 
-  constructor(private readonly source: ByteSource, private readonly windowSize = 4 << 20) {}
+  /**
+   * With `reuse`, one window buffer is refilled in place (no allocation per
+   * window): a buffer returned by `get` is then valid only until the next call.
+   */
+  constructor(private readonly source: ByteSource, private readonly windowSize = 4 << 20, reuse = false) {
+    this.spare = reuse && source.readInto ? Buffer.allocUnsafe(windowSize) : undefined;
+  }
 
   get size(): number {
     return this.source.size;
@@ -79,8 +100,12 @@ export class WindowReader {
     const end = offset + n;
     if (offset < this.winStart || end > this.winStart + this.win.length) {
       if (offset >= this.source.size) return Buffer.alloc(0);
-      const want = Math.max(n, this.windowSize);
-      this.win = this.source.read(offset, offset + want);
+      if (this.spare && n <= this.spare.length) {
+        const got = this.source.readInto!(this.spare, offset);
+        this.win = this.spare.subarray(0, got);
+      } else {
+        this.win = this.source.read(offset, offset + Math.max(n, this.windowSize));
+      }
       this.winStart = offset;
     }
     const rel = offset - this.winStart;
@@ -90,5 +115,18 @@ export class WindowReader {
   byte(offset: number): number | undefined {
     const b = this.get(offset, 1);
     return b.length === 1 ? b[0] : undefined;
+  }
+
+  /** Little-endian unsigned integer of `n` (1..4) bytes at `offset`, without allocating; undefined past EOF. */
+  uint(offset: number, n: number): number | undefined {
+    if (offset < this.winStart || offset + n > this.winStart + this.win.length) {
+      const b = this.get(offset, n);
+      if (b.length < n) return undefined;
+    }
+    const w = this.win;
+    const rel = offset - this.winStart;
+    let v = 0;
+    for (let i = n - 1; i >= 0; i--) v = v * 256 + (w[rel + i] as number);
+    return v;
   }
 }

@@ -44,7 +44,7 @@ export interface FrameScan {
  * Block payloads are skipped, never read.
  */
 export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => void): FrameScan {
-  const reader = new WindowReader(source);
+  const reader = new WindowReader(source, 8 << 20, true);
   const size = source.size;
   const frames: FrameInfo[] = [];
   let offset = 0;
@@ -56,7 +56,7 @@ export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => v
   while (offset < size) {
     const start = offset;
     if (size - offset < 4) return tornAt(start, 'magic', 0);
-    const magic = reader.get(offset, 4).readUInt32LE(0);
+    const magic = reader.uint(offset, 4);
     if (magic !== ZSTD_MAGIC) {
       throw corrupt(`corrupt Zstandard session log: invalid frame magic at byte ${offset}`, { byteOffset: offset });
     }
@@ -80,20 +80,19 @@ export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => v
     let contentSize: number | null = null;
     let windowSize = ZSTD_BLOCK_MAX;
     if (fcsBytes > 0 || !singleSegment) {
-      const hdr = reader.get(offset, rest);
       if (!singleSegment) {
-        const wd = hdr[0] as number;
+        const wd = reader.uint(offset, 1) as number;
         const exponent = wd >>> 3;
         const mantissa = wd & 7;
         const base = 2 ** (10 + exponent);
         windowSize = base + (base / 8) * mantissa;
       }
       if (fcsBytes > 0) {
-        const at = (singleSegment ? 0 : 1) + dictBytes;
-        if (fcsBytes === 1) contentSize = hdr[at] as number;
-        else if (fcsBytes === 2) contentSize = hdr.readUInt16LE(at) + 256;
-        else if (fcsBytes === 4) contentSize = hdr.readUInt32LE(at);
-        else contentSize = Number(hdr.readBigUInt64LE(at));
+        const at = offset + (singleSegment ? 0 : 1) + dictBytes;
+        if (fcsBytes === 1) contentSize = reader.uint(at, 1) as number;
+        else if (fcsBytes === 2) contentSize = (reader.uint(at, 2) as number) + 256;
+        else if (fcsBytes === 4) contentSize = reader.uint(at, 4) as number;
+        else contentSize = (reader.uint(at + 4, 4) as number) * 2 ** 32 + (reader.uint(at, 4) as number);
         if (singleSegment) windowSize = contentSize;
       }
     }
@@ -104,7 +103,7 @@ export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => v
     let bound = 0;
     for (;;) {
       if (size - offset < 3) return tornAt(start, 'block-header', blocks);
-      const h = reader.get(offset, 3).readUIntLE(0, 3);
+      const h = reader.uint(offset, 3) as number;
       offset += 3;
       const last = (h & 1) !== 0;
       const type = (h >>> 1) & 3;
