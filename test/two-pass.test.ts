@@ -46,3 +46,31 @@ describe.skipIf(!HAVE_CORPUS)('a consumer error inside the reader', () => {
     await expect(inspectTarget(resolveTarget(c.artifact), { collect: false, onMeta: () => { throw stop; } })).rejects.toBe(stop);
   });
 });
+
+describe.skipIf(!HAVE_CORPUS)('events --no-labels (print while reading)', () => {
+  it('prints the labelled records minus their label; a refused log ends with DSH\'s error and exit 1', async () => {
+    let valid = 0;
+    let refused = 0;
+    for (const c of corpusCases()) {
+      const labelled = await runInProcess(['events', c.artifact, '--json']);
+      const streamed = await runInProcess(['events', c.artifact, '--json', '--no-labels']);
+      expect(streamed.code, c.name).toBe(labelled.code);
+      if (labelled.code === 0) {
+        const want = labelled.stdout.split('\n').filter(Boolean).map((l) => {
+          const rec = JSON.parse(l);
+          delete rec.surface;
+          return rec;
+        });
+        expect(streamed.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual(want);
+        valid++;
+      } else {
+        const lines = streamed.stdout.split('\n').filter(Boolean);
+        expect(lines[lines.length - 1]).toBe(labelled.stdout.trim());
+        refused++;
+      }
+    }
+    expect(valid).toBeGreaterThan(200);
+    expect(refused).toBeGreaterThan(3);
+    expect((await runInProcess(['events', corpusCases()[0]!.artifact, '--no-labels', '--label', 'current'])).code).toBe(2);
+  });
+});

@@ -6,6 +6,7 @@ import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOpt
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
+import { inspectTarget } from '../../log/session.js';
 
 interface EventsOptions extends CommonOptions {
   type?: string[];
@@ -14,6 +15,7 @@ interface EventsOptions extends CommonOptions {
   turn?: string;
   label?: SurfaceLabel[];
   full?: boolean;
+  labels?: boolean;
 }
 
 function intArg(name: string, v: string | undefined): number | undefined {
@@ -91,7 +93,8 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
     .option('--to <seq>', 'last seq (inclusive)')
     .option('--turn <n>', 'only events of this turn')
     .addOption(new Option('--label <labels...>', 'only events with these surface labels').choices(['current', 'shadowed', 'log-only']))
-    .option('--full', 'print whole payloads instead of previews (human mode)');
+    .option('--full', 'print whole payloads instead of previews (human mode)')
+    .option('--no-labels', 'stream events as they are read, without surface labels (labels need the whole log): first output at once on any size; DSH\'s verdict on the log comes last');
   addCommon(cmd, { json: 'stream NDJSON: one session-query record per line with the event' });
   cmd.action(
     action(io, setExit, async (target: string, opts: EventsOptions) => {
@@ -102,38 +105,53 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       const resolved = await resolveCli(target, opts);
       const types = opts.type;
       const typeOk = (t: string) => !types || types.some((x) => (x.endsWith('/') ? t.startsWith(x) : t === x));
+      if (opts.labels === false && opts.label) throw new UsageError('--label filters by surface label; it cannot be combined with --no-labels');
       const out = new Output(io.stdout);
       let currentTurn: number | undefined;
-      const r = await forEachLogicalEvent(
-        resolved,
-        { decoder: decoderFor(opts) },
-        (valid) => {
-          const labels = new Labels(valid.surface!.nodes, valid.surface!.replacements);
-          const id = JSON.stringify(String(valid.meta?.id ?? ''));
-          return (e, text, synthetic) => {
-            if (e.type === 'turn/start') currentTurn = e.data?.turn;
-            const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
-            if (from !== undefined && e.seq < from) return;
-            if (to !== undefined && e.seq > to) return;
-            if (turn !== undefined && eventTurn !== turn) return;
-            if (!typeOk(e.type)) return;
-            const label = labels.ofEvent(e);
-            if (opts.label && !opts.label.includes(label)) return;
-            if (opts.json) {
-              out.push(
-                `{"sessionId":${id},"seq":${e.seq},"type":${typeJson(e.type)},"time":${e.time},"surface":"${label}"${synthetic ? ',"synthetic":true' : ''},"event":${logicalEventJson(e, text)}}\n`,
-              );
-              return;
-            }
-            const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
-            const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : env.c.dim('log-only');
-            const syn = synthetic ? env.c.magenta(' [synthetic]') : '';
-            const body = opts.full ? escapeControl(JSON.stringify(e.data)) : preview(eventPreview(e), 100);
-            out.push(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`);
-          };
-        },
-        out,
-      );
+      /** The per-event printer; `labels` undefined: records carry no surface label. */
+      const printer = (labels: Labels | undefined, sessionId: unknown) => {
+        const id = JSON.stringify(String(sessionId ?? ''));
+        return (e: SessionEvent, text: string | undefined, synthetic: boolean) => {
+          if (e.type === 'turn/start') currentTurn = e.data?.turn;
+          const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
+          if (from !== undefined && e.seq < from) return;
+          if (to !== undefined && e.seq > to) return;
+          if (turn !== undefined && eventTurn !== turn) return;
+          if (!typeOk(e.type)) return;
+          const label = labels?.ofEvent(e);
+          if (opts.label && !opts.label.includes(label as SurfaceLabel)) return;
+          if (opts.json) {
+            out.push(
+              `{"sessionId":${id},"seq":${e.seq},"type":${typeJson(e.type)},"time":${e.time}${label ? `,"surface":"${label}"` : ''}${synthetic ? ',"synthetic":true' : ''},"event":${logicalEventJson(e, text)}}\n`,
+            );
+            return;
+          }
+          const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
+          const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : label ? env.c.dim('log-only') : env.c.dim('-'.padEnd(8));
+          const syn = synthetic ? env.c.magenta(' [synthetic]') : '';
+          const body = opts.full ? escapeControl(JSON.stringify(e.data)) : preview(eventPreview(e), 100);
+          out.push(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`);
+        };
+      };
+      let r;
+      if (opts.labels === false) {
+        // One pass, printing as events are read: the first lines appear at once whatever the
+        // log's size. DSH's verdict on the whole log comes at the end (exit 1 if it refuses it).
+        let print: ReturnType<typeof printer> | undefined;
+        r = await inspectTarget(resolved, {
+          decoder: decoderFor(opts),
+          collect: false,
+          skipArtifact: true,
+          onMeta: (meta) => {
+            print = printer(undefined, meta.id);
+          },
+          onLogical: (e, text) => print!(e, text, false),
+          between: () => out.maybeFlush(),
+        });
+        if (!r.error && print) for (const c of r.closers) print(c, undefined, true);
+      } else {
+        r = await forEachLogicalEvent(resolved, { decoder: decoderFor(opts) }, (valid) => printer(new Labels(valid.surface!.nodes, valid.surface!.replacements), valid.meta?.id), out);
+      }
       await out.flush();
       if (r.error) {
         const e = r.error;
