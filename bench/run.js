@@ -23,11 +23,19 @@ const COMMANDS = [
   ['inspect', '{file}'],
   ['inspect', '{file}', '--json'],
   ['events', '{file}', '--json'],
+  ['events', '{file}', '--json', '--no-labels'],
   ['check', '{file}'],
   ['frames', '{file}'],
   ['request', '{file}', '{lastDispatch}', '--json'],
   ['trace', '{file}', '{lastSummary}', '--json'],
   ['surface', '{file}', '--json'],
+];
+
+/** Commands whose time to first output is measured (spawned, killed after the first stdout bytes). */
+const FIRST_OUTPUT = [
+  ['events', '{file}', '--json'],
+  ['events', '{file}', '--json', '--no-labels'],
+  ['events', '{file}', '--no-labels'],
 ];
 
 // Bump when the generator's output changes, so cached logs are regenerated.
@@ -178,6 +186,30 @@ async function baseline(file) {
   }
 }
 
+/** The structural frame scan alone (what `dsh frames` does before printing), in-process. */
+function frameScan(file) {
+  const source = new FileSource(file);
+  try {
+    return scanFrames(source).frames.length;
+  } finally {
+    source.close();
+  }
+}
+
+/** Milliseconds from spawn to the first bytes on stdout (the child is then stopped). */
+function firstOutput(argv) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], cwd: projectRoot });
+    let ms = null;
+    child.stdout.once('data', () => {
+      ms = performance.now() - t0;
+      child.kill();
+    });
+    child.on('close', () => resolve(ms));
+  });
+}
+
 async function readerPass(file) {
   const source = new FileSource(file);
   try {
@@ -269,15 +301,25 @@ async function benchSize(size) {
   const rd = await timeIt(() => readerPass(log.file));
   add('readArtifact (stored view, streaming, in-process)', rd.ms, { events: rd.result.events, decoder: rd.result.decoder });
 
+  const scan = await timeIt(async () => frameScan(log.file));
+  add('structural frame scan (in-process)', scan.ms, { frames: scan.result, compressedGBPerSec: log.bytes / 1e9 / (scan.ms / 1000) });
+
   const marks = await landmarks(log.file);
+  const argsOf = (cmd) => cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
   for (const cmd of COMMANDS) {
-    const args = cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
+    const args = argsOf(cmd);
     const r = await bestRun([process.execPath, dshBin, ...args]);
     add(`dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a === '{lastDispatch}' ? `${marks.lastDispatch} (last dispatch)` : a === '{lastSummary}' ? `${marks.lastSummary} (last summary)` : a)).join(' ')}`, r.ms, {
       peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null,
       exitCode: r.exitCode,
+      ...(cmd[0] === 'frames' ? { compressedGBPerSec: log.bytes / 1e9 / (r.ms / 1000) } : {}),
       ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}),
     });
+  }
+  const firstOutputs = [];
+  for (const cmd of FIRST_OUTPUT) {
+    const ms = await firstOutput([process.execPath, dshBin, ...argsOf(cmd)]);
+    firstOutputs.push({ name: `first output of dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a)).join(' ')}`, ms: ms === null ? null : Math.round(ms) });
   }
 
   const zstd = which('zstd');
@@ -301,6 +343,7 @@ async function benchSize(size) {
     events: log.events,
     frames: log.frames,
     rows,
+    firstOutputs,
   };
 }
 
@@ -320,6 +363,8 @@ function printTable(result) {
   console.log(row(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const l of lines) console.log(row(l));
+  for (const r of result.rows) if (r.compressedGBPerSec) console.log(`${r.name}: ${fmt(r.compressedGBPerSec, 2)} GB/s of compressed input`);
+  for (const f of result.firstOutputs ?? []) console.log(`${f.name}: ${f.ms === null ? 'no output' : `${f.ms} ms`}`);
 }
 
 /**
@@ -347,9 +392,11 @@ async function benchRoot() {
     console.log(`generated ${n} small sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   const rows = [];
-  for (const jobs of [1, os.cpus().length]) {
-    const r = await bestRun([process.execPath, dshBin, 'check', root, '-j', String(jobs), '--json']);
-    rows.push({ name: `dsh check <root of ${n}> -j ${jobs}`, ms: Math.round(r.ms), sessionsPerSec: n / (r.ms / 1000), peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode });
+  for (const command of ['check', 'ls']) {
+    for (const jobs of [1, os.cpus().length]) {
+      const r = await bestRun([process.execPath, dshBin, command, root, '-j', String(jobs), '--json']);
+      rows.push({ name: `dsh ${command} <root of ${n}> -j ${jobs}`, ms: Math.round(r.ms), sessionsPerSec: n / (r.ms / 1000), peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode });
+    }
   }
   console.log(`\n== root of ${n} small sessions`);
   for (const r of rows) console.log(`${r.name.padEnd(40)} ${(r.ms / 1000).toFixed(2).padStart(7)} s  ${r.sessionsPerSec.toFixed(0).padStart(6)} sessions/s  peak RSS ${r.peakRssMiB} MiB  exit ${r.exitCode}`);
@@ -374,9 +421,19 @@ async function main() {
     results.push(r);
   }
   const rootResult = await benchRoot();
+  // The streaming proof (a log larger than V8's maximum string length through events --json)
+  // runs with the by-hand sizes, or when asked.
+  let scaleTest = null;
+  if (process.env.DSH_BENCH_SCALE_TEST === '1' || sizes.some((s) => s.bytes >= 1e9)) {
+    console.log('\n== scale test (DSH_SLOW_TESTS=1 vitest run test/scale.test.ts)');
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [path.join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/scale.test.ts'], { cwd: projectRoot, stdio: 'inherit', env: { ...process.env, DSH_SLOW_TESTS: '1' } });
+    scaleTest = { exitCode: r.status, ms: Math.round(performance.now() - t0) };
+  }
   const report = {
     date: new Date().toISOString(),
     root: rootResult,
+    scaleTest,
     node: process.version,
     platform: `${os.platform()} ${os.arch()}`,
     cpus: os.cpus().length,
@@ -387,6 +444,16 @@ async function main() {
   };
   writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(report, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(projectRoot, path.join(outDir, 'results.json'))}`);
+  // Times are reported, never asserted; a command that fails (or crashes) fails the bench.
+  const failures = [
+    ...results.flatMap((r) => r.rows.filter((x) => x.exitCode !== undefined && x.exitCode !== 0).map((x) => `${r.size}: ${x.name} exited ${x.exitCode}`)),
+    ...(rootResult?.rows ?? []).filter((x) => x.exitCode !== 0).map((x) => `${x.name} exited ${x.exitCode}`),
+    ...(scaleTest && scaleTest.exitCode !== 0 ? [`scale test exited ${scaleTest.exitCode}`] : []),
+  ];
+  if (failures.length > 0) {
+    console.error(`bench: ${failures.length} measurement(s) failed:\n  ${failures.join('\n  ')}`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((error) => {

@@ -21,6 +21,7 @@ export class Output {
   private buf: Buffer;
   private used = 0;
   private size = 0;
+  private started = false;
   constructor(private readonly stream: Writable, private readonly high = 1 << 20) {
     this.buf = Buffer.allocUnsafe(high + (high >> 2));
   }
@@ -50,8 +51,12 @@ export class Output {
     this.size = 0;
     await writeOut(this.stream, parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
   }
+  /** Flush once enough is pending, and the very first time anything is (a first screen comes at once). */
   async maybeFlush(): Promise<void> {
-    if (this.size >= this.high) await this.flush();
+    if (this.size >= this.high || (!this.started && this.size > 0)) {
+      this.started = true;
+      await this.flush();
+    }
   }
 }
 

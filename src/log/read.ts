@@ -351,7 +351,9 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       const f = frames[i]!;
       const size = f.end - f.start;
       const big = f.maxPlaintext > bigFrame;
-      if (current.length > 0 && (bytes + size > groupBytes || big || options.frameDetail)) {
+      // The first group is small, so the first events (and a streaming command's first output) come at once.
+      const limit = groups.length === 0 ? Math.min(groupBytes, 64 << 10) : groupBytes;
+      if (current.length > 0 && (bytes + size > limit || big || options.frameDetail)) {
         groups.push(current);
         current = [];
         bytes = 0;
