@@ -61,19 +61,23 @@ export class LogIndexBuilder {
   }
 }
 
-/** Last position whose value is <= x in an ascending array (-1 if none). */
-function floorIndex(values: readonly number[], x: number): number {
+/** Last position `i < count` whose `valueAt(i)` is <= x, for values ascending in `i` (-1 if none). */
+export function floorIndexBy(count: number, valueAt: (i: number) => number, x: number): number {
   let lo = 0;
-  let hi = values.length - 1;
+  let hi = count - 1;
   let at = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if ((values[mid] as number) <= x) {
+    if (valueAt(mid) <= x) {
       at = mid;
       lo = mid + 1;
     } else hi = mid - 1;
   }
   return at;
+}
+
+function floorIndex(values: readonly number[], x: number): number {
+  return floorIndexBy(values.length, (i) => values[i] as number, x);
 }
 
 /** A seq range, inclusive at both ends. */

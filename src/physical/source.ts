@@ -88,7 +88,8 @@ export class WindowReader {
    * window): a buffer returned by `get` is then valid only until the next call.
    */
   constructor(private readonly source: ByteSource, private readonly windowSize = 4 << 20, reuse = false) {
-    this.spare = reuse && source.readInto ? Buffer.allocUnsafe(windowSize) : undefined;
+    // Never larger than the source: a root of many small files must not allocate a big window per file.
+    this.spare = reuse && source.readInto ? Buffer.allocUnsafe(Math.max(16, Math.min(windowSize, source.size))) : undefined;
   }
 
   get size(): number {

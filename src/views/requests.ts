@@ -11,6 +11,7 @@
  * and digest are kept — message bodies are re-read from the (retained) event
  * array on demand with {@link messagesOf}.
  */
+import { floorIndexBy } from '../log/reread.js';
 import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, deriveEventMessage } from '../log/surface.js';
@@ -357,17 +358,7 @@ export function chunkOwner(index: DispatchIndex, seq: number): number | undefine
 
 /** Index of the last dispatch whose first chunk is at or before `seq` (-1 if none). */
 function lastStartedAtOrBefore(reqs: readonly DispatchEntry[], seq: number): number {
-  let lo = 0;
-  let hi = reqs.length - 1;
-  let at = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if ((reqs[mid] as DispatchEntry).firstChunkSeq <= seq) {
-      at = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return at;
+  return floorIndexBy(reqs.length, (i) => (reqs[i] as DispatchEntry).firstChunkSeq, seq);
 }
 
 /**
