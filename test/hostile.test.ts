@@ -5,7 +5,7 @@ import { MemorySource } from '../src/physical/source.js';
 import { inspectSource } from '../src/log/inspect.js';
 import { scanFrames } from '../src/physical/zstd-frames.js';
 import { createDecoder } from '../src/physical/decoders.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runInProcess } from './helpers/cli.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -128,6 +128,29 @@ describe.skipIf(!HAVE_CORPUS)('hostile input', () => {
       expect(r.stderr).not.toMatch(/\n\s+at /);
       JSON.parse(r.stdout);
     }
+  });
+
+  it('the views that index and re-read (request, trace) answer mutated artifacts with 0/1/2, never a crash', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-hostile-'));
+    const cases = corpusCases().filter((c) => /syn\.(llm-retry|compaction-double|crash-mid-tool)/.test(c.name));
+    let answered = 0;
+    for (let seed = 1; seed <= 240; seed++) {
+      const c = cases[seed % cases.length]!;
+      const m = mutate(readFileSync(c.artifact), seed * 104729);
+      const file = path.join(dir, `m${seed}${c.artifact.endsWith('.zstd') ? '.jsonl.zstd' : '.jsonl'}`);
+      writeFileSync(file, m.bytes);
+      const seq = String(seed % 60);
+      for (const args of [['request', file, seq, '--json'], ['request', file, '--list'], ['request', file, seq, '--diff'], ['trace', file, seq, '--all', '--json'], ['trace', file, seq]]) {
+        const r = await runInProcess(args);
+        expect([0, 1, 2], `${m.name}: ${args.join(' ')}: ${r.stderr}`).toContain(r.code);
+        expect(r.stderr, `${m.name}: ${args.join(' ')}`).not.toMatch(/internal error|\n\s+at /);
+        answered++;
+      }
+    }
+    expect(answered).toBe(1200);
   });
 
   it('a zstd frame that decompresses to far more than its input is read in bounded memory', async () => {
