@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Io } from './io.js';
 import { handleError } from './fail.js';
-import { COMMANDS } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 import { EXIT } from './shared.js';
 
 export const VERSION = '0.1.0';
@@ -31,7 +31,7 @@ Examples:
   dsh events session-1 --type tool/result --json
   dsh frames broken/session.jsonl.zstd`,
     );
-  for (const register of COMMANDS) {
+  for (const register of await commandsFor(argv)) {
     register(program, io, (code: number) => {
       exitCode = Math.max(exitCode, code) as typeof exitCode;
     });
