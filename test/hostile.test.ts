@@ -164,3 +164,31 @@ describe.skipIf(!HAVE_CORPUS)('hostile input', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(400 * 1024 * 1024);
   });
 });
+
+describe.skipIf(!HAVE_CORPUS)('the frame walk runs alongside decoding', () => {
+  it('a structural error after a damaged frame still decides the outcome, as if the walk came first', async () => {
+    const c = corpusCases().find((x) => x.name.includes('checksum-corrupt-middle-frame/root-zstd'))!;
+    const damaged = readFileSync(c.artifact);
+    const garbage = Buffer.concat([damaged, Buffer.from('not a zstd frame')]);
+    const r = await inspectSource(new MemorySource('session.jsonl.zstd', garbage), { collect: false });
+    expect(r.error?.message).toBe(`corrupt Zstandard session log: invalid frame magic at byte ${damaged.length}`);
+    expect(r.frames).toBeUndefined();
+    // Without the trailing garbage the damaged frame is the verdict, with every frame reported.
+    const plain = await inspectSource(new MemorySource('session.jsonl.zstd', damaged), { collect: false });
+    expect(plain.error?.message).toMatch(/^corrupt Zstandard session log: frame at byte \d+ failed validation$/);
+    expect(plain.frames?.length).toBe(c.expected.artifact.frames.length);
+  });
+
+  it('frames --decode reports a damaged header frame and every later frame, exit 1, no crash', async () => {
+    const c = corpusCases().find((x) => x.name.includes('syn.llm-retry') && x.artifact.endsWith('.zstd'))!;
+    const bytes = Buffer.from(readFileSync(c.artifact));
+    // Flip a byte inside frame 0's payload: its checksum no longer matches.
+    bytes[20] = (bytes[20] as number) ^ 0xff;
+    const r = await runCli(['frames', '-', '--decode', '--json'], { input: bytes });
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect([0, 1]).toContain(r.code);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.frames.length).toBe(c.expected.artifact.frames.length);
+    expect(doc.frames[0].error).toBeDefined();
+  });
+});

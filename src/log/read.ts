@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ByteSource } from '../physical/source.js';
-import { scanFrames, type FrameInfo, type TornFrameInfo, ZSTD_MAGIC } from '../physical/zstd-frames.js';
+import { FrameWalker, type FrameInfo, type TornFrameInfo, ZSTD_MAGIC } from '../physical/zstd-frames.js';
 import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
 import { ArtifactText } from '../physical/artifact-text.js';
 import { corrupt, LogError, UsageError, type SerializedError } from './errors.js';
@@ -269,29 +269,33 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   // --- zstd ---
   const decoder = options.decoder ?? createDecoder();
   outcome.decoder = decoder.name;
-  let scan: { frames: FrameInfo[]; torn: TornFrameInfo | null };
-  try {
-    scan = scanFrames(source);
-  } catch (error) {
+  // Frames are walked as they are needed, so decoding starts before the walk reaches the end of
+  // a big file; a structural error anywhere still decides the outcome, as if the walk came first.
+  const walker = new FrameWalker(source);
+  const reports: FrameReport[] = [];
+  const pull = (): FrameInfo | null => {
+    const f = walker.next();
+    if (f) reports.push({ index: f.index, start: f.start, end: f.end, checksumFlag: f.checksumFlag, contentSize: f.contentSize, blocks: f.blocks });
+    return f;
+  };
+  const structural = (error: unknown): ReadOutcome => {
+    delete outcome.frames;
     outcome.error = error as LogError;
     outcome.artifact.error = error as LogError;
     return outcome;
+  };
+  let frame0: FrameInfo | null;
+  try {
+    frame0 = pull();
+  } catch (error) {
+    return structural(error);
   }
-  const { frames, torn } = scan;
-  const reports: FrameReport[] = frames.map((f) => ({
-    index: f.index,
-    start: f.start,
-    end: f.end,
-    checksumFlag: f.checksumFlag,
-    contentSize: f.contentSize,
-    blocks: f.blocks,
-  }));
-  outcome.frames = reports;
-  if (frames.length === 0) {
+  if (frame0 === null) {
     const e = corrupt('empty or header-less Zstandard session log');
+    outcome.frames = reports;
     outcome.error = e;
     outcome.artifact.error = e;
-    outcome.tornFrame = torn ? { ...torn, recoveredPlaintextBytes: 0, recoveredCompleteRecords: 0 } : null;
+    outcome.tornFrame = walker.torn ? { ...walker.torn, recoveredPlaintextBytes: 0, recoveredCompleteRecords: 0 } : null;
     return outcome;
   }
 
@@ -313,16 +317,16 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   let fatal = false;
   let header: Buffer | undefined;
   try {
-    header = await decoder.decode(source.read(frames[0]!.start, frames[0]!.end));
+    header = await decoder.decode(source.read(frame0.start, frame0.end));
   } catch (error) {
-    const e = frameFailure(frames[0]!, error);
+    const e = frameFailure(frame0, error);
     reports[0]!.error = failureCause(error);
     storedError = e;
     artifactError = e;
     fatal = true;
   }
   if (header) {
-    detail(frames[0]!, header);
+    detail(frame0, header);
     artifact.write(header);
     if (!options.artifactOnly) {
       if (header.length === 0 || header.indexOf(0x0a) !== header.length - 1) {
@@ -343,31 +347,42 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   // Later frames, in groups, with a prefetch of the next group.
   const groupBytes = options.groupBytes ?? 1 << 20;
   const bigFrame = options.bigFrameBytes ?? BIG_FRAME;
-  const groups: FrameInfo[][] = [];
-  {
-    let current: FrameInfo[] = [];
+  let carry: FrameInfo | undefined;
+  let firstGroup = true;
+  /** The next group of complete frames (about `groupBytes` compressed; a big frame alone), pulled from the walk. */
+  const nextGroup = (): FrameInfo[] | null => {
+    const current: FrameInfo[] = [];
     let bytes = 0;
-    for (let i = 1; i < frames.length; i++) {
-      const f = frames[i]!;
+    // The first group is small, so the first events (and a streaming command's first output) come at once.
+    const limit = firstGroup ? Math.min(groupBytes, 64 << 10) : groupBytes;
+    for (;;) {
+      const f = carry ?? pull();
+      carry = undefined;
+      if (f === null) break;
       const size = f.end - f.start;
       const big = f.maxPlaintext > bigFrame;
-      // The first group is small, so the first events (and a streaming command's first output) come at once.
-      const limit = groups.length === 0 ? Math.min(groupBytes, 64 << 10) : groupBytes;
       if (current.length > 0 && (bytes + size > limit || big || options.frameDetail)) {
-        groups.push(current);
-        current = [];
-        bytes = 0;
+        carry = f;
+        break;
       }
       current.push(f);
       bytes += size;
-      if (big) {
-        groups.push(current);
-        current = [];
-        bytes = 0;
-      }
+      if (big) break;
     }
-    if (current.length > 0) groups.push(current);
-  }
+    if (current.length === 0) return null;
+    firstGroup = false;
+    return current;
+  };
+  let scanError: unknown;
+  const safeNextGroup = (): FrameInfo[] | null => {
+    if (scanError !== undefined) return null;
+    try {
+      return nextGroup();
+    } catch (error) {
+      scanError = error;
+      return null;
+    }
+  };
 
   type Decoded = { ok: true; plaintext: Buffer } | { ok: false; error: unknown } | { ok: 'streamed' };
   const isBig = (g: FrameInfo[]) => g.length === 1 && g[0]!.maxPlaintext > bigFrame;
@@ -392,14 +407,16 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     fatal = true;
   };
 
-  let pending: Promise<Decoded> | undefined = !fatal && groups.length > 0 ? decodeGroup(groups[0]!) : undefined;
-  for (let g = 0; g < groups.length && (!fatal || options.frameDetail); g++) {
+  let group = !fatal || options.frameDetail ? safeNextGroup() : null;
+  let pending: Promise<Decoded> | undefined = group ? decodeGroup(group) : undefined;
+  for (let g = 0; group !== null && (!fatal || options.frameDetail); g++) {
     if (g > 0 && options.between) await options.between();
-    const group = groups[g]!;
+    const current = group;
     const result = await pending!;
-    pending = g + 1 < groups.length ? decodeGroup(groups[g + 1]!) : undefined;
+    group = safeNextGroup();
+    pending = group ? decodeGroup(group) : undefined;
     if (result.ok === 'streamed') {
-      const frame = group[0]!;
+      const frame = current[0]!;
       let bytes = 0;
       let records = 0;
       const sha = options.frameDetail ? createHash('sha256') : undefined;
@@ -439,9 +456,9 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     if (result.ok) {
       // Split by declared content sizes when every frame declares one.
       let split: Buffer[] | undefined;
-      if (options.frameDetail || group.length === 1) split = [result.plaintext];
+      if (options.frameDetail || current.length === 1) split = [result.plaintext];
       else {
-        const sizes = group.map((f) => f.contentSize);
+        const sizes = current.map((f) => f.contentSize);
         if (sizes.every((s) => s !== null) && sizes.reduce<number>((a, b) => a + (b as number), 0) === result.plaintext.length) {
           split = [];
           let at = 0;
@@ -451,17 +468,17 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
           }
         }
       }
-      if (options.frameDetail && split) for (let k = 0; k < group.length; k++) detail(group[k]!, split[k]!);
+      if (options.frameDetail && split) for (let k = 0; k < current.length; k++) detail(current[k]!, split[k]!);
       if (!fatal) {
         artifact.write(result.plaintext);
         const from = fed;
         feed(result.plaintext);
-        segment('group', group[0]!.start, group[group.length - 1]!.end, from);
+        segment('group', current[0]!.start, current[current.length - 1]!.end, from);
       }
       continue;
     }
     // The group failed: decode frame by frame to name the failing frame.
-    for (const frame of group) {
+    for (const frame of current) {
       // Only the decode is guarded: a consumer's error (a resource limit, a
       // failed write) is not a verdict about this frame.
       let plaintext: Buffer;
@@ -482,6 +499,17 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     }
   }
   if (pending) await pending;
+  // Finish the structural walk: a structural error anywhere decides the outcome (DSH walks all frames first).
+  if (scanError === undefined) {
+    try {
+      while (pull() !== null);
+    } catch (error) {
+      scanError = error;
+    }
+  }
+  if (scanError !== undefined) return structural(scanError);
+  outcome.frames = reports;
+  const torn = walker.torn;
 
   if (!storedError && scanner && scanner.committedBytes !== scanner.consumedBytes) {
     storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record');

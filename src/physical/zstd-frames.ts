@@ -44,27 +44,57 @@ export interface FrameScan {
  * Block payloads are skipped, never read.
  */
 export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => void): FrameScan {
-  const reader = new WindowReader(source, 8 << 20, true);
-  const size = source.size;
-  const frames: FrameInfo[] = [];
-  let offset = 0;
-  const tornAt = (start: number, stoppedIn: TornFrameInfo['stoppedIn'], completeBlocks: number): FrameScan => ({
-    frames,
-    torn: { start, bytes: size - start, stoppedIn, completeBlocks },
-  });
+  const walker = new FrameWalker(source);
+  for (let f = walker.next(); f !== null; f = walker.next()) onFrame?.(f);
+  return { frames: walker.frames, torn: walker.torn };
+}
 
-  while (offset < size) {
+/**
+ * `scanFrames` one frame at a time, so a reader can start decoding the first
+ * frames before the walk reaches the end of a multi-GB file.
+ */
+export class FrameWalker {
+  readonly frames: FrameInfo[] = [];
+  /** After `next()` returned null: where EOF cut the final frame, if it did. */
+  torn: TornFrameInfo | null = null;
+  private readonly reader: WindowReader;
+  private readonly size: number;
+  private offset = 0;
+  private ended = false;
+
+  constructor(source: ByteSource) {
+    this.reader = new WindowReader(source, 8 << 20, true);
+    this.size = source.size;
+  }
+
+  /** The next complete frame, or null at the end; throws DSH's corruption errors where the walk meets them. */
+  next(): FrameInfo | null {
+    if (this.ended) return null;
+    const reader = this.reader;
+    const size = this.size;
+    let offset = this.offset;
     const start = offset;
-    if (size - offset < 4) return tornAt(start, 'magic', 0);
+    const tornAt = (stoppedIn: TornFrameInfo['stoppedIn'], completeBlocks: number): null => {
+      this.torn = { start, bytes: size - start, stoppedIn, completeBlocks };
+      this.ended = true;
+      return null;
+    };
+    if (offset >= size) {
+      this.ended = true;
+      return null;
+    }
+    if (size - offset < 4) return tornAt('magic', 0);
     const magic = reader.uint(offset, 4);
     if (magic !== ZSTD_MAGIC) {
+      this.ended = true;
       throw corrupt(`corrupt Zstandard session log: invalid frame magic at byte ${offset}`, { byteOffset: offset });
     }
     offset += 4;
-    if (offset === size) return tornAt(start, 'frame-header', 0);
+    if (offset === size) return tornAt('frame-header', 0);
     const descriptor = reader.byte(offset) as number;
     offset += 1;
     if ((descriptor & 0x18) !== 0) {
+      this.ended = true;
       throw corrupt(`corrupt Zstandard session log: reserved frame-header bit at byte ${offset - 1}`, {
         byteOffset: offset - 1,
       });
@@ -76,7 +106,7 @@ export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => v
     const dictBytes = dictFlag === 3 ? 4 : dictFlag;
     const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
     const rest = (singleSegment ? 0 : 1) + dictBytes + fcsBytes;
-    if (size - offset < rest) return tornAt(start, 'frame-header', 0);
+    if (size - offset < rest) return tornAt('frame-header', 0);
     let contentSize: number | null = null;
     let windowSize = ZSTD_BLOCK_MAX;
     if (fcsBytes > 0 || !singleSegment) {
@@ -102,30 +132,31 @@ export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => v
     let blocks = 0;
     let bound = 0;
     for (;;) {
-      if (size - offset < 3) return tornAt(start, 'block-header', blocks);
+      if (size - offset < 3) return tornAt('block-header', blocks);
       const h = reader.uint(offset, 3) as number;
       offset += 3;
       const last = (h & 1) !== 0;
       const type = (h >>> 1) & 3;
       const blockSize = h >>> 3;
       if (type === 3) {
+        this.ended = true;
         throw corrupt(`corrupt Zstandard session log: reserved block type at byte ${offset - 3}`, {
           byteOffset: offset - 3,
         });
       }
       const payload = type === 1 ? 1 : blockSize;
-      if (size - offset < payload) return tornAt(start, 'block-payload', blocks);
+      if (size - offset < payload) return tornAt('block-payload', blocks);
       offset += payload;
       blocks += 1;
       bound += type === 2 ? blockCap : blockSize;
       if (last) break;
     }
     if (checksumFlag) {
-      if (size - offset < 4) return tornAt(start, 'checksum', blocks);
+      if (size - offset < 4) return tornAt('checksum', blocks);
       offset += 4;
     }
     const frame: FrameInfo = {
-      index: frames.length,
+      index: this.frames.length,
       start,
       end: offset,
       checksumFlag,
@@ -134,10 +165,10 @@ export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => v
       blocks,
       maxPlaintext: contentSize ?? bound,
     };
-    frames.push(frame);
-    onFrame?.(frame);
+    this.offset = offset;
+    this.frames.push(frame);
+    return frame;
   }
-  return { frames, torn: null };
 }
 
 export interface BlockInfo {
