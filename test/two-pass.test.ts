@@ -74,3 +74,31 @@ describe.skipIf(!HAVE_CORPUS)('events --no-labels (print while reading)', () => 
     expect((await runInProcess(['events', corpusCases()[0]!.artifact, '--no-labels', '--label', 'current'])).code).toBe(2);
   });
 });
+
+describe.skipIf(!HAVE_CORPUS)('stats and search stream: equal to the views over held events', () => {
+  it('stats --json and search --json equal sessionStats/searchSession on every corpus artifact', async () => {
+    const { resolveTarget } = await import('../src/log/target.js');
+    const { inspectTarget } = await import('../src/log/session.js');
+    const { sessionStats } = await import('../src/views/stats.js');
+    const { searchSession, compileTextFilter } = await import('../src/views/search.js');
+    const { Labels } = await import('../src/views/labels.js');
+    let compared = 0;
+    for (const c of corpusCases()) {
+      const held = await inspectTarget(resolveTarget(c.artifact), { collect: true });
+      const stats = await runInProcess(['stats', c.artifact, '--json']);
+      const search = await runInProcess(['search', 'e', c.artifact, '--json']);
+      if (held.error) {
+        expect(stats.code, c.name).toBe(1);
+        expect(search.code, c.name).toBe(1);
+        continue;
+      }
+      expect(stats.code, `${c.name}: ${stats.stderr}`).toBe(0);
+      const want = sessionStats(held.meta!.id, held.events!, { storedEventCount: held.storedEventCount, createdAt: held.meta!.createdAt });
+      expect(JSON.parse(stats.stdout)).toEqual(JSON.parse(JSON.stringify(want)));
+      const hits = searchSession(held.meta!.id, held.events!, new Labels(held.surface!.nodes, held.surface!.replacements), compileTextFilter('e'), { snippetChars: 240 }, held.storedEventCount);
+      expect(JSON.parse(search.stdout).hits).toEqual(JSON.parse(JSON.stringify(hits)));
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(200);
+  });
+});

@@ -160,3 +160,26 @@ async function twoPasses(target: ResolvedTarget, options: InspectOptions, ready:
   for (const c of first.closers) emit(c, undefined, true);
   return first;
 }
+
+/**
+ * A per-event consumer fed during a validating pass. A log DSH refuses can
+ * trip the consumer before the pass reaches DSH's verdict, so the consumer's
+ * first error is held (the consumer is not called again) and `rethrow()`
+ * raises it only when the caller knows DSH accepted the log.
+ */
+export function guardedConsumer<A extends unknown[]>(consume: (...args: A) => void): { observe: (...args: A) => void; rethrow(): void } {
+  let failure: { error: unknown } | undefined;
+  return {
+    observe: (...args: A) => {
+      if (failure) return;
+      try {
+        consume(...args);
+      } catch (error) {
+        failure = { error };
+      }
+    },
+    rethrow() {
+      if (failure) throw failure.error;
+    },
+  };
+}

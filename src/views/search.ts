@@ -198,7 +198,47 @@ export interface SearchHit {
   synthetic?: true;
 }
 
-/** filterEvents over one session's documents: ascending seq, documents with non-empty text only. */
+/**
+ * filterEvents over one session's documents (ascending seq, documents with non-empty text only), event by
+ * event: labels come from the final fold, so they are applied at the end.
+ */
+export function searchFold(sessionId: string, pattern: RegExp, filters: SearchFilters = {}): { observe(e: SessionEvent): void; finish(labels: Labels, storedEventCount: number): SearchHit[] } {
+  const found: Omit<SearchHit, 'sessionId' | 'label' | 'synthetic'>[] = [];
+  const typeOk = (t: string) => !filters.types || filters.types.some((x) => (x.endsWith('/') ? t.startsWith(x) : t === x));
+  return {
+    observe(e) {
+      if (!typeOk(e.type)) return;
+      if (filters.since !== undefined && !(e.time >= filters.since)) return;
+      const text = extractSessionEventText(e);
+      if (text.length === 0 || !pattern.test(text)) return;
+      // Keep what a hit reports (a snippet), not the event or its text.
+      const ranges = matchRanges(pattern, text);
+      const snip = snippetOf(text, ranges, filters.snippetChars ?? SNIPPET_CHARS);
+      found.push({ seq: e.seq, type: e.type, time: e.time, snippet: snip.text, highlights: snip.highlights, matchCount: ranges.length });
+    },
+    finish(labels, storedEventCount) {
+      const hits: SearchHit[] = [];
+      for (const f of found) {
+        const label = labels.of(f.seq);
+        if (filters.labels && !filters.labels.includes(label)) continue;
+        hits.push({
+          sessionId,
+          seq: f.seq,
+          type: f.type,
+          time: f.time,
+          label,
+          snippet: f.snippet,
+          highlights: f.highlights,
+          matchCount: f.matchCount,
+          ...(f.seq >= storedEventCount ? { synthetic: true as const } : {}),
+        });
+      }
+      return hits;
+    },
+  };
+}
+
+/** Search a held session (see `searchFold`). */
 export function searchSession(
   sessionId: string,
   events: readonly SessionEvent[],
@@ -207,28 +247,7 @@ export function searchSession(
   filters: SearchFilters = {},
   storedEventCount = events.length,
 ): SearchHit[] {
-  const hits: SearchHit[] = [];
-  const typeOk = (t: string) => !filters.types || filters.types.some((x) => (x.endsWith('/') ? t.startsWith(x) : t === x));
-  for (const e of events) {
-    if (!typeOk(e.type)) continue;
-    if (filters.since !== undefined && !(e.time >= filters.since)) continue;
-    const label = labels.of(e.seq);
-    if (filters.labels && !filters.labels.includes(label)) continue;
-    const text = extractSessionEventText(e);
-    if (text.length === 0 || !pattern.test(text)) continue;
-    const ranges = matchRanges(pattern, text);
-    const snip = snippetOf(text, ranges, filters.snippetChars ?? SNIPPET_CHARS);
-    hits.push({
-      sessionId,
-      seq: e.seq,
-      type: e.type,
-      time: e.time,
-      label,
-      snippet: snip.text,
-      highlights: snip.highlights,
-      matchCount: ranges.length,
-      ...(e.seq >= storedEventCount ? { synthetic: true as const } : {}),
-    });
-  }
-  return hits;
+  const fold = searchFold(sessionId, pattern, filters);
+  for (const e of events) fold.observe(e);
+  return fold.finish(labels, storedEventCount);
 }

@@ -176,8 +176,13 @@ function isErrorResult(e: SessionEvent): boolean {
 }
 
 /** One forward pass over the logical events. */
-export function sessionStats(sessionId: string, events: readonly SessionEvent[], options: { storedEventCount?: number; createdAt?: number } = {}): StatsView {
-  const stored = options.storedEventCount ?? events.length;
+/** The stats fold, one event at a time (streams over a log of any size). */
+export function statsFold(
+  sessionId: string,
+  options: { storedEventCount?: number; createdAt?: number },
+): { observe(e: SessionEvent): void; storedEventCount(n: number): void; finish(eventCount: number): StatsView } {
+  // Events at or past this seq are synthetic closers (a streaming caller sets it once the stored events are read).
+  let stored = options.storedEventCount ?? Number.POSITIVE_INFINITY;
   const totals = zero();
   let last: { key: string; buckets: Buckets; modelKey: string } | null = null;
   let samples = 0;
@@ -275,7 +280,7 @@ export function sessionStats(sessionId: string, events: readonly SessionEvent[],
     row.contextWindow = contextWindow;
   };
 
-  for (const e of events) {
+  const observe = (e: SessionEvent): void => {
     const d = e.data ?? {};
     switch (e.type) {
       case 'turn/start': {
@@ -418,36 +423,52 @@ export function sessionStats(sessionId: string, events: readonly SessionEvent[],
       default:
         break;
     }
-  }
-  for (const [, p] of pendingTools) toolRow(p.name).unmatched++;
-  for (const t of tools.values()) {
-    t.errorRate = t.results > 0 ? t.errors / t.results : null;
-    t.meanMs = t.timed > 0 ? t.totalMs / t.timed : null;
-  }
-  const byModel: ModelStats[] = [...models.values()].map(({ stepKeys, ...m }) => ({ ...m, steps: stepKeys.size, cacheHitPercent: cacheHitPercent(m.usage) }));
-  return {
-    sessionId,
-    createdAt: options.createdAt ?? null,
-    events: events.length,
-    syntheticEvents: Math.max(0, events.length - stored),
-    tokenUsage: totals,
-    cacheHitPercent: cacheHitPercent(totals),
-    contextPressure: {
-      pressureTokens,
-      contextWindow,
-      percent: pressureTokens !== null && contextWindow ? Math.round((pressureTokens / contextWindow) * 1000) / 10 : null,
-    },
-    sessionStats: ss,
-    usageSamples: samples,
-    replacedSamples: replaced,
-    byTurn: [...turns.values()].sort((a, b) => a.turn - b.turn),
-    byStep: [...steps.values()].sort((a, b) => a.turn - b.turn || a.step - b.step),
-    byModel,
-    byTool: [...tools.values()].sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name)),
-    turnEndReasons,
-    retries: { llmRetryEvents, failedAttempts },
-    compaction: { summaries, prunes, auxiliaryUsage: aux },
   };
+  const finish = (eventCount: number): StatsView => {
+    for (const [, p] of pendingTools) toolRow(p.name).unmatched++;
+    for (const t of tools.values()) {
+      t.errorRate = t.results > 0 ? t.errors / t.results : null;
+      t.meanMs = t.timed > 0 ? t.totalMs / t.timed : null;
+    }
+    const byModel: ModelStats[] = [...models.values()].map(({ stepKeys, ...m }) => ({ ...m, steps: stepKeys.size, cacheHitPercent: cacheHitPercent(m.usage) }));
+    return {
+      sessionId,
+      createdAt: options.createdAt ?? null,
+      events: eventCount,
+      syntheticEvents: Math.max(0, eventCount - stored),
+      tokenUsage: totals,
+      cacheHitPercent: cacheHitPercent(totals),
+      contextPressure: {
+        pressureTokens,
+        contextWindow,
+        percent: pressureTokens !== null && contextWindow ? Math.round((pressureTokens / contextWindow) * 1000) / 10 : null,
+      },
+      sessionStats: ss,
+      usageSamples: samples,
+      replacedSamples: replaced,
+      byTurn: [...turns.values()].sort((a, b) => a.turn - b.turn),
+      byStep: [...steps.values()].sort((a, b) => a.turn - b.turn || a.step - b.step),
+      byModel,
+      byTool: [...tools.values()].sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name)),
+      turnEndReasons,
+      retries: { llmRetryEvents, failedAttempts },
+      compaction: { summaries, prunes, auxiliaryUsage: aux },
+    };
+  };
+  return {
+    observe,
+    storedEventCount: (n: number) => {
+      stored = n;
+    },
+    finish,
+  };
+}
+
+/** One forward pass over the logical events. */
+export function sessionStats(sessionId: string, events: readonly SessionEvent[], options: { storedEventCount?: number; createdAt?: number } = {}): StatsView {
+  const fold = statsFold(sessionId, { ...options, storedEventCount: options.storedEventCount ?? events.length });
+  for (const e of events) fold.observe(e);
+  return fold.finish(events.length);
 }
 
 export const STATS_EXPLAIN = `How dsh counts (DSH's own folds, reproduced offline over the logical view):

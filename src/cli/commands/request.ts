@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
+import { guardedConsumer } from '../stream.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
@@ -100,18 +101,8 @@ Examples:
       const builder = new DispatchBuilder({ lazy: () => sparse });
       // The pipeline validates each event before the builder sees it, but a log DSH refuses can
       // still trip the builder before the pipeline's verdict is in: DSH's verdict wins.
-      let builderError: unknown;
-      const indexed = await inspectTargetIndexed(resolved, {
-        decoder: decoderFor(opts),
-        onLogical: (e) => {
-          if (builderError !== undefined) return;
-          try {
-            builder.apply(e);
-          } catch (error) {
-            builderError = error;
-          }
-        },
-      });
+      const consumer = guardedConsumer((e: SessionEvent) => builder.apply(e));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: consumer.observe });
       let r: SessionInspection = indexed.inspection;
       let fetch = indexed.events;
       let index: DispatchIndex;
@@ -131,7 +122,7 @@ Examples:
           io.stderr.write('dsh: DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n');
           return EXIT.failed;
         }
-        if (builderError !== undefined) throw builderError;
+        consumer.rethrow();
         for (const c of r.closers) builder.apply(c);
         index = builder.finish();
         const sessionId = r.meta?.id ?? null;

@@ -9,7 +9,9 @@ import { UsageError } from '../../log/errors.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import { parseSince } from '../../views/listing.js';
 import { SessionQueryError } from '../../views/messages.js';
-import { compileTextFilter, searchSession, type SearchHit } from '../../views/search.js';
+import { compileTextFilter, searchFold, type SearchHit } from '../../views/search.js';
+import { guardedConsumer } from '../stream.js';
+import type { SessionEvent } from '../../log/types.js';
 import { renderSearch } from '../render/search.js';
 import { intOption } from './replay.js';
 
@@ -91,8 +93,25 @@ export function registerSearch(program: Command, io: Io, setExit: (code: number)
       const found: { createdAt: number; id: string; hits: SearchHit[] }[] = [];
       for (const t of resolved) {
         if (opts.session && t.expectedId !== undefined && !opts.session.includes(t.expectedId)) continue;
-        const r = await inspectTarget(t, { decoder: decoderFor(opts), collect: true, keepReplacements: true });
-        if (r.error || !r.events || !r.meta || !r.surface) {
+        // One streaming pass per session: hits keep their snippets, never the events.
+        let fold: ReturnType<typeof searchFold> | undefined;
+        const consumer = guardedConsumer((e: SessionEvent) => fold?.observe(e));
+        const r = await inspectTarget(t, {
+          decoder: decoderFor(opts),
+          collect: false,
+          skipArtifact: true,
+          keepReplacements: true,
+          onMeta: (meta) => {
+            fold = searchFold(meta.id, pattern, {
+              ...(opts.type ? { types: opts.type } : {}),
+              ...(opts.label ? { labels: opts.label } : {}),
+              ...(since !== undefined ? { since } : {}),
+              snippetChars,
+            });
+          },
+          onLogical: consumer.observe,
+        });
+        if (r.error || !r.meta || !r.surface || !fold) {
           const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
           const id = r.meta?.id ?? r.artifact.meta?.id ?? t.expectedId;
           if (opts.session && id !== undefined && !opts.session.includes(id)) continue;
@@ -102,13 +121,9 @@ export function registerSearch(program: Command, io: Io, setExit: (code: number)
         }
         if (opts.session && !opts.session.includes(r.meta.id)) continue;
         result.sessionsSearched++;
-        const labels = new Labels(r.surface.nodes, r.surface.replacements);
-        const hits = searchSession(r.meta.id, r.events, labels, pattern, {
-          ...(opts.type ? { types: opts.type } : {}),
-          ...(opts.label ? { labels: opts.label } : {}),
-          ...(since !== undefined ? { since } : {}),
-          snippetChars,
-        }, r.storedEventCount);
+        consumer.rethrow();
+        for (const c of r.closers) fold.observe(c);
+        const hits = fold.finish(new Labels(r.surface.nodes, r.surface.replacements), r.storedEventCount);
         if (hits.length) found.push({ createdAt: r.meta.createdAt, id: r.meta.id, hits });
       }
       // session-query's corpus order: newest first, then id.

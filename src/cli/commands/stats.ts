@@ -2,12 +2,36 @@ import { statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
 import { looksLikeRoot, resolveTarget, scanRoot } from '../../log/target.js';
-import { sessionStats, STATS_EXPLAIN, zero } from '../../views/stats.js';
+import { statsFold, STATS_EXPLAIN, zero, type StatsView } from '../../views/stats.js';
 import { renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
-import { loadTarget } from './replay.js';
+import { guardedConsumer } from '../stream.js';
+import type { ResolvedTarget } from '../../log/target.js';
+import type { SessionInspection } from '../../log/session.js';
+import type { SessionEvent } from '../../log/types.js';
+import type { FrameDecoder } from '../../physical/decoders.js';
+
+/** One session's stats in one streaming pass (memory bounded by the fold's tables, not the log). */
+async function streamStats(t: ResolvedTarget, decoder: FrameDecoder | undefined): Promise<{ r: SessionInspection; view?: StatsView }> {
+  let fold: ReturnType<typeof statsFold> | undefined;
+  const consumer = guardedConsumer((e: SessionEvent) => fold?.observe(e));
+  const r = await inspectTarget(t, {
+    ...(decoder ? { decoder } : {}),
+    collect: false,
+    skipArtifact: true,
+    onMeta: (meta) => {
+      fold = statsFold(meta.id, { createdAt: meta.createdAt });
+    },
+    onLogical: consumer.observe,
+  });
+  if (r.error || !r.meta || !fold) return { r };
+  consumer.rethrow();
+  fold.storedEventCount(r.storedEventCount);
+  for (const c of r.closers) fold.observe(c);
+  return { r, view: fold.finish(r.storedEventCount + r.closers.length) };
+}
 
 interface StatsOptions extends CommonOptions {
   by?: StatsBy[];
@@ -47,14 +71,14 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
         for (const s of scan.sessions) {
           const t = resolveTarget(s.path);
           t.root = scan.root;
-          const r = await inspectTarget(t, { decoder: decoderFor(opts), collect: true });
-          if (r.error || !r.events || !r.meta) {
+          const { r, view } = await streamStats(t, decoderFor(opts));
+          if (!view || !r.meta) {
             const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
             rows.push({ sessionId: r.artifact.meta?.id ?? s.id, path: s.path, createdAt: r.artifact.meta?.createdAt ?? null, error: { class: e.class, message: e.message } });
             if (!opts.json) io.stderr.write(`dsh: ${escapeControl(s.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
             continue;
           }
-          rows.push({ sessionId: r.meta.id, path: s.path, createdAt: r.meta.createdAt, stats: sessionStats(r.meta.id, r.events, { storedEventCount: r.storedEventCount, createdAt: r.meta.createdAt }) });
+          rows.push({ sessionId: r.meta.id, path: s.path, createdAt: r.meta.createdAt, stats: view });
         }
         const key: SortKey = opts.sort ?? 'created';
         const desc = opts.desc ? true : opts.asc ? false : key !== 'id';
@@ -87,9 +111,14 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
         else await writeOut(io.stdout, renderRootStats(rows, totals, env.c));
         return totals.failed > 0 ? EXIT.failed : EXIT.ok;
       }
-      const loaded = await loadTarget(io, target, opts);
-      if (!loaded.ok) return loaded.code;
-      const view = sessionStats(loaded.header.id, loaded.events, { storedEventCount: loaded.r.storedEventCount, createdAt: loaded.header.createdAt });
+      const { r, view } = await streamStats(await resolveCli(target, opts), decoderFor(opts));
+      if (!view) {
+        const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+        else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+        return EXIT.failed;
+      }
+      for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       if (opts.json) await writeOut(io.stdout, JSON.stringify(opts.explain ? { ...view, explain: STATS_EXPLAIN } : view) + '\n');
       else await writeOut(io.stdout, renderStats(view, env.c, opts.by ?? ['model', 'tool']));
       return EXIT.ok;
