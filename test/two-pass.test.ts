@@ -102,3 +102,28 @@ describe.skipIf(!HAVE_CORPUS)('stats and search stream: equal to the views over 
     expect(compared).toBeGreaterThan(200);
   });
 });
+
+describe.skipIf(!HAVE_CORPUS)('history reads one page without holding the log', () => {
+  it('history --json (tail page, --before-seq, small --max-messages) equals paginate over held events on every corpus artifact', async () => {
+    const { resolveTarget } = await import('../src/log/target.js');
+    const { inspectTarget } = await import('../src/log/session.js');
+    const { paginate } = await import('../src/views/history.js');
+    let compared = 0;
+    for (const c of corpusCases()) {
+      const held = await inspectTarget(resolveTarget(c.artifact), { collect: true });
+      const n = held.events?.length ?? 0;
+      for (const [before, max] of [[undefined, 50], [undefined, 2], [Math.floor(n / 2), 3], [n + 5, 1], [0, 4]] as [number | undefined, number][]) {
+        const args = ['history', c.artifact, '--json', '--max-messages', String(max), ...(before !== undefined ? ['--before-seq', String(before)] : [])];
+        const r = await runInProcess(args);
+        if (held.error) {
+          expect(r.code, c.name).toBe(1);
+          continue;
+        }
+        expect(r.code, `${c.name} ${args.join(' ')}: ${r.stderr}`).toBe(0);
+        expect(JSON.parse(r.stdout).pages, `${c.name} ${args.join(' ')}`).toEqual(JSON.parse(JSON.stringify([paginate(held.events!, before, max)])));
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+});

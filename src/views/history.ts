@@ -33,6 +33,38 @@ export interface HistoryPage {
   largestGroup: { messageSeq: number; startSeq: number; events: number } | null;
 }
 
+/** A counted message's group start: `min(seq, ...sourceEventSeqs)`. */
+function groupStartOf(e: SessionEvent): number {
+  let groupStart = e.seq;
+  if (Array.isArray(e.sourceEventSeqs)) for (const s of e.sourceEventSeqs) if (s < groupStart) groupStart = s;
+  return groupStart;
+}
+
+/**
+ * The append-origin messages of a log as paging counts them (seq and group
+ * start), collected event by event: enough to find a page's cut without
+ * holding the log, so a streaming reader re-reads only the page.
+ */
+export class MessageGroups {
+  private readonly seqs: number[] = [];
+  private readonly starts: number[] = [];
+  observe(e: SessionEvent): void {
+    if (!MESSAGE_TYPES.has(e.type) || !isAppendSurfaceEvent(e)) return;
+    this.seqs.push(e.seq);
+    this.starts.push(groupStartOf(e));
+  }
+  /** `paginate`'s cut for the window before `beforeSeq` (0 when it holds fewer than `maxMessages` messages). */
+  cut(beforeSeq: number | undefined, maxMessages: number): number {
+    let count = 0;
+    for (let i = this.seqs.length - 1; i >= 0; i--) {
+      if (beforeSeq !== undefined && (this.seqs[i] as number) >= beforeSeq) continue;
+      count++;
+      if (count >= maxMessages) return this.starts[i] as number;
+    }
+    return 0;
+  }
+}
+
 export function paginate(events: readonly SessionEvent[], beforeSeq: number | undefined, maxMessages: number): HistoryPage {
   // The logical view is contiguous (events[i].seq === i): slice instead of filtering the whole log per page.
   const contiguous = events.length === 0 || ((events[0] as SessionEvent).seq === 0 && (events[events.length - 1] as SessionEvent).seq === events.length - 1);
@@ -47,8 +79,7 @@ export function paginate(events: readonly SessionEvent[], beforeSeq: number | un
     if (!MESSAGE_TYPES.has(e.type) || !isAppendSurfaceEvent(e)) continue;
     count++;
     counted.push(e.seq);
-    let groupStart = e.seq;
-    if (Array.isArray(e.sourceEventSeqs)) for (const s of e.sourceEventSeqs) if (s < groupStart) groupStart = s;
+    const groupStart = groupStartOf(e);
     const size = e.seq - groupStart + 1;
     if (!largestGroup || size > largestGroup.events) largestGroup = { messageSeq: e.seq, startSeq: groupStart, events: size };
     if (count >= maxMessages) {

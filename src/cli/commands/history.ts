@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.js';
-import { allPages, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate } from '../../views/history.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { allPages, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, MessageGroups, pageSizeWarnings, paginate, type HistoryPage } from '../../views/history.js';
+import { inspectTargetIndexed } from '../../log/session.js';
+import type { SessionEvent, SessionHeader } from '../../log/types.js';
+import { guardedConsumer } from '../stream.js';
 import { renderHistoryPage } from '../render/history.js';
 import { intOption, loadTarget } from './replay.js';
 
@@ -34,16 +37,28 @@ export function registerHistory(program: Command, io: Io, setExit: (code: number
         eventsPerMessage: intOption('--warn-events-per-message', opts.warnEventsPerMessage, 1) ?? DEFAULT_SIZE_LIMITS.eventsPerMessage,
         bytes: intOption('--warn-bytes', opts.warnBytes, 1) ?? DEFAULT_SIZE_LIMITS.bytes,
       };
-      const loaded = await loadTarget(io, target, opts);
-      if (!loaded.ok) return loaded.code;
-      const servable = hostServableWarning(loaded.header);
+      let header: SessionHeader;
+      let pages: HistoryPage[];
+      if (opts.allPages) {
+        // Every page together is the whole log: hold it.
+        const loaded = await loadTarget(io, target, opts);
+        if (!loaded.ok) return loaded.code;
+        header = loaded.header;
+        pages = allPages(loaded.events, beforeSeq, maxMessages);
+      } else {
+        // One page: a streaming pass finds its cut, then only the page is re-read.
+        const one = await streamedPage(io, target, opts, beforeSeq, maxMessages);
+        if (!one.ok) return one.code;
+        header = one.header;
+        pages = [one.page];
+      }
+      const servable = hostServableWarning(header);
       if (servable) io.stderr.write(`dsh: note: ${escapeControl(servable)}\n`);
-      const pages = opts.allPages ? allPages(loaded.events, beforeSeq, maxMessages) : [paginate(loaded.events, beforeSeq, maxMessages)];
       const warnings = pages.flatMap((page) => pageSizeWarnings(page, limits));
       for (const w of warnings.slice(0, 3)) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       if (warnings.length > 3) io.stderr.write(`dsh: warning: … ${warnings.length - 3} more page-size warning(s) (see --json pages[].bytes / events)\n`);
       if (opts.json) {
-        await writeOut(io.stdout, JSON.stringify({ sessionId: loaded.header.id, pages }) + '\n');
+        await writeOut(io.stdout, JSON.stringify({ sessionId: header.id, pages }) + '\n');
         return EXIT.ok;
       }
       const text = pages.map((p, i) => renderHistoryPage(p, env.c, opts.allPages ? i : null)).join('\n');
@@ -51,4 +66,49 @@ export function registerHistory(program: Command, io: Io, setExit: (code: number
       return EXIT.ok;
     }),
   );
+}
+
+/** The one history page a command line asks for, read in one streaming pass plus a re-read of the page. */
+async function streamedPage(
+  io: Io,
+  target: string,
+  opts: HistoryOptions,
+  beforeSeq: number | undefined,
+  maxMessages: number,
+): Promise<{ ok: true; header: SessionHeader; page: HistoryPage } | { ok: false; code: number }> {
+  const resolved = await resolveCli(target, opts);
+  const groups = new MessageGroups();
+  const consumer = guardedConsumer((e: SessionEvent) => groups.observe(e));
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: consumer.observe });
+  try {
+    const r = indexed.inspection;
+    if (r.error || !r.meta) {
+      const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+      if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+      else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+      return { ok: false, code: EXIT.failed };
+    }
+    let events: SessionEvent[];
+    if (indexed.events) {
+      for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+      consumer.rethrow();
+      for (const c of r.closers) groups.observe(c);
+      const total = r.storedEventCount + r.closers.length;
+      const end = beforeSeq === undefined ? total : Math.min(beforeSeq, total);
+      const cut = groups.cut(beforeSeq, maxMessages);
+      const sparse = await indexed.events([[cut, end - 1]]);
+      events = [];
+      for (let s = cut; s < end; s++) events.push(sparse[s] as SessionEvent);
+    } else {
+      // Migrated legacy events differ from their stored lines: hold this (old, small) log instead.
+      indexed.close();
+      const loaded = await loadTarget(io, target, opts);
+      if (!loaded.ok) return loaded;
+      events = loaded.events;
+    }
+    // The page's events alone hold every message paginate counts, so it finds the same cut on them.
+    return { ok: true, header: r.meta, page: paginate(events, beforeSeq, maxMessages) };
+  } finally {
+    indexed.close();
+  }
 }
