@@ -1,6 +1,6 @@
 import zlib from 'node:zlib';
 import { Decompress as FzstdDecompress } from 'fzstd';
-import { frameBlocks } from './zstd-frames.js';
+import { frameBlocks, frameHeaderLayout, frameHeaderValues } from './zstd-frames.js';
 import { Xxh64 } from './xxhash64.js';
 import { loadMongo } from './mongo.js';
 
@@ -141,28 +141,7 @@ class MongoDecoder implements FrameDecoder {
 
 /** Window size and declared content size from a frame header (RFC 8878 §3.1.1.1). */
 export function frameParams(frame: Buffer): { windowSize: number; contentSize: number | null } {
-  const d = frame[4] ?? 0;
-  const fcsFlag = d >>> 6;
-  const single = (d & 0x20) !== 0;
-  const dictFlag = d & 3;
-  const dictBytes = dictFlag === 3 ? 4 : dictFlag;
-  const fcsBytes = fcsFlag === 0 ? (single ? 1 : 0) : 1 << fcsFlag;
-  let at = 5;
-  let windowSize = 0;
-  if (!single) {
-    const wd = frame[at] ?? 0;
-    const base = 2 ** (10 + (wd >>> 3));
-    windowSize = base + (base / 8) * (wd & 7);
-    at += 1;
-  }
-  at += dictBytes;
-  let contentSize: number | null = null;
-  if (fcsBytes === 1) contentSize = frame[at] ?? 0;
-  else if (fcsBytes === 2) contentSize = frame.readUInt16LE(at) + 256;
-  else if (fcsBytes === 4) contentSize = frame.readUInt32LE(at);
-  else if (fcsBytes === 8) contentSize = Number(frame.readBigUInt64LE(at));
-  if (single) windowSize = contentSize ?? 0;
-  return { windowSize, contentSize };
+  return frameHeaderValues(frameHeaderLayout(frame[4] ?? 0), (i) => frame[5 + i] ?? 0);
 }
 
 /**

@@ -37,6 +37,63 @@ export interface FrameScan {
   torn: TornFrameInfo | null;
 }
 
+/** What a frame header descriptor byte says (RFC 8878 §3.1.1.1.1). */
+export interface FrameHeaderLayout {
+  singleSegment: boolean;
+  checksumFlag: boolean;
+  /** Reserved bit set: the frame is invalid. */
+  reserved: boolean;
+  dictBytes: number;
+  fcsBytes: number;
+  /** Header bytes after the magic and the descriptor: window descriptor, dictionary id, content size. */
+  rest: number;
+}
+
+export function frameHeaderLayout(descriptor: number): FrameHeaderLayout {
+  const fcsFlag = descriptor >>> 6;
+  const singleSegment = (descriptor & 0x20) !== 0;
+  const dictFlag = descriptor & 0x03;
+  const dictBytes = dictFlag === 3 ? 4 : dictFlag;
+  const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
+  return {
+    singleSegment,
+    checksumFlag: (descriptor & 0x04) !== 0,
+    reserved: (descriptor & 0x18) !== 0,
+    dictBytes,
+    fcsBytes,
+    rest: (singleSegment ? 0 : 1) + dictBytes + fcsBytes,
+  };
+}
+
+/**
+ * Window and content size from the `rest` header bytes, read through `byteAt`
+ * (offset 0 = the byte after the descriptor). The window of a single-segment
+ * frame is its content size.
+ */
+export function frameHeaderValues(layout: FrameHeaderLayout, byteAt: (i: number) => number): { windowSize: number; contentSize: number | null } {
+  let windowSize = 0;
+  if (!layout.singleSegment) {
+    const wd = byteAt(0);
+    const base = 2 ** (10 + (wd >>> 3));
+    windowSize = base + (base / 8) * (wd & 7);
+  }
+  let contentSize: number | null = null;
+  if (layout.fcsBytes > 0) {
+    const at = (layout.singleSegment ? 0 : 1) + layout.dictBytes;
+    // Little-endian; an 8-byte size as hi * 2^32 + lo (one rounding past 2^53, like a BigInt conversion).
+    const word = (from: number, n: number) => {
+      let v = 0;
+      for (let i = n - 1; i >= 0; i--) v = v * 256 + byteAt(from + i);
+      return v;
+    };
+    const n = layout.fcsBytes;
+    const v = n === 8 ? word(at + 4, 4) * 2 ** 32 + word(at, 4) : word(at, n);
+    contentSize = n === 2 ? v + 256 : v;
+    if (layout.singleSegment) windowSize = contentSize;
+  }
+  return { windowSize, contentSize };
+}
+
 /**
  * Walk a concatenated Zstandard stream exactly as DSH's structural scan does:
  * bad magic, reserved header bits and reserved block types are corruption
@@ -93,39 +150,17 @@ export class FrameWalker {
     if (offset === size) return tornAt('frame-header', 0);
     const descriptor = reader.byte(offset) as number;
     offset += 1;
-    if ((descriptor & 0x18) !== 0) {
+    const layout = frameHeaderLayout(descriptor);
+    if (layout.reserved) {
       this.ended = true;
       throw corrupt(`corrupt Zstandard session log: reserved frame-header bit at byte ${offset - 1}`, {
         byteOffset: offset - 1,
       });
     }
-    const fcsFlag = descriptor >>> 6;
-    const singleSegment = (descriptor & 0x20) !== 0;
-    const checksumFlag = (descriptor & 0x04) !== 0;
-    const dictFlag = descriptor & 0x03;
-    const dictBytes = dictFlag === 3 ? 4 : dictFlag;
-    const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
-    const rest = (singleSegment ? 0 : 1) + dictBytes + fcsBytes;
+    const { checksumFlag, rest } = layout;
     if (size - offset < rest) return tornAt('frame-header', 0);
-    let contentSize: number | null = null;
-    let windowSize = ZSTD_BLOCK_MAX;
-    if (fcsBytes > 0 || !singleSegment) {
-      if (!singleSegment) {
-        const wd = reader.uint(offset, 1) as number;
-        const exponent = wd >>> 3;
-        const mantissa = wd & 7;
-        const base = 2 ** (10 + exponent);
-        windowSize = base + (base / 8) * mantissa;
-      }
-      if (fcsBytes > 0) {
-        const at = offset + (singleSegment ? 0 : 1) + dictBytes;
-        if (fcsBytes === 1) contentSize = reader.uint(at, 1) as number;
-        else if (fcsBytes === 2) contentSize = (reader.uint(at, 2) as number) + 256;
-        else if (fcsBytes === 4) contentSize = reader.uint(at, 4) as number;
-        else contentSize = (reader.uint(at + 4, 4) as number) * 2 ** 32 + (reader.uint(at, 4) as number);
-        if (singleSegment) windowSize = contentSize;
-      }
-    }
+    const at = offset;
+    const { windowSize, contentSize } = frameHeaderValues(layout, (i) => reader.uint(at + i, 1) as number);
     offset += rest;
     const headerBytes = offset - start;
     const blockCap = Math.min(ZSTD_BLOCK_MAX, Math.max(windowSize, 1));
@@ -190,13 +225,7 @@ export interface BlockInfo {
 export function frameBlocks(frameBytes: Buffer): { headerBytes: number; blocks: BlockInfo[]; headerComplete: boolean } {
   const size = frameBytes.length;
   if (size < 5) return { headerBytes: size, blocks: [], headerComplete: false };
-  const d = frameBytes[4] as number;
-  const fcsFlag = d >>> 6;
-  const singleSegment = (d & 0x20) !== 0;
-  const dictFlag = d & 3;
-  const dictBytes = dictFlag === 3 ? 4 : dictFlag;
-  const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
-  const headerBytes = 5 + (singleSegment ? 0 : 1) + dictBytes + fcsBytes;
+  const headerBytes = 5 + frameHeaderLayout(frameBytes[4] as number).rest;
   if (size < headerBytes) return { headerBytes: size, blocks: [], headerComplete: false };
   const blocks: BlockInfo[] = [];
   let offset = headerBytes;

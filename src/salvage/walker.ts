@@ -1,5 +1,5 @@
 import type { ByteSource } from '../physical/source.js';
-import { ZSTD_MAGIC } from '../physical/zstd-frames.js';
+import { frameHeaderLayout, ZSTD_MAGIC } from '../physical/zstd-frames.js';
 
 /**
  * A tolerant Zstandard frame walker for salvage. Unlike `scanFrames` (DSH's
@@ -63,16 +63,10 @@ export function parseFrameAt(source: ByteSource, start: number): Parse {
   let offset = start + 4;
   const torn = (reason: string): Parse => ({ ok: false, torn: true, reason });
   if (offset >= size) return torn('EOF inside the frame header');
-  const d = source.read(offset, offset + 1)[0] as number;
-  if ((d & 0x18) !== 0) return { ok: false, torn: false, reason: `reserved frame-header bit at byte ${offset}` };
-  offset += 1;
-  const fcsFlag = d >>> 6;
-  const singleSegment = (d & 0x20) !== 0;
-  const checksum = (d & 0x04) !== 0;
-  const dictFlag = d & 3;
-  const dictBytes = dictFlag === 3 ? 4 : dictFlag;
-  const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
-  offset += (singleSegment ? 0 : 1) + dictBytes + fcsBytes;
+  const layout = frameHeaderLayout(source.read(offset, offset + 1)[0] as number);
+  if (layout.reserved) return { ok: false, torn: false, reason: `reserved frame-header bit at byte ${offset}` };
+  const checksum = layout.checksumFlag;
+  offset += 1 + layout.rest;
   if (offset > size) return torn('EOF inside the frame header');
   for (;;) {
     if (size - offset < 3) return torn('EOF inside a block header');
