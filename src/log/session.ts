@@ -46,8 +46,7 @@ export interface IndexedInspection {
    * The logical events with seqs in `ranges` (closers included), as a sparse
    * array indexed by seq whose length is the logical event count (`into`,
    * when given, is filled and returned instead of a new array).
-   * Undefined when the log is refused or has migrated legacy events (whose
-   * logical form differs from what is on disk): hold the events instead.
+   * Undefined only when the log is refused.
    */
   events?: (ranges: readonly SeqRange[], into?: SessionEvent[]) => Promise<SessionEvent[]>;
   rereader?: Rereader;
@@ -83,18 +82,30 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
       closed = true;
       source.close();
     };
-    if (inspection.error || inspection.migratedEvents > 0) return { inspection, close };
-    const rereader = new Rereader(source, builder.finish(), options.decoder ?? createDecoder());
+    if (inspection.error) return { inspection, close };
     const closers = inspection.closers;
     const total = inspection.storedEventCount + closers.length;
-    const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]): Promise<SessionEvent[]> => {
-      const found = await rereader.events(ranges);
+    const fill = (found: Iterable<[number, SessionEvent]>, ranges: readonly SeqRange[], into?: SessionEvent[]): SessionEvent[] => {
       const sparse: SessionEvent[] = into ?? [];
       sparse.length = total;
       for (const [seq, e] of found) sparse[seq] = e;
       for (const c of closers) if (ranges.some(([a, b]) => c.seq >= a && c.seq <= b)) sparse[c.seq] = c;
       return sparse;
     };
+    if (inspection.migratedEvents > 0) {
+      // Migrated legacy events differ from their stored lines, so re-reading a line alone does not give
+      // the logical event: hold this (old, small) log's logical events once and answer from them.
+      const held = (await inspectTarget(target, { ...(options.decoder ? { decoder: options.decoder } : {}), collect: true, skipArtifact: true }, source)).events ?? [];
+      const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) =>
+        fill(
+          held.filter((e) => e.seq < inspection.storedEventCount && ranges.some(([a, b]) => e.seq >= a && e.seq <= b)).map((e) => [e.seq, e] as [number, SessionEvent]),
+          ranges,
+          into,
+        );
+      return { inspection, events, close };
+    }
+    const rereader = new Rereader(source, builder.finish(), options.decoder ?? createDecoder());
+    const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
     return { inspection, events, rereader, close };
   } catch (error) {
     source.close();

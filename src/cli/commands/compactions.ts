@@ -8,6 +8,7 @@ import { UsageError } from '../../log/errors.js';
 import { looksLikeRoot, resolveTarget, scanRoot } from '../../log/target.js';
 import { auditCompactions, type CompactionsReport } from '../../views/compactions.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
+import { reportLoadFailure } from './replay.js';
 
 interface CompactionsOptions extends CommonOptions {
   id?: string;
@@ -100,12 +101,7 @@ Examples:
       }
       const resolved = await resolveCli(target, opts);
       const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: false });
-      if (r.error || !r.events) {
-        const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
-        else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
-        return EXIT.failed;
-      }
+      if (r.error || !r.events) return reportLoadFailure(io, opts, r.error);
       if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       const report = auditCompactions(r.events, { sessionId: r.meta?.id ?? null });
       if (opts.id !== undefined) {

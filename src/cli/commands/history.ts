@@ -7,7 +7,7 @@ import { inspectTargetIndexed } from '../../log/session.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
 import { guardedConsumer } from '../stream.js';
 import { renderHistoryPage } from '../render/history.js';
-import { intOption, loadTarget } from './replay.js';
+import { intOption, loadTarget, reportLoadFailure } from './replay.js';
 
 interface HistoryOptions extends CommonOptions {
   maxMessages?: string;
@@ -83,29 +83,17 @@ async function streamedPage(
   try {
     const r = indexed.inspection;
     if (r.error || !r.meta) {
-      const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-      if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
-      else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
-      return { ok: false, code: EXIT.failed };
+      return { ok: false, code: await reportLoadFailure(io, opts, r.error) };
     }
-    let events: SessionEvent[];
-    if (indexed.events) {
-      for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-      consumer.rethrow();
-      for (const c of r.closers) groups.observe(c);
-      const total = r.storedEventCount + r.closers.length;
-      const end = beforeSeq === undefined ? total : Math.min(beforeSeq, total);
-      const cut = groups.cut(beforeSeq, maxMessages);
-      const sparse = await indexed.events([[cut, end - 1]]);
-      events = [];
-      for (let s = cut; s < end; s++) events.push(sparse[s] as SessionEvent);
-    } else {
-      // Migrated legacy events differ from their stored lines: hold this (old, small) log instead.
-      indexed.close();
-      const loaded = await loadTarget(io, target, opts);
-      if (!loaded.ok) return loaded;
-      events = loaded.events;
-    }
+    for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+    consumer.rethrow();
+    for (const c of r.closers) groups.observe(c);
+    const total = r.storedEventCount + r.closers.length;
+    const end = beforeSeq === undefined ? total : Math.min(beforeSeq, total);
+    const cut = groups.cut(beforeSeq, maxMessages);
+    const sparse = await indexed.events!([[cut, end - 1]]);
+    const events: SessionEvent[] = [];
+    for (let s = cut; s < end; s++) events.push(sparse[s] as SessionEvent);
     // The page's events alone hold every message paginate counts, so it finds the same cut on them.
     return { ok: true, header: r.meta, page: paginate(events, beforeSeq, maxMessages) };
   } finally {

@@ -26,13 +26,18 @@ export async function loadTarget(io: Io, target: string, opts: CommonOptions): P
   const resolved = await resolveCli(target, opts);
   const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: true });
   if (r.error || !r.events || !r.meta) {
-    const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-    if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
-    else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
-    return { ok: false, code: EXIT.failed };
+    return { ok: false, code: await reportLoadFailure(io, opts, r.error) };
   }
   for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
   return { ok: true, r, events: r.events, header: r.meta };
+}
+
+/** Print why a log could not be read (`{error}` on stdout with --json, else stderr); the exit code (1). */
+export async function reportLoadFailure(io: Io, opts: CommonOptions, error: { class: string; message: string } | undefined): Promise<number> {
+  const e = error ?? { class: 'Error', message: 'session events were not collected' };
+  if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+  else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+  return EXIT.failed;
 }
 
 export function intOption(name: string, v: string | undefined, min = 0): number | undefined {

@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { guardedConsumer } from '../stream.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
+import { inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
 import {
@@ -103,17 +103,10 @@ Examples:
       // still trip the builder before the pipeline's verdict is in: DSH's verdict wins.
       const consumer = guardedConsumer((e: SessionEvent) => builder.apply(e));
       const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: consumer.observe });
-      let r: SessionInspection = indexed.inspection;
-      let fetch = indexed.events;
+      const r: SessionInspection = indexed.inspection;
+      const fetch = indexed.events;
       let index: DispatchIndex;
       try {
-        if (!r.error && !fetch) {
-          // Migrated legacy events differ from their stored lines: hold this (old, small) log instead.
-          indexed.close();
-          r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
-          const held = r.events ?? [];
-          fetch = async () => held;
-        }
         for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         if (r.error || !fetch) {
           const e = r.error;

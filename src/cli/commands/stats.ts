@@ -8,6 +8,7 @@ import { looksLikeRoot, resolveTarget, scanRoot } from '../../log/target.js';
 import { statsFold, STATS_EXPLAIN, zero, type StatsView } from '../../views/stats.js';
 import { renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
 import { guardedConsumer } from '../stream.js';
+import { reportLoadFailure } from './replay.js';
 import type { ResolvedTarget } from '../../log/target.js';
 import type { SessionInspection } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
@@ -113,10 +114,7 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
       }
       const { r, view } = await streamStats(await resolveCli(target, opts), decoderFor(opts));
       if (!view) {
-        const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
-        else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
-        return EXIT.failed;
+        return reportLoadFailure(io, opts, r.error);
       }
       for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       if (opts.json) await writeOut(io.stdout, JSON.stringify(opts.explain ? { ...view, explain: STATS_EXPLAIN } : view) + '\n');

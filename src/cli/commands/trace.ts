@@ -3,10 +3,9 @@ import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
-import { inspectTarget, inspectTargetIndexed } from '../../log/session.js';
+import { inspectTargetIndexed } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
 import { analysisOf, DerivedCollector, explainEvent, provenanceSources, type TraceExplanation } from '../../views/trace.js';
-import { loadedFromInspection } from '../../views/messages.js';
 import { renderTrace } from '../render/trace.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 import { queryError, seqArg } from './surface.js';
@@ -48,32 +47,25 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
         if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const sessionId = r.meta!.id;
         try {
-          if (indexed.events && r.surface) {
-            for (const c of r.closers) citing.observe(c);
-            const fetch = indexed.events;
-            const events = await fetch([[seq, seq]]);
-            // Breadth-first: every event within `depth` citations of the target (a superset of what the tree shows).
-            let frontier = events[seq] ? [seq] : [];
-            const have = new Set<number>(frontier);
-            for (let level = 0; level < depth && frontier.length > 0; level++) {
-              const next: number[] = [];
-              for (const s of frontier) {
-                for (const src of provenanceSources(events[s] as SessionEvent)) {
-                  if (have.has(src)) continue;
-                  have.add(src);
-                  next.push(src);
-                }
+          for (const c of r.closers) citing.observe(c);
+          const fetch = indexed.events!;
+          const events = await fetch([[seq, seq]]);
+          // Breadth-first: every event within `depth` citations of the target (a superset of what the tree shows).
+          let frontier = events[seq] ? [seq] : [];
+          const have = new Set<number>(frontier);
+          for (let level = 0; level < depth && frontier.length > 0; level++) {
+            const next: number[] = [];
+            for (const s of frontier) {
+              for (const src of provenanceSources(events[s] as SessionEvent)) {
+                if (have.has(src)) continue;
+                have.add(src);
+                next.push(src);
               }
-              if (next.length > 0) await fetch(next.map((s) => [s, s] as [number, number]), events);
-              frontier = next;
             }
-            x = explainEvent(sessionId, events, seq, { depth, storedEventCount: r.storedEventCount }, analysisOf(r.surface, citing.derived));
-          } else {
-            // Migrated legacy events differ from their stored lines: hold this (old, small) log instead.
-            indexed.close();
-            const s = loadedFromInspection(await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true }));
-            x = explainEvent(s.sessionId, s.events, seq, { depth, storedEventCount: s.storedEventCount }, s.surface);
+            if (next.length > 0) await fetch(next.map((s) => [s, s] as [number, number]), events);
+            frontier = next;
           }
+          x = explainEvent(sessionId, events, seq, { depth, storedEventCount: r.storedEventCount }, analysisOf(r.surface!, citing.derived));
         } catch (error) {
           throw queryError(error);
         }
