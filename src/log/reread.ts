@@ -144,18 +144,9 @@ export class Rereader {
   /** Visit complete lines from a logical offset on, until `visit` returns false or the text ends. */
   private async scanLines(offset: number, visit: (line: Buffer) => boolean): Promise<void> {
     if (this.index.encoding === 'none') {
-      let carry: Buffer | undefined;
-      for (let at = offset; at < this.source.size; at += RAW_CHUNK) {
-        const chunk = this.source.read(at, Math.min(this.source.size, at + RAW_CHUNK));
-        let text = carry ? Buffer.concat([carry, chunk]) : chunk;
-        carry = undefined;
-        let start = 0;
-        for (let nl = text.indexOf(0x0a); nl !== -1; nl = text.indexOf(0x0a, start)) {
-          if (!visit(text.subarray(start, nl))) return;
-          start = nl + 1;
-        }
-        if (start < text.length) carry = Buffer.from(text.subarray(start));
-        text = Buffer.alloc(0);
+      const lines = new LineSplitter(visit);
+      for (let at = offset; at < this.source.size && !lines.stopped; at += RAW_CHUNK) {
+        lines.push(this.source.read(at, Math.min(this.source.size, at + RAW_CHUNK)));
       }
       return;
     }
@@ -164,33 +155,21 @@ export class Rereader {
     if (s < 0) throw changed();
     for (; s < segments.length; s++) {
       const seg = segments[s] as PlaintextSegment;
-      const from = Math.max(0, offset - seg.logicalStart);
-      let go = true;
-      const run = (text: Buffer, base: number) => {
-        // Lines never span segments: every complete frame ends with a newline.
-        let start = Math.max(0, from - base);
-        if (start > 0 && start >= text.length) return;
-        for (let nl = text.indexOf(0x0a, start); go && nl !== -1; nl = text.indexOf(0x0a, start)) {
-          go = visit(text.subarray(start, nl));
-          start = nl + 1;
+      // Lines never span segments (every complete frame ends with a newline): one splitter per segment.
+      const lines = new LineSplitter(visit);
+      let skip = Math.max(0, offset - seg.logicalStart);
+      const feed = (chunk: Buffer) => {
+        if (lines.stopped) return;
+        if (skip >= chunk.length) {
+          skip -= chunk.length;
+          return;
         }
+        lines.push(skip > 0 ? chunk.subarray(skip) : chunk);
+        skip = 0;
       };
-      if (seg.kind === 'stream') {
-        let base = 0;
-        let pending: Buffer | undefined;
-        await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), (chunk) => {
-          if (!go) return;
-          const text = pending ? Buffer.concat([pending, chunk]) : chunk;
-          const textBase = base - (pending?.length ?? 0);
-          base += chunk.length;
-          const last = text.lastIndexOf(0x0a);
-          pending = last + 1 < text.length ? Buffer.from(text.subarray(last + 1)) : undefined;
-          if (last >= 0) run(text.subarray(0, last + 1), textBase);
-        });
-      } else {
-        run(await this.decoded(seg), 0);
-      }
-      if (!go) return;
+      if (seg.kind === 'stream') await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), feed);
+      else feed(await this.decoded(seg));
+      if (lines.stopped) return;
     }
   }
 
@@ -208,4 +187,25 @@ export class Rereader {
 
 function changed(): UsageError {
   return new UsageError('the log changed while it was being read (its second read does not match the first)', 'io');
+}
+
+/** Splits pushed chunks into complete lines (a partial line waits for the next chunk); `visit` returning false stops it. */
+class LineSplitter {
+  private carry: Buffer | undefined;
+  stopped = false;
+  constructor(private readonly visit: (line: Buffer) => boolean) {}
+  push(chunk: Buffer): void {
+    if (this.stopped) return;
+    const text = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
+    this.carry = undefined;
+    let start = 0;
+    for (let nl = text.indexOf(0x0a); nl !== -1; nl = text.indexOf(0x0a, start)) {
+      if (!this.visit(text.subarray(start, nl))) {
+        this.stopped = true;
+        return;
+      }
+      start = nl + 1;
+    }
+    if (start < text.length) this.carry = Buffer.from(text.subarray(start));
+  }
 }
