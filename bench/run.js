@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// dsh benchmark. Build first (npx tsc -p .), then:
+// dsh benchmark. Build first (npm run build && npm run build:tools), then:
 //   node --expose-gc bench/run.js                      # 50MB
 //   DSH_BENCH_SIZES=50MB,500MB,2GB node --expose-gc bench/run.js
 // See bench/README.md.
@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeGeneratedArtifact, generateArtifact } from '../dist/log/generate.js';
+import { writeGeneratedArtifact, generateArtifact } from '../build/tools/generate.js';
 import { sessionPath } from '../dist/log/layout.js';
 import { readArtifact } from '../dist/log/read.js';
 import { FileSource } from '../dist/physical/source.js';

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Regenerates fixtures/ with the project's own writer (deterministic: fixed
 // seeds and times; re-running yields byte-identical files). Build first:
-//   npx tsc -p . && node scripts/make-fixtures.mjs
+//   npm run build:tools && node scripts/make-fixtures.mjs
 import { rm, readFile, readdir, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { collectSession, writeGeneratedArtifact } from '../dist/log/generate.js';
+import { collectSession, writeGeneratedArtifact } from '../build/tools/generate.js';
 import { sessionPath } from '../dist/log/layout.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

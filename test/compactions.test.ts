@@ -7,7 +7,7 @@ import { runInProcess } from './helpers/cli.js';
 import { baseEvents, clone, inspectText, logText, toolResultData, toolTurn, type Ev } from './helpers/logtext.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
-import { collectSession } from '../src/log/generate.js';
+import { collectSession } from '../tools/generate.js';
 import { checkResolved } from '../src/check/engine.js';
 import { compactionInvariant, orphanCompactionLock, relationalFindings } from '../src/check/relational.js';
 import { RULES } from '../src/check/rules.js';

@@ -8,7 +8,7 @@ import { runCli, runInProcess } from './helpers/cli.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { sessionPath } from '../src/log/layout.js';
-import { writeGeneratedArtifact, generatedHeader } from '../src/log/generate.js';
+import { writeGeneratedArtifact, generatedHeader } from '../tools/generate.js';
 import { writeArtifactFile } from '../src/log/writer.js';
 import type { SessionEvent } from '../src/log/types.js';
 import { ForkUnavailable, childEvents, forkBoundary, planFork } from '../src/views/fork.js';

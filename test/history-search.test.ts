@@ -8,7 +8,7 @@ import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { sessionPath } from '../src/log/layout.js';
 import { writeArtifactFile } from '../src/log/writer.js';
-import { writeGeneratedArtifact, generatedHeader } from '../src/log/generate.js';
+import { writeGeneratedArtifact, generatedHeader } from '../tools/generate.js';
 import type { SessionEvent, SessionHeader } from '../src/log/types.js';
 import { allPages, hostServableWarning, pageSizeWarnings, paginate } from '../src/views/history.js';
 import { compileTextFilter, extractSessionEventText, snippetOf, matchRanges } from '../src/views/search.js';

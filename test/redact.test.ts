@@ -7,7 +7,7 @@ import { HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
 import { MemorySource, FileSource } from '../src/physical/source.js';
 import { scanFrames } from '../src/physical/zstd-frames.js';
 import { createDecoder } from '../src/physical/decoders.js';
-import { collectSession, type GenerateOptions } from '../src/log/generate.js';
+import { collectSession, type GenerateOptions } from '../tools/generate.js';
 import { writeArtifact } from '../src/log/writer.js';
 import { sessionPath } from '../src/log/layout.js';
 import { readArtifact } from '../src/log/read.js';

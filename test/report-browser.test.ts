@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from './helpers/corpus.js';
 import { runInProcess } from './helpers/cli.js';
 import { baseEvents, hostileLog, logText } from './helpers/logtext.js';
-import { writeGeneratedArtifact } from '../src/log/generate.js';
+import { writeGeneratedArtifact } from '../tools/generate.js';
 
 const CHROMIUM = process.env['DSH_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTarget, inspectTargetIndexed } from '../src/log/session.js';
-import { collectSession, writeGeneratedArtifact } from '../src/log/generate.js';
+import { collectSession, writeGeneratedArtifact } from '../tools/generate.js';
 import { writeArtifact } from '../src/log/writer.js';
 import type { SessionEvent } from '../src/log/types.js';
 

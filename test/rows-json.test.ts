@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeStorageRecord, expandedChunkJson, packBatchLines } from '../src/log/rows.js';
-import { collectSession } from '../src/log/generate.js';
+import { collectSession } from '../tools/generate.js';
 import type { SessionEvent } from '../src/log/types.js';
 
 describe('expandedChunkJson', () => {

@@ -8,7 +8,7 @@ import { MemorySource } from '../src/physical/source.js';
 import { scanFrames } from '../src/physical/zstd-frames.js';
 import { createDecoder } from '../src/physical/decoders.js';
 import { decodeStorageRecord } from '../src/log/rows.js';
-import { collectSession, generateArtifact, type GenerateOptions } from '../src/log/generate.js';
+import { collectSession, generateArtifact, type GenerateOptions } from '../tools/generate.js';
 import { writeArtifact } from '../src/log/writer.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTarget } from '../src/log/session.js';

@@ -5,7 +5,7 @@ import { constants } from 'node:buffer';
 import path from 'node:path';
 import os from 'node:os';
 import { BIN } from './helpers/cli.js';
-import { writeGeneratedArtifact } from '../src/log/generate.js';
+import { writeGeneratedArtifact } from '../tools/generate.js';
 
 const SLOW = process.env['DSH_SLOW_TESTS'] === '1';
 if (!SLOW) console.warn('scale tests skipped: set DSH_SLOW_TESTS=1 to generate a log larger than V8\'s maximum string length and stream it');

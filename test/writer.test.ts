@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { ArtifactEncoder, writeArtifact, writeArtifactFile, batchPlaintext } from '../src/log/writer.js';
-import { collectSession, generateArtifact, generateSession, writeGeneratedArtifact, type GenerateOptions } from '../src/log/generate.js';
+import { collectSession, generateArtifact, generateSession, writeGeneratedArtifact, type GenerateOptions } from '../tools/generate.js';
 import { sessionPath } from '../src/log/layout.js';
 import { readArtifact } from '../src/log/read.js';
 import { inspectSource } from '../src/log/inspect.js';

@@ -1,5 +1,5 @@
-import { ArtifactEncoder, ArtifactFileWriter, type WriteOptions } from './writer.js';
-import type { Encoding, SessionEvent, SessionHeader, SurfaceOp } from './types.js';
+import { ArtifactEncoder, ArtifactFileWriter, type WriteOptions } from '../src/log/writer.js';
+import type { Encoding, SessionEvent, SessionHeader, SurfaceOp } from '../src/log/types.js';
 
 /**
  * Deterministic, seeded synthetic DSH session logs (format.md §4, §7.4, §9,
