@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import v8 from 'node:v8';
+import { EXIT } from '../dist/cli/exit.js';
 
 // Views that hold the whole logical log (transcript, replay, …) need more than
 // V8's default heap on large logs. Unless the user chose a heap size, run them
@@ -19,7 +20,7 @@ if (!chosen && !process.env.DSH_NO_REEXEC && HOLDING.has(process.argv[2] ?? '') 
     process.stderr.write(`dsh: could not start with a larger heap (${r.error.message}); continuing with the default\n`);
   } else {
     if (r.signal) process.kill(process.pid, r.signal);
-    process.exit(r.status ?? 3);
+    process.exit(r.status ?? EXIT.internal);
   }
 }
 
@@ -39,6 +40,6 @@ main(process.argv).then(
   },
   (error) => {
     process.stderr.write(`dsh: internal error (a bug in dsh, please report): ${error && error.stack ? error.stack : String(error)}\n`);
-    process.exitCode = 3;
+    process.exitCode = EXIT.internal;
   },
 );

@@ -142,7 +142,8 @@ describe('fork writes a new child session', () => {
     expect(open.code).toBe(1);
     expect(open.stderr).toContain('session "trail" has not completed the turn containing event 2');
     const json = await runCli(['fork', file, '--at', '2', '--json']);
-    expect(JSON.parse(json.stdout).error).toEqual({ code: 'fork-unavailable', message: 'session "trail" has not completed the turn containing event 2' });
+    // The same {error:{class,message}} as every command, plus DSH Host's API error code.
+    expect(JSON.parse(json.stdout).error).toEqual({ class: 'ForkUnavailable', message: 'session "trail" has not completed the turn containing event 2', code: 'fork-unavailable' });
     const ok = await runCli(['fork', file, '--at', '1', '--json']);
     expect(JSON.parse(ok.stdout).plan.seedLength).toBe(3);
   });

@@ -2,7 +2,7 @@ import { CommanderError } from 'commander';
 import type { Io } from './io.js';
 import { BrokenPipe } from './io.js';
 import { LogError, UsageError } from '../log/errors.js';
-import { EXIT } from './shared.js';
+import { EXIT } from './exit.js';
 
 /** Map any failure to a message on stderr and a documented exit code. */
 export function handleError(error: unknown, io: Io): number {
@@ -25,5 +25,5 @@ export function handleError(error: unknown, io: Io): number {
     return EXIT.usage;
   }
   io.stderr.write(`dsh: internal error (a bug in dsh, please report): ${e?.stack ?? String(error)}\n`);
-  return 3;
+  return EXIT.internal;
 }

@@ -2,9 +2,11 @@ import { Command } from 'commander';
 import type { Io } from './io.js';
 import { handleError } from './fail.js';
 import { commandsFor } from './commands/index.js';
-import { EXIT } from './shared.js';
+import { EXIT } from './exit.js';
 
-export const VERSION = '0.1.0';
+import { VERSION } from '../core/version.js';
+
+export { VERSION };
 
 /** Run the CLI; resolves to the exit code. Never throws for bad input. */
 export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {

@@ -39,8 +39,7 @@ export function decoderFor(opts: CommonOptions) {
   return createDecoder(opts.decoder ?? 'auto');
 }
 
-/** Exit codes: 0 success, 1 the log failed (corrupt, refused, findings), 2 usage or I/O. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export { EXIT } from './exit.js';
 
 /**
  * Wrap a command action: the body returns its exit code; a thrown failure is

@@ -1,11 +1,14 @@
 import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileSource, MemorySource, type ByteSource } from '../physical/source.js';
+import { FileSource, MemorySource } from '../physical/source.js';
 import { decodeSegment, encodeSegment, sessionPath } from './layout.js';
 import { LogError, UsageError } from './errors.js';
 import type { Encoding, SessionHeader } from './types.js';
 import { resolveZipTarget } from './zip-target.js';
+import type { ResolvedTarget } from './resolved-target.js';
+
+export type { ResolvedTarget };
 
 /** DSH's default session root: `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
 export function defaultRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -14,21 +17,6 @@ export function defaultRoot(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export const ARTIFACT_NAMES = ['session.jsonl.zstd', 'session.jsonl'] as const;
-
-/** A resolved input: where the bytes are and what DSH's layout says about them. */
-export interface ResolvedTarget {
-  /** Path of the artifact file (or `-`, or `zip:entry`). */
-  path: string;
-  /** Session id implied by the layout (the session directory name), if any. */
-  expectedId?: string;
-  /** Root the artifact lives under (for lineage), if it sits in DSH's layout. */
-  root?: string;
-  /** Path text DSH would print in messages (`raw log: …`). */
-  rawPath: string;
-  open(): ByteSource;
-  /** Layout findings that are not fatal for a forensic read (identity mismatches). */
-  layoutWarnings: string[];
-}
 
 export async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];

@@ -4,7 +4,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { FileSource, MemorySource, type ByteSource } from '../physical/source.js';
 import { UsageError } from './errors.js';
-import type { ResolvedTarget } from './target.js';
+import type { ResolvedTarget } from './resolved-target.js';
 import { safeSegment } from './layout.js';
 
 /**

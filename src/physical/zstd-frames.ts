@@ -1,6 +1,6 @@
 import type { ByteSource } from './source.js';
 import { WindowReader } from './source.js';
-import { corrupt } from '../log/errors.js';
+import { corrupt } from '../core/errors.js';
 
 export const ZSTD_MAGIC = 0xfd2fb528;
 export const ZSTD_BLOCK_MAX = 128 * 1024;

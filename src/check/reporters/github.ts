@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { allFindings, compareCodes, summarize, type CheckReport, type Finding } from '../engine.js';
 import { RULE_BY_CODE, type Severity } from '../rules.js';
-import { escapeControl } from '../../cli/io.js';
+import { escapeControl } from '../../core/text.js';
 
 /** GitHub shows at most this many annotations of each level per step. */
 export const ANNOTATION_CAP = 10;

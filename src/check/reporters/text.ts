@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { Chalk } from 'chalk';
-import { escapeControl } from '../../cli/io.js';
+import { escapeControl } from '../../core/text.js';
 import { allFindings, compareCodes, summarize, type CheckReport, type Finding } from '../engine.js';
 import { RULES, type RuleMeta } from '../rules.js';
 

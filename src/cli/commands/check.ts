@@ -13,7 +13,7 @@ import { renderJson } from '../../check/reporters/json.js';
 import { renderSarif } from '../../check/reporters/sarif.js';
 import { renderJunit } from '../../check/reporters/junit.js';
 import { renderGithubAnnotations, renderGithubSummary } from '../../check/reporters/github.js';
-import { VERSION } from '../main.js';
+import { VERSION } from '../../core/version.js';
 
 type Format = 'text' | 'json' | 'sarif' | 'junit' | 'github';
 

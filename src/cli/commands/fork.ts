@@ -75,7 +75,7 @@ export function registerFork(program: Command, io: Io, setExit: (code: number) =
         });
       } catch (error) {
         if (error instanceof ForkUnavailable) {
-          if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { code: error.code, message: error.message } }) + '\n');
+          if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: error.name, message: error.message, code: error.code } }) + '\n');
           else io.stderr.write(`dsh: fork-unavailable: ${escapeControl(error.message)}\n`);
           return EXIT.failed;
         }

@@ -6,7 +6,7 @@ import { UsageError } from '../../log/errors.js';
 import { buildReport } from '../../report/build.js';
 import { reportParts } from '../../report/html.js';
 import { abandonReportOutput, prepareReportOutput, publishReport, type PreparedOutput } from '../../report/write.js';
-import { VERSION } from '../main.js';
+import { VERSION } from '../../core/version.js';
 
 interface ReportOptions extends CommonOptions {
   output?: string;

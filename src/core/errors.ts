@@ -1,0 +1,116 @@
+/**
+ * Error classes mirroring DSH's own classification. `class` is the DSH class
+ * name a caller compares against (`Error`, `SessionFormatUnsupportedError`,
+ * `SessionPersistenceCorruptionError`); `kind` is dsh's exit-code category.
+ */
+
+export type DshErrorClass = 'Error' | 'TypeError' | 'SessionFormatUnsupportedError' | 'SessionPersistenceCorruptionError';
+
+/** What went wrong, for exit codes and `check`: the log is corrupt, refused, or dsh could not read it at all. */
+export type FailureKind = 'corrupt' | 'refused' | 'io' | 'usage';
+
+export interface ErrorLocation {
+  kind: 'jsonl';
+  path: string;
+}
+
+export interface SerializedError {
+  name: string;
+  class: string;
+  message: string;
+  location?: ErrorLocation;
+  cause?: SerializedError & { code?: string };
+}
+
+/** An error reproduced with DSH's class and exact text. */
+export class LogError extends Error {
+  readonly dshClass: DshErrorClass;
+  readonly kind: FailureKind;
+  readonly location?: ErrorLocation;
+  /** Byte offset in the artifact (physical errors) when known. */
+  readonly byteOffset?: number;
+  /** Event seq the error is about, when known. */
+  readonly seq?: number;
+  /** The DSH rule that failed, when known (surface rules S1–S12). */
+  readonly rule?: string;
+  readonly detail?: SerializedError & { code?: string };
+
+  constructor(
+    message: string,
+    options: {
+      dshClass?: DshErrorClass;
+      kind?: FailureKind;
+      location?: ErrorLocation;
+      byteOffset?: number;
+      seq?: number;
+      rule?: string;
+      cause?: SerializedError & { code?: string };
+    } = {},
+  ) {
+    super(message);
+    this.name = options.dshClass ?? 'Error';
+    this.dshClass = options.dshClass ?? 'Error';
+    this.kind = options.kind ?? (options.dshClass === 'SessionFormatUnsupportedError' ? 'refused' : 'corrupt');
+    if (options.location !== undefined) this.location = options.location;
+    if (options.byteOffset !== undefined) this.byteOffset = options.byteOffset;
+    if (options.seq !== undefined) this.seq = options.seq;
+    if (options.rule !== undefined) this.rule = options.rule;
+    if (options.cause !== undefined) this.detail = options.cause;
+  }
+
+  toJSON(): SerializedError {
+    return serializeError(this);
+  }
+}
+
+/** A usage or I/O problem: not a verdict about the log (exit code 2). */
+export class UsageError extends Error {
+  readonly kind: FailureKind;
+  constructor(message: string, kind: 'usage' | 'io' = 'usage') {
+    super(message);
+    this.name = 'UsageError';
+    this.kind = kind;
+  }
+}
+
+/**
+ * A command that must hold the whole logical log in memory met a log larger
+ * than the V8 heap allows: a clear answer (exit 2) instead of an out-of-memory crash.
+ */
+export class ResourceLimit extends UsageError {
+  constructor(message: string) {
+    super(message, 'io');
+    this.name = 'ResourceLimit';
+  }
+}
+
+export function corrupt(message: string, extra: { byteOffset?: number; seq?: number; cause?: SerializedError & { code?: string } } = {}): LogError {
+  return new LogError(message, { dshClass: 'Error', kind: 'corrupt', ...extra });
+}
+
+export function refused(message: string, location?: ErrorLocation, seq?: number): LogError {
+  return new LogError(message, {
+    dshClass: 'SessionFormatUnsupportedError',
+    kind: 'refused',
+    ...(location ? { location } : {}),
+    ...(seq !== undefined ? { seq } : {}),
+  });
+}
+
+/** Wrap a coordinator/restore failure the way DSH's prepareCore does. */
+export function wrapCorruption(id: string, inner: LogError): LogError {
+  return new LogError(`stored session "${id}" failed validation: ${inner.dshClass}: ${inner.message}`, {
+    dshClass: 'SessionPersistenceCorruptionError',
+    kind: 'corrupt',
+    cause: serializeError(inner),
+    ...(inner.seq !== undefined ? { seq: inner.seq } : {}),
+    ...(inner.rule !== undefined ? { rule: inner.rule } : {}),
+  });
+}
+
+export function serializeError(error: LogError): SerializedError {
+  const out: SerializedError = { name: error.dshClass, class: error.dshClass, message: error.message };
+  if (error.location) out.location = error.location;
+  if (error.detail) out.cause = error.detail;
+  return out;
+}
