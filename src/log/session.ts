@@ -1,10 +1,10 @@
-import { inspectSource, type InspectOptions, type Inspection } from './inspect.js';
+import { inspectSource, type InspectOptions, type Inspection, type RepairPlan, type View } from './inspect.js';
 import { identityWarnings, type ResolvedTarget } from './target.js';
 import { detectEncoding } from './read.js';
 import { LogIndexBuilder, Rereader, type SeqRange } from './reread.js';
 import { createDecoder } from '../physical/decoders.js';
 import type { ByteSource } from '../physical/source.js';
-import type { SessionEvent } from './types.js';
+import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 
 export interface SessionInspection extends Inspection {
   target: { path: string; root?: string; expectedId?: string };
@@ -111,4 +111,43 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     source.close();
     throw error;
   }
+}
+
+/** The `--json` document: DSH's own shapes so it compares with expected.json. */
+export function inspectDocument(r: SessionInspection, view: View = 'logical'): unknown {
+  if (r.error && view !== 'artifact') return { error: { class: r.error.class, message: r.error.message, ...(r.error.cause ? { cause: r.error.cause } : {}) } };
+  const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
+  if (view === 'artifact') {
+    if (r.artifact.error) return { error: { class: r.artifact.error.class, message: r.artifact.error.message } };
+    return { encoding: r.encoding, ...r.artifact };
+  }
+  if (view === 'stored') {
+    return { meta: r.meta, encoding: r.encoding, storedEventCount: r.storedEventCount, events: r.storedEvents ?? [], torn };
+  }
+  return inspectView(r);
+}
+
+/** The logical `inspect` view (`dsh inspect --json`): DSH's own shapes and values. */
+export interface InspectView {
+  meta: SessionHeader | null;
+  encoding: Encoding;
+  storedEventCount: number;
+  /** The logical events, closers included. */
+  events: SessionEvent[];
+  /** The synthetic crash closers DSH adds in memory (inspect) and writes on load(). */
+  closers: SessionEvent[];
+  torn: { truncateTo: number; recoveredEventSeqs: number[] } | null;
+  repairPlan: RepairPlan | null;
+}
+
+export function inspectView(r: SessionInspection): InspectView {
+  return {
+    meta: r.meta,
+    encoding: r.encoding,
+    storedEventCount: r.storedEventCount,
+    events: r.events ?? [],
+    closers: r.closers,
+    torn: r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null,
+    repairPlan: r.repairPlan,
+  };
 }

@@ -4,6 +4,7 @@
  * forest (forks and subagents alike) with siblings by createdAt asc, then id.
  */
 import type { FrameDecoder } from '../physical/decoders.js';
+import type { SessionHeader } from '../log/types.js';
 import { SessionQueryError } from './messages.js';
 import { sessionRecords, sessionKind, type SessionRecord, type SessionKind, type ListingProblem } from './listing.js';
 
@@ -89,6 +90,23 @@ export interface LineageView {
 export async function lineageInRoot(root: string, sessionId: string, decoder?: FrameDecoder): Promise<LineageView> {
   const listed = await sessionRecords(root, decoder);
   return { root: listed.root, trace: traceSession(listed.records, sessionId), problems: listed.problems };
+}
+
+/**
+ * Lineage of the session whose header is `header`: among the sessions of `root` when there is one,
+ * and always including the session itself (a copied-out file or stdin has its own record).
+ * Throws session-query's SessionQueryError when the walk cannot be done.
+ */
+export async function lineageOf(header: SessionHeader, root: string | undefined, decoder?: FrameDecoder): Promise<{ trace: LineageTrace; problems: ListingProblem[] }> {
+  let records: SessionRecord[] = [];
+  let problems: ListingProblem[] = [];
+  if (root !== undefined) {
+    const listed = await sessionRecords(root, decoder);
+    records = listed.records;
+    problems = listed.problems;
+  }
+  if (!records.some((r) => r.header.id === header.id)) records = [...records, { header, live: false, persisted: true }];
+  return { trace: traceSession(records, header.id), problems };
 }
 
 export function kindOf(r: SessionRecord): SessionKind {

@@ -14,6 +14,7 @@
 import { floorIndexBy } from '../log/reread.js';
 import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
+import { UsageError } from '../core/errors.js';
 import { SurfaceFold, deriveEventMessage } from '../log/surface.js';
 import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
 
@@ -655,4 +656,43 @@ export function diffDispatches(prev: DispatchEntry | null, cur: DispatchEntry, e
       transient,
     },
   };
+}
+
+/** One reconstructed model input (`dsh request --json`). */
+export interface RequestDocument {
+  key: string;
+  firstChunkSeq: number;
+  header: DispatchEntry['header'];
+  requestContext: DispatchEntry['requestContext'];
+  messages: unknown[];
+}
+
+/** The `--json` document of one request: DSH's reconstructed input. */
+export function requestJson(entry: DispatchEntry, messages: unknown[]): RequestDocument {
+  return { key: entry.key, firstChunkSeq: entry.firstChunkSeq, header: entry.header, requestContext: entry.requestContext, messages };
+}
+
+function nearestText(r: Extract<SeqResolution, { ok: false }>): string {
+  const parts: string[] = [];
+  if (r.before) parts.push(`${r.before.key} (chunks ${r.before.firstChunkSeq}..${r.before.lastChunkSeq}) before it`);
+  if (r.after) parts.push(`${r.after.key} (first chunk ${r.after.firstChunkSeq}) after it`);
+  return parts.length ? `; nearest dispatches: ${parts.join(', ')}` : '; the log has no model dispatches';
+}
+
+/** Pick the dispatch from `<seq>` or `--step`; throws UsageError (exit 2) with the nearest dispatches. */
+export function pickDispatch(index: DispatchIndex, events: readonly unknown[], seqArg: string | undefined, step: string | undefined): { entry: DispatchEntry; resolution: Extract<SeqResolution, { ok: true }>; from: string } {
+  let r: SeqResolution;
+  let from: string;
+  if (step !== undefined) {
+    r = resolveStep(index, step);
+    from = `--step ${step}`;
+  } else {
+    const text = String(seqArg).trim();
+    if (!/^\d+$/.test(text)) throw new UsageError(`<seq> must be a non-negative integer event seq, got ${JSON.stringify(seqArg)}`);
+    const seq = Number(text);
+    r = resolveSeq(index, seq, events as never);
+    from = `seq ${seq}`;
+  }
+  if (!r.ok) throw new UsageError(`${r.reason}${step !== undefined ? '' : nearestText(r)}`);
+  return { entry: index.requests[r.index] as DispatchEntry, resolution: r, from };
 }

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, type SessionInspection } from '../../log/session.js';
+import { inspectDocument, inspectTarget } from '../../log/session.js';
 import { renderInspect } from '../render/inspect.js';
 import { Summarizer } from '../../views/summary.js';
 import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
@@ -13,27 +13,8 @@ interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';
 }
 
-/** The `--json` document: DSH's own shapes so it compares with expected.json. */
-export function inspectJson(r: SessionInspection, view: InspectOptions['view']): unknown {
-  if (r.error && view !== 'artifact') return { error: { class: r.error.class, message: r.error.message, ...(r.error.cause ? { cause: r.error.cause } : {}) } };
-  const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
-  if (view === 'artifact') {
-    if (r.artifact.error) return { error: { class: r.artifact.error.class, message: r.artifact.error.message } };
-    return { encoding: r.encoding, ...r.artifact };
-  }
-  if (view === 'stored') {
-    return { meta: r.meta, encoding: r.encoding, storedEventCount: r.storedEventCount, events: r.storedEvents ?? [], torn };
-  }
-  return {
-    meta: r.meta,
-    encoding: r.encoding,
-    storedEventCount: r.storedEventCount,
-    events: r.events ?? [],
-    closers: r.closers,
-    torn,
-    repairPlan: r.repairPlan,
-  };
-}
+/** The `--json` document (the library's `inspect` view). */
+export const inspectJson = inspectDocument;
 
 export function registerInspect(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
@@ -65,7 +46,7 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
           out,
         );
         if (r.error) {
-          await writeOut(io.stdout, JSON.stringify(inspectJson(r, 'logical')) + '\n');
+          await writeOut(io.stdout, JSON.stringify(inspectDocument(r, 'logical')) + '\n');
           return EXIT.failed;
         }
         const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
@@ -87,7 +68,7 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
       for (const closer of r.closers) summarizer.observe(closer);
       summarizer.setCloserStart(r.storedEventCount);
       const failed = opts.view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(inspectJson(r, opts.view)) + '\n');
+      if (opts.json) await writeOut(io.stdout, JSON.stringify(inspectDocument(r, opts.view)) + '\n');
       else {
         let text = renderInspect(r, env.c, summarizer.result());
         // DSH refuses a damaged log outright; say when dsh salvage would keep more of it.

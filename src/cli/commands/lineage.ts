@@ -3,8 +3,8 @@ import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { LogError } from '../../log/errors.js';
-import { readHeaderFromSource, sessionRecords, type SessionRecord, type ListingProblem } from '../../views/listing.js';
-import { traceSession } from '../../views/lineage.js';
+import { readHeaderFromSource, type ListingProblem } from '../../views/listing.js';
+import { lineageOf } from '../../views/lineage.js';
 import { renderLineage } from '../render/lineage.js';
 import { queryError } from './surface.js';
 
@@ -34,18 +34,10 @@ export function registerLineage(program: Command, io: Io, setExit: (code: number
       }
       const header = read.header;
       const root = opts.root ?? resolved.root;
-      let records: SessionRecord[] = [];
-      let problems: ListingProblem[] = [];
-      if (root !== undefined) {
-        const listed = await sessionRecords(root, decoder);
-        records = listed.records;
-        problems = listed.problems;
-      }
-      // A target outside any root (a copied file, stdin) still has its own record.
-      if (!records.some((r) => r.header.id === header.id)) records = [...records, { header, live: false, persisted: true }];
       let trace;
+      let problems: ListingProblem[] = [];
       try {
-        trace = traceSession(records, header.id);
+        ({ trace, problems } = await lineageOf(header, root, decoder));
       } catch (error) {
         const e = queryError(error);
         if (e instanceof LogError && opts.json) {

@@ -6,17 +6,9 @@ import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOpt
 import { inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
-import {
-  DispatchBuilder,
-  diffDispatches,
-  messagesOf,
-  resolveSeq,
-  resolveStep,
-  summarizeDispatch,
-  type DispatchEntry,
-  type DispatchIndex,
-  type SeqResolution,
-} from '../../views/requests.js';
+import { DispatchBuilder, diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchEntry, type DispatchIndex } from '../../views/requests.js';
+
+export { pickDispatch, requestJson };
 import { BodyError, deepseekBody } from '../../views/deepseek-body.js';
 import { renderDiff, renderList, renderRequest, renderBody, type RequestView } from '../render/request.js';
 
@@ -26,36 +18,6 @@ interface RequestOptions extends CommonOptions {
   diff?: boolean;
   body?: 'deepseek';
   full?: boolean;
-}
-
-/** The `--json` document of one request: DSH's reconstructed input. */
-export function requestJson(entry: DispatchEntry, messages: unknown[]): Record<string, unknown> {
-  return { key: entry.key, firstChunkSeq: entry.firstChunkSeq, header: entry.header, requestContext: entry.requestContext, messages };
-}
-
-function nearestText(r: Extract<SeqResolution, { ok: false }>): string {
-  const parts: string[] = [];
-  if (r.before) parts.push(`${r.before.key} (chunks ${r.before.firstChunkSeq}..${r.before.lastChunkSeq}) before it`);
-  if (r.after) parts.push(`${r.after.key} (first chunk ${r.after.firstChunkSeq}) after it`);
-  return parts.length ? `; nearest dispatches: ${parts.join(', ')}` : '; the log has no model dispatches';
-}
-
-/** Pick the dispatch from `<seq>` or `--step`; throws UsageError (exit 2) with the nearest dispatches. */
-export function pickDispatch(index: DispatchIndex, events: readonly unknown[], seqArg: string | undefined, step: string | undefined): { entry: DispatchEntry; resolution: Extract<SeqResolution, { ok: true }>; from: string } {
-  let r: SeqResolution;
-  let from: string;
-  if (step !== undefined) {
-    r = resolveStep(index, step);
-    from = `--step ${step}`;
-  } else {
-    const text = String(seqArg).trim();
-    if (!/^\d+$/.test(text)) throw new UsageError(`<seq> must be a non-negative integer event seq, got ${JSON.stringify(seqArg)}`);
-    const seq = Number(text);
-    r = resolveSeq(index, seq, events as never);
-    from = `seq ${seq}`;
-  }
-  if (!r.ok) throw new UsageError(`${r.reason}${step !== undefined ? '' : nearestText(r)}`);
-  return { entry: index.requests[r.index] as DispatchEntry, resolution: r, from };
 }
 
 export function registerRequest(program: Command, io: Io, setExit: (code: number) => void): void {

@@ -1,0 +1,129 @@
+/**
+ * Typed payloads (`data`) of the event types dsh's views read, after the
+ * format spec (§4.3-§4.5, §9.1). DSH's vocabulary is merge-extensible, so
+ * every shape is open (unknown fields and kinds are tolerated); narrow a
+ * `SessionEvent` with `isEventOf(event, 'tool/call')`.
+ */
+import type { SessionEvent, SurfaceOp } from './types.js';
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'image'; attachment: { attachmentId: string; mediaType: string; bytes: number; width: number; height: number; name?: string } }
+  | { type: 'tool-call'; id: string; name: string; arguments: string }
+  | { type: 'tool-result'; toolCallId: string; content: ContentBlock[]; isError?: boolean }
+  | { type: string; [field: string]: unknown };
+
+export type MessageSource = { kind: string; [field: string]: unknown };
+
+export interface Message {
+  id: string;
+  role: 'system' | 'user' | 'assistant';
+  content: ContentBlock[];
+  source: MessageSource;
+}
+
+/** DSH's disjoint token counts: billed input = inputTokens + cacheReadTokens + cacheWriteTokens. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface LlmFailure {
+  message: string;
+  code: string;
+  status?: number;
+  providerRetryAfterMs?: number;
+  requestId?: string;
+}
+
+export type FinishReason = 'stop' | 'tool-calls' | 'max-tokens' | { kind: 'aborted' | 'error'; failure: LlmFailure } | { kind: string; [field: string]: unknown };
+
+export type StreamChunk =
+  | { type: 'block-start'; index: number; blockType: string }
+  | { type: 'text-delta' | 'reasoning-delta'; index: number; text: string }
+  | { type: 'tool-call-delta'; index: number; id: string; name?: string; argumentsDelta: string }
+  | { type: 'block-end'; index: number; block: ContentBlock }
+  | { type: 'usage'; usage: TokenUsage }
+  | { type: 'finish'; reason: FinishReason; replayState?: unknown };
+
+export type TurnEndReason =
+  | { kind: 'completed' | 'blocked' | 'max-tokens' | 'interrupted' }
+  | { kind: 'aborted'; reason: { kind: string; reason?: string } }
+  | { kind: 'error'; error: LlmFailure }
+  | { kind: string; [field: string]: unknown };
+
+export interface LlmCallConfig {
+  provider: string;
+  model: string;
+  reasoningEffort?: string;
+  temperature?: number;
+  maxTokens?: number;
+  stop?: string[];
+}
+
+export interface EpochHeaderPayload {
+  config: LlmCallConfig;
+  adapterDefaults?: { reasoningEffort?: true; maxTokens?: true };
+  system?: string;
+  tools?: { name: string; description: string; parameters: unknown }[];
+}
+
+export interface ShadowedRange {
+  start: number;
+  end: number;
+}
+
+/** `data` by event type, for the types dsh's views read. */
+export interface EventPayloads {
+  'turn/start': { turn: number; trigger?: unknown };
+  'turn/end': { turn: number; reason: TurnEndReason };
+  'step/start': { turn: number; step: number };
+  'step/end': { turn: number; step: number };
+  'user/message': Message & { role: 'user' };
+  'assistant/chunk': { turn: number; step: number; chunk: StreamChunk };
+  'assistant/message': { turn: number; step: number; message: Message & { role: 'assistant' }; usage?: TokenUsage; interrupted?: true };
+  'tool/call': { turn: number; step: number; callId: string; name: string; arguments: string };
+  'tool/result': { turn: number; step: number; message: Message & { role: 'user' }; error?: { name: string; code: string }; meta?: unknown };
+  'todo/write': { todos: { content: string; status: 'pending' | 'in_progress' | 'completed' }[] };
+  'request/header': { header: EpochHeaderPayload; reason: 'initial' | 'resume' | 'change' };
+  'request/context': { provider: string; model: string; contextWindow?: number };
+  'session/end-seed': Record<string, never>;
+  'session/title': { title: string; messageSeqs: number[]; source: { kind: string; [field: string]: unknown } };
+  'llm/retry': { retryId: string; turn: number; step: number; provider: string; mode: string; retry: number; maxRetries?: number; delayMs: number; failure: LlmFailure };
+  'compaction/start': { compactionId: string; sourceCommandId?: string; turn: number | null };
+  'compaction/summary': {
+    compactionId: string;
+    sourceCommandId?: string;
+    summary: ContentBlock[];
+    rawOutput?: string;
+    llmStreamCall?: true;
+    shadowedRange: ShadowedRange;
+    shadowedSeqs: number[];
+    shadowedTokenCount: number;
+    provider: string;
+    model: string;
+    maxTokens?: number;
+    usage?: TokenUsage;
+  };
+  'compaction/end': { compactionId: string; sourceCommandId?: string; turn: number | null; error?: string };
+  'compaction/prune': { shadowedRange: ShadowedRange; shadowedSeqs: number[]; shadowedTokenCount: number };
+}
+
+export type TypedEventType = keyof EventPayloads;
+
+/** A logical event whose `data` has the payload of its type. */
+export interface TypedEvent<T extends TypedEventType> extends Omit<SessionEvent, 'data' | 'type'> {
+  type: T;
+  data: EventPayloads[T];
+  sourceEventSeqs?: number[];
+  surfaceOp?: SurfaceOp;
+}
+
+/** Narrow an event to its typed payload by its type (the payload itself is as DSH wrote it). */
+export function isEventOf<T extends TypedEventType>(event: SessionEvent, type: T): event is TypedEvent<T> {
+  return event.type === type;
+}
