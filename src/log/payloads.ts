@@ -56,6 +56,7 @@ export type TurnEndReason =
   | { kind: 'error'; error: LlmFailure }
   | { kind: string; [field: string]: unknown };
 
+/** DSH `LlmCallConfig` (merge-extensible: unknown keys are kept as stored). */
 export interface LlmCallConfig {
   provider: string;
   model: string;
@@ -63,13 +64,21 @@ export interface LlmCallConfig {
   temperature?: number;
   maxTokens?: number;
   stop?: string[];
+  [key: string]: unknown;
 }
 
-export interface EpochHeaderPayload {
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: unknown;
+}
+
+/** DSH `EpochHeader` (`tools` can be a placeholder string in recorded snapshot fixtures). */
+export interface EpochHeader {
   config: LlmCallConfig;
-  adapterDefaults?: { reasoningEffort?: true; maxTokens?: true };
+  adapterDefaults?: { reasoningEffort?: true; maxTokens?: true; [key: string]: unknown };
   system?: string;
-  tools?: { name: string; description: string; parameters: unknown }[];
+  tools?: ToolSchema[];
 }
 
 export interface ShadowedRange {
@@ -89,7 +98,7 @@ export interface EventPayloads {
   'tool/call': { turn: number; step: number; callId: string; name: string; arguments: string };
   'tool/result': { turn: number; step: number; message: Message & { role: 'user' }; error?: { name: string; code: string }; meta?: unknown };
   'todo/write': { todos: { content: string; status: 'pending' | 'in_progress' | 'completed' }[] };
-  'request/header': { header: EpochHeaderPayload; reason: 'initial' | 'resume' | 'change' };
+  'request/header': { header: EpochHeader; reason: 'initial' | 'resume' | 'change' };
   'request/context': { provider: string; model: string; contextWindow?: number };
   'session/end-seed': Record<string, never>;
   'session/title': { title: string; messageSeqs: number[]; source: { kind: string; [field: string]: unknown } };

@@ -4,30 +4,9 @@
  */
 import type { SessionEvent } from '../log/types.js';
 
-/** DSH `LlmCallConfig` (merge-extensible: unknown keys are kept as stored). */
-export interface LlmCallConfig {
-  provider: string;
-  model: string;
-  reasoningEffort?: string;
-  temperature?: number;
-  maxTokens?: number;
-  stop?: string[];
-  [key: string]: unknown;
-}
+import type { EpochHeader, LlmCallConfig, ToolSchema } from '../log/payloads.js';
 
-export interface ToolSchema {
-  name: string;
-  description: string;
-  parameters: unknown;
-}
-
-/** DSH `EpochHeader` (`tools` can be a placeholder string in recorded snapshot fixtures). */
-export interface EpochHeader {
-  config: LlmCallConfig;
-  adapterDefaults?: { reasoningEffort?: true; maxTokens?: true; [key: string]: unknown };
-  system?: string;
-  tools?: ToolSchema[];
-}
+export type { EpochHeader, LlmCallConfig, ToolSchema } from '../log/payloads.js';
 
 function hasLength(v: unknown): boolean {
   // DSH tests `x !== undefined && x.length > 0`; a string or array behaves the same.
