@@ -19,7 +19,7 @@
  * @packageDocumentation
  */
 import path from 'node:path';
-import { LogError, UsageError, type DshErrorClass, type FailureKind } from './core/errors.js';
+import { LogError, UsageError, type DshErrorClass, type FailureKind, type RuleCode } from './core/errors.js';
 import { VERSION } from './core/version.js';
 import { MemorySource } from './physical/source.js';
 import { createDecoder, type DecoderName, type FrameDecoder } from './physical/decoders.js';
@@ -62,6 +62,7 @@ export type { Finding, SessionReport } from './check/engine.js';
 export type { RuleMeta, Severity } from './check/rules.js';
 export type { ExportManifest } from './export/export.js';
 export type { DshErrorClass, FailureKind } from './core/errors.js';
+export { RULE_CODES, type RuleCode } from './core/rules.js';
 
 /** Why a call failed: DSH's error class and exact text for a log DSH refuses or cannot read. */
 export interface DshError {
@@ -74,8 +75,8 @@ export interface DshError {
   message: string;
   /** `corrupt`/`refused`: a verdict about the log; `usage`/`io`: about the call. */
   kind: FailureKind;
-  /** The `dsh check` rule code of the failure, when known (e.g. `DSH-S10B`). */
-  rule?: string;
+  /** The `dsh check` rule code of the failure (e.g. `DSH-S10B`). */
+  rule?: RuleCode;
   /** DSH's wrapped inner error (`SessionPersistenceCorruptionError` wraps the restore failure). */
   cause?: { class: string; message: string };
 }

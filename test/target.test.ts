@@ -60,7 +60,7 @@ describe('targets', () => {
       JSON.stringify({ type: 'user/message', seq: 0, time: 1, data: { content: [], source: { kind: 'user' }, role: 'user', id: 'm' }, surfaceOp: { op: 'replace', start: 9, end: 9 }, sourceEventSeqs: [] }) + '\n';
     const r = await inspectSource(new MemorySource('session.jsonl', Buffer.from(text)));
     expect(r.error?.class).toBe('SessionPersistenceCorruptionError');
-    expect(r.error?.rule).toBe('S5');
+    expect(r.error?.rule).toBe('DSH-S5');
     expect(r.error?.seq).toBe(0);
   });
 });

@@ -11,12 +11,13 @@ import { LogError } from '../log/errors.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { Encoding, SessionEvent } from '../log/types.js';
 import { RULE_BY_CODE, ruleMeta, type Severity } from './rules.js';
+import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
 import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
 import { createHash } from 'node:crypto';
 
 export interface Finding {
-  code: string;
+  code: RuleCode;
   severity: Severity;
   sessionId?: string;
   /** The artifact (or layout entry) the finding is about. */
@@ -46,7 +47,7 @@ export interface CheckReport {
   layout: Finding[];
 }
 
-function finding(code: string, base: { file: string; sessionId?: string }, message: string, extra: Partial<Finding> = {}): Finding {
+function finding(code: RuleCode, base: { file: string; sessionId?: string }, message: string, extra: Partial<Finding> = {}): Finding {
   const meta = ruleMeta(code);
   return {
     code,
@@ -61,73 +62,16 @@ function finding(code: string, base: { file: string; sessionId?: string }, messa
 
 // ------------------------------------------------------------ load failures
 
-const SURFACE_RULES: [RegExp, string][] = [
-  [/is not contiguous; expected/, 'DSH-S1'],
-  [/is not surface-eligible and cannot carry/, 'DSH-S2'],
-  [/requires a surfaceOp marker/, 'DSH-S3'],
-  [/carries an invalid (replace )?surfaceOp/, 'DSH-S4'],
-  [/^surface replace: (start|end) seq /, 'DSH-S5'],
-  [/must be an array when present/, 'DSH-S6'],
-  [/must not be empty except on assistant\/message/, 'DSH-S7'],
-  [/must densely contain non-negative safe integers/, 'DSH-S8'],
-  [/must not contain duplicates/, 'DSH-S9'],
-  [/must reference earlier events/, 'DSH-S10'],
-  [/must include every shadowed surface node/, 'DSH-S10B'],
-  [/must rewrite exactly one current node|must target a current tool\/result/, 'DSH-S11'],
-  [/may change only content/, 'DSH-S12'],
-];
-
-/** Map an inspection error (stage + DSH text) to its rule code. */
-export function classifyLoadError(error: NonNullable<SessionInspection['error']>): string {
-  const message = error.message;
-  const inner = error.cause?.message ?? message;
-  switch (error.stage) {
-    case 'legacy':
-      return 'DSH-B1';
-    case 'migration':
-      if (/malformed pre-react-loop turn\/end/.test(inner)) return 'DSH-B2';
-      if (/malformed pre-react-loop turn\/start/.test(inner)) return 'DSH-B3';
-      if (/malformed pre-react-loop steering\/message/.test(inner)) return 'DSH-B4';
-      return 'DSH-B5';
-    case 'vocabulary':
-      return 'DSH-B6';
-    case 'closers':
-      return 'DSH-R2';
-    case 'restore-header':
-      return 'DSH-C1';
-    case 'restore': {
-      const surface = /^invalid seed event at index \d+: (.*)$/s.exec(inner);
-      if (surface) {
-        const text = surface[1]!;
-        for (const [re, code] of SURFACE_RULES) if (re.test(text)) return code;
-        return 'DSH-C7';
-      }
-      if (/invalid event envelope|uses unsupported legacy request\/header-delta format/.test(inner)) return 'DSH-C2';
-      if (/^seed request\/header at index/.test(inner)) return 'DSH-C3';
-      if (/reason "fallback"/.test(inner)) return 'DSH-C4';
-      if (/^seed (user\/message|assistant\/message|tool\/result) at index/.test(inner)) return 'DSH-C5';
-      if (/seed must be contiguous from 0/.test(inner)) return 'DSH-C6';
-      return 'DSH-C7';
-    }
-    default:
-      break;
-  }
-  // physical
-  if (error.class === 'SessionFormatUnsupportedError') return 'DSH-A2';
-  if (/first line is not a session header|retired policy baseline fields/.test(message)) return 'DSH-A3';
-  if (/header-less|header line is not valid JSON|first frame is not exactly one header line/.test(message)) return 'DSH-A1';
-  if (/frame at byte \d+ failed validation/.test(message)) return 'DSH-A6';
-  if (/complete frame contains a torn JSONL record/.test(message)) return 'DSH-A7';
-  if (/seq gap in committed region/.test(message)) return 'DSH-A9';
-  if (/unparsable committed event/.test(message) || error.class === 'TypeError') return 'DSH-A8';
-  if (/uses \.jsonl, but this backend is configured|flat-file layout/.test(message)) return 'DSH-A11';
-  if (/Zstandard/.test(message)) return 'DSH-A5';
-  return 'DSH-A8';
-}
+/**
+ * A load failure whose detector named no rule: reported as an unparsable line (A8).
+ * Every detector in src/physical and src/log names its rule; test/rules.test.ts fails on one that does not.
+ */
+const UNCLASSIFIED: RuleCode = 'DSH-A8';
 
 function loadFailureFinding(r: SessionInspection, base: { file: string; sessionId?: string }): Finding {
   const error = r.error!;
-  const code = classifyLoadError(error);
+  // The detector attached its rule where it found the failure (see src/core/rules.ts).
+  const code = error.rule ?? UNCLASSIFIED;
   const extra: Partial<Finding> = {};
   if (error.seq !== undefined) extra.seq = error.seq;
   if (error.byteOffset !== undefined) {
@@ -285,8 +229,7 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
     // A reader path that throws a LogError (rather than reporting it) is still a verdict about the log.
     if (!(error instanceof LogError)) throw error;
     const base = { file: target.path, ...(target.expectedId !== undefined ? { sessionId: target.expectedId } : {}) };
-    const serialized = { class: error.dshClass, name: error.dshClass, message: error.message, kind: error.kind, stage: 'physical' };
-    const code = classifyLoadError(serialized as NonNullable<SessionInspection['error']>);
+    const code = error.rule ?? UNCLASSIFIED;
     const prefix = error.dshClass === 'Error' ? '' : `${error.dshClass}: `;
     return {
       file: target.path,

@@ -5,11 +5,12 @@
  * as DSH's `fail` throws; messages are DSH's text (without the registry's
  * `invariant violated by "<package>": ` prefix, which is added by the caller).
  */
+import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
 
 export interface RelationalFinding {
-  code: string;
+  code: RuleCode;
   seq: number;
   message: string;
   /** The DSH package whose invariant this is (empty for dsh's own rules). */
@@ -17,12 +18,12 @@ export interface RelationalFinding {
 }
 
 class Fail extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(readonly code: RuleCode, message: string) {
     super(message);
   }
 }
 
-const failWith = (code: string) => (message: string): never => {
+const failWith = (code: RuleCode) => (message: string): never => {
   throw new Fail(code, message);
 };
 
@@ -36,7 +37,7 @@ export interface ReplayObserver {
   findings(): RelationalFinding[];
 }
 
-function observer(pkg: string, defaultCode: string, body: (event: SessionEvent, index: number) => void): ReplayObserver {
+function observer(pkg: string, defaultCode: RuleCode, body: (event: SessionEvent, index: number) => void): ReplayObserver {
   let index = 0;
   let found: RelationalFinding[] | undefined;
   return {
@@ -57,7 +58,7 @@ function observer(pkg: string, defaultCode: string, body: (event: SessionEvent, 
 }
 
 /** Run a replay over an array. */
-function replay(pkg: string, defaultCode: string, events: readonly SessionEvent[], body: (event: SessionEvent, index: number) => void): RelationalFinding[] {
+function replay(pkg: string, defaultCode: RuleCode, events: readonly SessionEvent[], body: (event: SessionEvent, index: number) => void): RelationalFinding[] {
   const o = observer(pkg, defaultCode, body);
   for (const e of events) o.observe(e);
   return o.findings();
@@ -75,7 +76,7 @@ export function sessionInvariantObserver(): ReplayObserver {
   let nextTurn = 1;
   let nextStep = 1;
   const pending = new Set<unknown>();
-  const requireOpenStep = (code: string, kind: string, turn: unknown, step: unknown) => {
+  const requireOpenStep = (code: RuleCode, kind: string, turn: unknown, step: unknown) => {
     if (openTurn !== turn || openStep !== step) {
       failWith(code)(`${kind} names turn ${turn}/step ${step} but open is turn ${openTurn}/step ${openStep}`);
     }

@@ -7,8 +7,10 @@
 
 export type Severity = 'error' | 'warning' | 'info';
 
+import type { RuleCode } from '../core/rules.js';
+
 export interface RuleMeta {
-  code: string;
+  code: RuleCode;
   severity: Severity;
   /** Short name (SARIF `name`, JUnit testcase name). */
   name: string;
@@ -20,7 +22,7 @@ export interface RuleMeta {
   source: string;
 }
 
-const r = (code: string, severity: Severity, name: string, title: string, hint: string, source: string): RuleMeta => ({
+const r = (code: RuleCode, severity: Severity, name: string, title: string, hint: string, source: string): RuleMeta => ({
   code,
   severity,
   name,

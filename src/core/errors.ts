@@ -4,6 +4,10 @@
  * `SessionPersistenceCorruptionError`); `kind` is dsh's exit-code category.
  */
 
+import type { RuleCode } from './rules.js';
+
+export type { RuleCode } from './rules.js';
+
 export type DshErrorClass = 'Error' | 'TypeError' | 'SessionFormatUnsupportedError' | 'SessionPersistenceCorruptionError';
 
 /** What went wrong, for exit codes and `check`: the log is corrupt, refused, or dsh could not read it at all. */
@@ -31,8 +35,8 @@ export class LogError extends Error {
   readonly byteOffset?: number;
   /** Event seq the error is about, when known. */
   readonly seq?: number;
-  /** The DSH rule that failed, when known (surface rules S1–S12). */
-  readonly rule?: string;
+  /** The rule the detector found broken (its `dsh check` code). */
+  readonly rule?: RuleCode;
   readonly detail?: SerializedError & { code?: string };
 
   constructor(
@@ -43,7 +47,7 @@ export class LogError extends Error {
       location?: ErrorLocation;
       byteOffset?: number;
       seq?: number;
-      rule?: string;
+      rule?: RuleCode;
       cause?: SerializedError & { code?: string };
     } = {},
   ) {
@@ -60,6 +64,20 @@ export class LogError extends Error {
 
   toJSON(): SerializedError {
     return serializeError(this);
+  }
+}
+
+/**
+ * A DSH check that failed, thrown with DSH's plain `Error` text by a
+ * validation helper and wrapped into a LogError by the stage that ran it.
+ */
+export class RuleError extends Error {
+  constructor(
+    message: string,
+    readonly rule: RuleCode,
+  ) {
+    super(message);
+    this.name = 'Error';
   }
 }
 
@@ -84,14 +102,15 @@ export class ResourceLimit extends UsageError {
   }
 }
 
-export function corrupt(message: string, extra: { byteOffset?: number; seq?: number; cause?: SerializedError & { code?: string } } = {}): LogError {
+export function corrupt(message: string, extra: { byteOffset?: number; seq?: number; rule?: RuleCode; cause?: SerializedError & { code?: string } } = {}): LogError {
   return new LogError(message, { dshClass: 'Error', kind: 'corrupt', ...extra });
 }
 
-export function refused(message: string, location?: ErrorLocation, seq?: number): LogError {
+export function refused(message: string, location?: ErrorLocation, seq?: number, rule?: RuleCode): LogError {
   return new LogError(message, {
     dshClass: 'SessionFormatUnsupportedError',
     kind: 'refused',
+    ...(rule !== undefined ? { rule } : {}),
     ...(location ? { location } : {}),
     ...(seq !== undefined ? { seq } : {}),
   });

@@ -32,7 +32,7 @@ export function isHeaderLine(value: unknown): boolean {
 /** Keep only the known header fields, in DSH's order; refuse retired fields. */
 export function fromHeaderLine(line: Record<string, unknown>): SessionHeader {
   if (Object.hasOwn(line, 'sandboxMode') || Object.hasOwn(line, 'approvalPolicy')) {
-    throw corrupt('session header uses retired policy baseline fields');
+    throw corrupt('session header uses retired policy baseline fields', { rule: 'DSH-A3' });
   }
   const out: Record<string, unknown> = { version: line['version'], id: line['id'], createdAt: line['createdAt'] };
   for (const key of ['cwd', 'parentSession', 'seedLength', 'origin'] as const) {
@@ -62,13 +62,13 @@ export function toHeaderLine(h: SessionHeader): string {
  */
 export function parseHeaderRecord(record: Buffer, rawPath: string): SessionHeader {
   if (record.length === 0 || record[record.length - 1] !== 0x0a || record.indexOf(0x0a) !== record.length - 1) {
-    throw corrupt('empty or header-less session log');
+    throw corrupt('empty or header-less session log', { rule: 'DSH-A1' });
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(record.subarray(0, record.length - 1).toString('utf8'));
   } catch {
-    throw corrupt('corrupt session log: header line is not valid JSON');
+    throw corrupt('corrupt session log: header line is not valid JSON', { rule: 'DSH-A1' });
   }
   if (typeof parsed === 'object' && parsed !== null) {
     const { version, id } = parsed as { version?: unknown; id?: unknown };
@@ -76,10 +76,12 @@ export function parseHeaderRecord(record: Buffer, rawPath: string): SessionHeade
       throw refused(
         `${versionRefusalText(typeof id === 'string' ? id : String(id), version)} (raw log: ${rawPath})`,
         { kind: 'jsonl', path: rawPath },
+        undefined,
+        'DSH-A2',
       );
     }
   }
-  if (!isHeaderLine(parsed)) throw corrupt('corrupt session log: first line is not a session header');
+  if (!isHeaderLine(parsed)) throw corrupt('corrupt session log: first line is not a session header', { rule: 'DSH-A3' });
   return fromHeaderLine(parsed as Record<string, unknown>);
 }
 

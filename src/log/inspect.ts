@@ -1,3 +1,4 @@
+import type { RuleCode } from '../core/rules.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { readArtifact, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
@@ -62,7 +63,7 @@ export interface Inspection {
   /** First defect that ended the preserved prefix (tolerated torn region). */
   defect?: { message: string; line: number };
   surface?: LogicalResult['surface'];
-  error?: SerializedError & { kind: FailureKind; stage: string; seq?: number; byteOffset?: number; rule?: string };
+  error?: SerializedError & { kind: FailureKind; stage: string; seq?: number; byteOffset?: number; rule?: RuleCode };
 }
 
 export interface InspectOptions {
@@ -209,7 +210,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     result.torn = { truncateTo: t.truncateTo, recoveredEventSeqs: t.recoveredEventSeqs, tornBytes: t.tornBytes, lostPlaintextBytes: t.lostPlaintextBytes };
   }
   if (outcome.error || !outcome.stored || !pipeline) {
-    const error = outcome.error ?? new LogError('empty or header-less session log');
+    const error = outcome.error ?? new LogError('empty or header-less session log', { rule: 'DSH-A1' });
     result.error = errorOut(error, 'physical');
     return result;
   }

@@ -1,3 +1,4 @@
+import { RuleError, type RuleCode } from '../core/errors.js';
 import type { SessionEvent } from './types.js';
 
 /**
@@ -54,7 +55,7 @@ function migrateTurnStart(event: SessionEvent, id: string): SessionEvent {
     typeof trigger['kind'] !== 'string' ||
     trigger['kind'].length === 0
   ) {
-    throw new Error(`session "${id}" contains malformed pre-react-loop turn/start at seq ${event.seq}`);
+    throw new RuleError(`session "${id}" contains malformed pre-react-loop turn/start at seq ${event.seq}`, 'DSH-B3');
   }
   return { ...event, data: { turn: data['turn'] } };
 }
@@ -64,7 +65,7 @@ function migrateTurnEnd(event: SessionEvent, id: string): SessionEvent {
   const data = asRecord(event.data);
   if (data === undefined) return event;
   const malformed = (): never => {
-    throw new Error(`session "${id}" contains malformed pre-react-loop turn/end at seq ${event.seq}`);
+    throw new RuleError(`session "${id}" contains malformed pre-react-loop turn/end at seq ${event.seq}`, 'DSH-B2');
   };
   const reason = asRecord(data['reason']);
   if (
@@ -126,7 +127,7 @@ function migrateTurnEnd(event: SessionEvent, id: string): SessionEvent {
 function migrateSteering(event: SessionEvent, id: string): SessionEvent {
   if (event.type !== 'steering/message') return event;
   const data = asRecord(event.data);
-  const malformed = () => new Error(`session "${id}" contains malformed pre-react-loop steering/message at seq ${event.seq}`);
+  const malformed = () => new RuleError(`session "${id}" contains malformed pre-react-loop steering/message at seq ${event.seq}`, 'DSH-B4');
   if (data === undefined) throw malformed();
   const wrapped = asRecord(data['message']);
   if (wrapped !== undefined && Number.isSafeInteger(data['turn']) && hasOnlyKeys(data, ['turn', 'message'])) {
@@ -190,39 +191,39 @@ function hasProviderModel(v: unknown): boolean {
 }
 
 /** DSH's `assertMessageEventShape` (B5); `subject` is e.g. `session event at seq 4`. */
-export function assertMessageEventShape(event: Record<string, unknown>, subject: string): void {
+export function assertMessageEventShape(event: Record<string, unknown>, subject: string, rule: RuleCode = 'DSH-B5'): void {
   const type = event['type'];
   if (type !== 'user/message' && type !== 'assistant/message' && type !== 'tool/result') return;
   const data = event['data'];
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : undefined;
   const message = type === 'user/message' ? record : record?.['message'];
   if (typeof message !== 'object' || message === null || typeof (message as any)['id'] !== 'string' || (message as any)['id'] === '') {
-    throw new Error(`${subject} lacks an identified message`);
+    throw new RuleError(`${subject} lacks an identified message`, rule);
   }
   const m = message as Record<string, unknown>;
   const role = type === 'assistant/message' ? 'assistant' : 'user';
-  if (m['role'] !== role) throw new Error(`${subject} message must have role "${role}"`);
+  if (m['role'] !== role) throw new RuleError(`${subject} message must have role "${role}"`, rule);
   const source = m['source'];
   if (typeof source !== 'object' || source === null || typeof (source as any)['kind'] !== 'string' || (source as any)['kind'] === '') {
-    throw new Error(`${subject} message has invalid source`);
+    throw new RuleError(`${subject} message has invalid source`, rule);
   }
-  if (!Array.isArray(m['content'])) throw new Error(`${subject} message has invalid content`);
+  if (!Array.isArray(m['content'])) throw new RuleError(`${subject} message has invalid content`, rule);
   const s = source as Record<string, unknown>;
   if (type === 'assistant/message') {
-    if (s['kind'] !== 'model' || !hasProviderModel(s)) throw new Error(`${subject} message must have model source`);
+    if (s['kind'] !== 'model' || !hasProviderModel(s)) throw new RuleError(`${subject} message must have model source`, rule);
     return;
   }
   if (type !== 'tool/result') return;
-  if (s['kind'] !== 'tool' || typeof s['callId'] !== 'string' || s['callId'] === '') throw new Error(`${subject} message must have tool source`);
+  if (s['kind'] !== 'tool' || typeof s['callId'] !== 'string' || s['callId'] === '') throw new RuleError(`${subject} message must have tool source`, rule);
   const content = m['content'] as unknown[];
   const block = content[0] as Record<string, unknown> | undefined;
   if (content.length !== 1 || typeof block !== 'object' || block === null || block['type'] !== 'tool-result' || !Array.isArray(block['content'])) {
-    throw new Error(`${subject} message must contain one tool-result block`);
+    throw new RuleError(`${subject} message must contain one tool-result block`, rule);
   }
-  if (block['toolCallId'] !== s['callId']) throw new Error(`${subject} message has mismatched tool call ids`);
+  if (block['toolCallId'] !== s['callId']) throw new RuleError(`${subject} message has mismatched tool call ids`, rule);
 }
 
-/** Validate request/header config shape (C3). */
+/** Restore's LLM-shape checks: request/header config shape (C3), then message shapes (C5). */
 export function assertCurrentLlmShape(event: Record<string, unknown>, index: number): void {
   const data = event['data'];
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : undefined;
@@ -230,15 +231,15 @@ export function assertCurrentLlmShape(event: Record<string, unknown>, index: num
     const header = record?.['header'];
     const h = typeof header === 'object' && header !== null && !Array.isArray(header) ? (header as Record<string, unknown>) : undefined;
     const config = h?.['config'];
-    if (!hasProviderModel(config)) throw new Error(`seed request/header at index ${index} lacks provider/model`);
+    if (!hasProviderModel(config)) throw new RuleError(`seed request/header at index ${index} lacks provider/model`, 'DSH-C3');
     const c = config as Record<string, unknown>;
     const effort = c['reasoningEffort'];
     if (effort !== undefined && (typeof effort !== 'string' || effort.length === 0)) {
-      throw new Error(`seed request/header at index ${index} has an invalid reasoningEffort`);
+      throw new RuleError(`seed request/header at index ${index} has an invalid reasoningEffort`, 'DSH-C3');
     }
     const defaults = h?.['adapterDefaults'];
     if (defaults !== undefined) {
-      const bad = () => new Error(`seed request/header at index ${index} has invalid adapterDefaults`);
+      const bad = () => new RuleError(`seed request/header at index ${index} has invalid adapterDefaults`, 'DSH-C3');
       if (typeof defaults !== 'object' || defaults === null || Array.isArray(defaults)) throw bad();
       const d = defaults as Record<string, unknown>;
       if (
@@ -253,7 +254,7 @@ export function assertCurrentLlmShape(event: Record<string, unknown>, index: num
   }
   const type = event['type'];
   if (type !== 'user/message' && type !== 'assistant/message' && type !== 'tool/result') return;
-  assertMessageEventShape(event, `seed ${type} at index ${index}`);
+  assertMessageEventShape(event, `seed ${type} at index ${index}`, 'DSH-C5');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { LogError, refused, wrapCorruption } from './errors.js';
+import { LogError, refused, RuleError, wrapCorruption } from './errors.js';
 import { LegacyNormalizer, LegacyRejections } from './legacy.js';
 import { KNOWN_EVENT_TYPES, unknownTypeRefusalText } from './vocabulary.js';
 import { CloserTracker, type CloserReason } from './closers.js';
@@ -41,7 +41,7 @@ export class LogicalPipeline {
   private normalizer: LegacyNormalizer;
   private closers = new CloserTracker();
   private restore: RestoreValidator;
-  private migrationError: { message: string; seq: number } | undefined;
+  private migrationError: { message: string; seq: number; rule: RuleError['rule'] } | undefined;
   private unknown: SessionEvent | undefined;
   private closerError: Error | undefined;
   private count = 0;
@@ -62,7 +62,8 @@ export class LogicalPipeline {
     try {
       event = this.normalizer.normalize(stored);
     } catch (error) {
-      this.migrationError = { message: (error as Error).message, seq: stored.seq };
+      // Every migration check names its rule (B2-B5); a throw without one is DSH's message-shape failure.
+      this.migrationError = { message: (error as Error).message, seq: stored.seq, rule: error instanceof RuleError ? error.rule : 'DSH-B5' };
       return;
     }
     if (!KNOWN_EVENT_TYPES.has(event.type)) {
@@ -93,32 +94,32 @@ export class LogicalPipeline {
     };
     const fail = (error: LogError, stage: LogicalResult['failedStage']): LogicalResult => ({ ...base, error, failedStage: stage });
     const rejection = this.rejections.first(id);
-    if (rejection) return fail(wrapCorruption(id, new LogError(rejection[0], { seq: rejection[1] })), 'legacy');
+    if (rejection) return fail(wrapCorruption(id, new LogError(rejection[0], { seq: rejection[1], rule: 'DSH-B1' })), 'legacy');
     if (this.migrationError) {
-      return fail(wrapCorruption(id, new LogError(this.migrationError.message, { seq: this.migrationError.seq })), 'migration');
+      return fail(wrapCorruption(id, new LogError(this.migrationError.message, { seq: this.migrationError.seq, rule: this.migrationError.rule })), 'migration');
     }
     if (this.unknown) {
       const u = this.unknown;
       return fail(
-        refused(`${unknownTypeRefusalText(id, String(u.type), u.seq)} (raw log: ${this.rawPath})`, { kind: 'jsonl', path: this.rawPath }, u.seq),
+        refused(`${unknownTypeRefusalText(id, String(u.type), u.seq)} (raw log: ${this.rawPath})`, { kind: 'jsonl', path: this.rawPath }, u.seq, 'DSH-B6'),
         'vocabulary',
       );
     }
     if (this.closerError) {
-      const inner = new LogError(this.closerError.message, { dshClass: this.closerError.name === 'TypeError' ? 'TypeError' : 'Error' });
+      const inner = new LogError(this.closerError.message, { dshClass: this.closerError.name === 'TypeError' ? 'TypeError' : 'Error', rule: 'DSH-R2' });
       return fail(wrapCorruption(id, inner), 'closers');
     }
     const { closers, reasons } = this.closers.closers();
     try {
       validateRestoredHeader(id, headerRecord(this.meta));
     } catch (error) {
-      return fail(wrapCorruption(id, new LogError((error as Error).message)), 'restore-header');
+      return fail(wrapCorruption(id, new LogError((error as Error).message, { rule: 'DSH-C1' })), 'restore-header');
     }
     for (const closer of closers) this.restore.observe(closer);
     const failure = this.restore.failure;
     if (failure) {
       return fail(
-        wrapCorruption(id, new LogError(failure.message, { ...(failure.seq !== undefined ? { seq: failure.seq } : {}), ...(failure.rule !== 'restore' ? { rule: failure.rule } : {}) })),
+        wrapCorruption(id, new LogError(failure.message, { ...(failure.seq !== undefined ? { seq: failure.seq } : {}), rule: failure.rule })),
         'restore',
       );
     }

@@ -205,7 +205,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       return;
     }
     if (meta === undefined || (options.expectedId !== undefined && meta.id !== options.expectedId)) {
-      outcome.artifact.error = corrupt(`corrupt session log: invalid header line in "${rawPath}"`);
+      outcome.artifact.error = corrupt(`corrupt session log: invalid header line in "${rawPath}"`, { rule: 'DSH-A1' });
       return;
     }
     outcome.artifact.meta = meta;
@@ -246,7 +246,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       if (scanner) options.onHeader?.(scanner.meta);
       feed(chunk.subarray(nl + 1));
     }
-    if (!options.artifactOnly && !headerDone) storedError = corrupt('empty or header-less session log');
+    if (!options.artifactOnly && !headerDone) storedError = corrupt('empty or header-less session log', { rule: 'DSH-A1' });
     finishArtifact();
     if (!options.artifactOnly && !storedError && scanner) {
       const committed = scanner.committedBytes;
@@ -291,7 +291,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     return structural(error);
   }
   if (frame0 === null) {
-    const e = corrupt('empty or header-less Zstandard session log');
+    const e = corrupt('empty or header-less Zstandard session log', { rule: 'DSH-A1' });
     outcome.frames = reports;
     outcome.error = e;
     outcome.artifact.error = e;
@@ -302,6 +302,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   const frameFailure = (frame: FrameInfo, error: unknown): LogError =>
     corrupt(`corrupt Zstandard session log: frame at byte ${frame.start} failed validation`, {
       byteOffset: frame.start,
+      rule: 'DSH-A6',
       cause: failureCause(error),
     });
 
@@ -330,7 +331,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     artifact.write(header);
     if (!options.artifactOnly) {
       if (header.length === 0 || header.indexOf(0x0a) !== header.length - 1) {
-        storedError = corrupt('corrupt Zstandard session log: first frame is not exactly one header line', { byteOffset: 0 });
+        storedError = corrupt('corrupt Zstandard session log: first frame is not exactly one header line', { byteOffset: 0, rule: 'DSH-A1' });
       } else {
         try {
           scanner = new LogScanner(header, rawPath, sink, maxLine);
@@ -512,7 +513,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   const torn = walker.torn;
 
   if (!storedError && scanner && scanner.committedBytes !== scanner.consumedBytes) {
-    storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record');
+    storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record', { rule: 'DSH-A7' });
   }
   finishArtifact();
 

@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { assertCurrentLlmShape } from './legacy.js';
 import { SurfaceFold, SurfaceError } from './surface.js';
+import { RuleError, type RuleCode } from '../core/errors.js';
 import type { SessionEvent, SessionHeader } from './types.js';
 
 /** DSH's restore-time header validation (`validateSessionHeader`), C1. */
@@ -37,10 +38,10 @@ const ENVELOPE_KEYS = new Set(['type', 'seq', 'time', 'data', 'surfaceOp', 'sour
 /** Envelope check (C2) including the LLM-shape checks DSH runs inside it. */
 export function assertEnvelope(event: Record<string, unknown>, index: number): void {
   if (event['type'] === 'request/header-delta') {
-    throw new Error(`seed event at index ${index} uses unsupported legacy request/header-delta format`);
+    throw new RuleError(`seed event at index ${index} uses unsupported legacy request/header-delta format`, 'DSH-C2');
   }
   for (const key in event) {
-    if (!ENVELOPE_KEYS.has(key)) throw new Error(`seed event at index ${index} has an invalid event envelope`);
+    if (!ENVELOPE_KEYS.has(key)) throw new RuleError(`seed event at index ${index} has an invalid event envelope`, 'DSH-C2');
   }
   const { type, seq, time } = event;
   if (
@@ -53,18 +54,18 @@ export function assertEnvelope(event: Record<string, unknown>, index: number): v
     event['data'] === undefined ||
     (event['ignorable'] !== undefined && event['ignorable'] !== true)
   ) {
-    throw new Error(`seed event at index ${index} has an invalid event envelope`);
+    throw new RuleError(`seed event at index ${index} has an invalid event envelope`, 'DSH-C2');
   }
-  // DSH re-checks message shapes here (C5), but the coordinator already ran the
-  // same checks on the same events (B5, an earlier stage whose error wins), so
-  // only the request/header shape can fail at this point.
-  if (type === 'request/header') assertCurrentLlmShape(event, index);
+  // DSH re-checks message shapes here (C5); the coordinator already ran the same
+  // checks on the same events (B5, an earlier stage whose error wins), so in a
+  // full load only the request/header shape (C3) can fail at this point.
+  assertCurrentLlmShape(event, index);
 }
 
 export interface RestoreFailure {
   message: string;
   seq?: number;
-  rule: string;
+  rule: RuleCode;
 }
 
 /**
@@ -89,13 +90,13 @@ export class RestoreValidator {
       assertEnvelope(record, index);
       const data = record['data'];
       if (event.type === 'request/header' && data !== null && typeof data === 'object' && !Array.isArray(data) && (data as any).reason === 'fallback') {
-        throw new Error(`seed event at index ${index} uses unsupported legacy request/header reason "fallback"`);
+        throw new RuleError(`seed event at index ${index} uses unsupported legacy request/header reason "fallback"`, 'DSH-C4');
       }
       if (event.seq !== index) {
-        throw new Error(`seed event at index ${index} has seq ${event.seq} (expected ${index}); seed must be contiguous from 0`);
+        throw new RuleError(`seed event at index ${index} has seq ${event.seq} (expected ${index}); seed must be contiguous from 0`, 'DSH-C6');
       }
     } catch (error) {
-      this.failure = { message: (error as Error).message, seq: typeof event.seq === 'number' ? event.seq : index, rule: 'restore' };
+      this.failure = { message: (error as Error).message, seq: typeof event.seq === 'number' ? event.seq : index, rule: error instanceof RuleError ? error.rule : 'DSH-C7' };
       return;
     }
     try {
@@ -105,7 +106,7 @@ export class RestoreValidator {
       this.failure = {
         message: `invalid seed event at index ${index}: ${e.message}`,
         seq: event.seq,
-        rule: error instanceof SurfaceError ? error.rule : 'surface',
+        rule: error instanceof SurfaceError ? error.rule : 'DSH-C7',
       };
     }
   }

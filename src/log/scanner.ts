@@ -110,7 +110,7 @@ export class LogScanner {
       plain = decoded.length === 1 && decoded[0] === parsed;
     } catch {
       if (this.issue === undefined) {
-        this.issue = corrupt(`corrupt session log: unparsable committed event at line ${this.eventLine}`, { byteOffset: start });
+        this.issue = corrupt(`corrupt session log: unparsable committed event at line ${this.eventLine}`, { byteOffset: start, rule: 'DSH-A8' });
         this.issueLine = this.eventLine;
       }
       return;
@@ -121,6 +121,7 @@ export class LogScanner {
         dshClass: 'TypeError',
         kind: 'corrupt',
         byteOffset: start,
+        rule: 'DSH-A8',
       });
     }
     const hasTurnEnd = () => decoded.some((e) => typeof e === 'object' && e.type === 'turn/end');
@@ -133,7 +134,7 @@ export class LogScanner {
       if (seq !== this.count + i) {
         this.issue = corrupt(
           `corrupt session log: seq gap in committed region at line ${this.eventLine} (expected ${this.count + i}, got ${String(seq)})`,
-          { byteOffset: start },
+          { byteOffset: start, rule: 'DSH-A9' },
         );
         this.issueLine = this.eventLine;
         if (hasTurnEnd()) throw this.issue;

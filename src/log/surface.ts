@@ -1,3 +1,4 @@
+import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent, SurfaceOp } from './types.js';
 
 /** DSH's surface-eligible event types. */
@@ -39,7 +40,7 @@ export interface Replacement {
 
 /** A surface rule violation, with DSH's exact text. */
 export class SurfaceError extends Error {
-  constructor(message: string, readonly seq: number, readonly rule: string) {
+  constructor(message: string, readonly seq: number, readonly rule: RuleCode) {
     super(message);
   }
 }
@@ -94,23 +95,23 @@ export class SurfaceFold {
 
   apply(event: SessionEvent): Replacement | undefined {
     const expected = this.count;
-    const fail = (message: string, rule: string): never => {
+    const fail = (message: string, rule: RuleCode): never => {
       throw new SurfaceError(message, event.seq, rule);
     };
-    if (event.seq !== expected) fail(`session event seq ${event.seq} is not contiguous; expected ${expected}`, 'S1');
+    if (event.seq !== expected) fail(`session event seq ${event.seq} is not contiguous; expected ${expected}`, 'DSH-S1');
     const raw = event as SessionEvent & { surfaceOp?: unknown; sourceEventSeqs?: unknown };
     if (!SURFACE_TYPES.has(event.type)) {
-      if (raw.surfaceOp !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry surfaceOp`, 'S2');
-      if (raw.sourceEventSeqs !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry sourceEventSeqs`, 'S2');
+      if (raw.surfaceOp !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry surfaceOp`, 'DSH-S2');
+      if (raw.sourceEventSeqs !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry sourceEventSeqs`, 'DSH-S2');
       this.count += 1;
       return undefined;
     }
     const op = raw.surfaceOp;
-    if (op === undefined) fail(`session event "${event.type}" is surface-eligible and requires a surfaceOp marker`, 'S3');
+    if (op === undefined) fail(`session event "${event.type}" is surface-eligible and requires a surfaceOp marker`, 'DSH-S3');
     let replace: { start: number; end: number } | undefined;
     if (op !== 'append') {
-      if (op === null || typeof op !== 'object' || Array.isArray(op)) fail(`session event "${event.type}" carries an invalid surfaceOp`, 'S4');
-      if (!isReplaceOp(op as Record<string, unknown>)) fail(`session event "${event.type}" carries an invalid replace surfaceOp`, 'S4');
+      if (op === null || typeof op !== 'object' || Array.isArray(op)) fail(`session event "${event.type}" carries an invalid surfaceOp`, 'DSH-S4');
+      if (!isReplaceOp(op as Record<string, unknown>)) fail(`session event "${event.type}" carries an invalid replace surfaceOp`, 'DSH-S4');
       replace = op as { start: number; end: number };
     }
     let startIdx = -1;
@@ -118,11 +119,11 @@ export class SurfaceFold {
     let shadowed: number[] = [];
     if (replace) {
       startIdx = this.nodes.indexOf(replace.start);
-      if (startIdx === -1) fail(`surface replace: start seq ${replace.start} not found in surface`, 'S5');
+      if (startIdx === -1) fail(`surface replace: start seq ${replace.start} not found in surface`, 'DSH-S5');
       endIdx = this.nodes.indexOf(replace.end);
-      if (endIdx === -1) fail(`surface replace: end seq ${replace.end} not found in surface`, 'S5');
+      if (endIdx === -1) fail(`surface replace: end seq ${replace.end} not found in surface`, 'DSH-S5');
       if (startIdx > endIdx) {
-        fail(`surface replace: start seq ${replace.start} (index ${startIdx}) is after end seq ${replace.end} (index ${endIdx})`, 'S5');
+        fail(`surface replace: start seq ${replace.start} (index ${startIdx}) is after end seq ${replace.end} (index ${endIdx})`, 'DSH-S5');
       }
       shadowed = this.nodes.slice(startIdx, endIdx + 1);
     }
@@ -130,33 +131,33 @@ export class SurfaceFold {
     const sources = new Set<number>();
     if (raw.sourceEventSeqs !== undefined) {
       const list = raw.sourceEventSeqs;
-      if (!Array.isArray(list)) fail(`sourceEventSeqs on event at seq ${event.seq} must be an array when present`, 'S6');
+      if (!Array.isArray(list)) fail(`sourceEventSeqs on event at seq ${event.seq} must be an array when present`, 'DSH-S6');
       const arr = list as unknown[];
-      if (arr.length === 0 && event.type !== 'assistant/message') fail('sourceEventSeqs must not be empty except on assistant/message', 'S7');
+      if (arr.length === 0 && event.type !== 'assistant/message') fail('sourceEventSeqs must not be empty except on assistant/message', 'DSH-S7');
       let nonEarlier: number | undefined;
       // for...of visits holes as undefined, as DSH's loop does.
       for (const source of arr) {
-        if (!isEventSeq(source)) fail(`session event "${event.type}" sourceEventSeqs must densely contain non-negative safe integers`, 'S8');
+        if (!isEventSeq(source)) fail(`session event "${event.type}" sourceEventSeqs must densely contain non-negative safe integers`, 'DSH-S8');
         sources.add(source as number);
         if (nonEarlier === undefined && (source as number) >= event.seq) nonEarlier = source as number;
       }
-      if (sources.size !== arr.length) fail('sourceEventSeqs must not contain duplicates', 'S9');
-      if (nonEarlier !== undefined) fail(`sourceEventSeqs must reference earlier events: ${nonEarlier} >= current seq ${event.seq}`, 'S10');
+      if (sources.size !== arr.length) fail('sourceEventSeqs must not contain duplicates', 'DSH-S9');
+      if (nonEarlier !== undefined) fail(`sourceEventSeqs must reference earlier events: ${nonEarlier} >= current seq ${event.seq}`, 'DSH-S10');
     }
     const missing = shadowed.filter((s) => !sources.has(s));
     if (missing.length > 0) {
-      fail(`surface replace: sourceEventSeqs must include every shadowed surface node; missing ${missing.join(', ')}`, 'S10b');
+      fail(`surface replace: sourceEventSeqs must include every shadowed surface node; missing ${missing.join(', ')}`, 'DSH-S10B');
     }
     if (replace && event.type === 'tool/result') {
-      if (shadowed.length !== 1) fail('tool/result surface replacement must rewrite exactly one current node', 'S11');
+      if (shadowed.length !== 1) fail('tool/result surface replacement must rewrite exactly one current node', 'DSH-S11');
       const original = this.toolResults.get(shadowed[0] as number);
-      if (original === undefined) fail('tool/result surface replacement must target a current tool/result', 'S11');
+      if (original === undefined) fail('tool/result surface replacement must target a current tool/result', 'DSH-S11');
       const strip = (data: any) => {
         const rest = { ...data };
         rest.message = { ...data.message, content: [{ ...data.message.content[0], content: null }] };
         return rest;
       };
-      if (!deepEqualJson(strip(original), strip(event.data))) fail('tool/result surface replacement may change only content', 'S12');
+      if (!deepEqualJson(strip(original), strip(event.data))) fail('tool/result surface replacement may change only content', 'DSH-S12');
     }
     // Apply.
     this.count += 1;

@@ -47,7 +47,7 @@ function artifactInDir(dir: string): string | undefined {
     const raw = path.join(dir, 'session.jsonl');
     throw new LogError(
       `session artifact ${JSON.stringify(raw)} uses .jsonl, but this backend is configured for compression "zstd"; use a separate root or select the matching compression mode`,
-      { kind: 'corrupt' },
+      { kind: 'corrupt', rule: 'DSH-A11' },
     );
   }
   return present[0] !== undefined ? path.join(dir, present[0]) : undefined;
@@ -193,7 +193,7 @@ export function resolveTarget(target: string, options: ResolveOptions = {}): Res
   const matches = scanRoot(root).sessions.filter((s) => encodeSegment(s.id) === encoded);
   const dirs = [...new Set(matches.map((m) => m.projectDir))];
   if (dirs.length > 1) {
-    throw new LogError(`duplicate JSONL session id "${target}" appears in multiple project directories`, { kind: 'corrupt' });
+    throw new LogError(`duplicate JSONL session id "${target}" appears in multiple project directories`, { kind: 'corrupt', rule: 'DSH-A11' });
   }
   if (matches.length === 0) {
     if (looksLikePath) throw new UsageError(`cannot open ${target}: no such file or directory, and no session with that id under ${root}`, 'io');

@@ -144,7 +144,7 @@ export class FrameWalker {
     const magic = reader.uint(offset, 4);
     if (magic !== ZSTD_MAGIC) {
       this.ended = true;
-      throw corrupt(`corrupt Zstandard session log: invalid frame magic at byte ${offset}`, { byteOffset: offset });
+      throw corrupt(`corrupt Zstandard session log: invalid frame magic at byte ${offset}`, { byteOffset: offset, rule: 'DSH-A5' });
     }
     offset += 4;
     if (offset === size) return tornAt('frame-header', 0);
@@ -155,6 +155,7 @@ export class FrameWalker {
       this.ended = true;
       throw corrupt(`corrupt Zstandard session log: reserved frame-header bit at byte ${offset - 1}`, {
         byteOffset: offset - 1,
+        rule: 'DSH-A5',
       });
     }
     const { checksumFlag, rest } = layout;
@@ -177,6 +178,7 @@ export class FrameWalker {
         this.ended = true;
         throw corrupt(`corrupt Zstandard session log: reserved block type at byte ${offset - 3}`, {
           byteOffset: offset - 3,
+          rule: 'DSH-A5',
         });
       }
       const payload = type === 1 ? 1 : blockSize;
