@@ -696,3 +696,8 @@ export function pickDispatch(index: DispatchIndex, events: readonly unknown[], s
   if (!r.ok) throw new UsageError(`${r.reason}${step !== undefined ? '' : nearestText(r)}`);
   return { entry: index.requests[r.index] as DispatchEntry, resolution: r, from };
 }
+
+/** Whether two dispatch inputs differ (header, request context or messages). */
+export function dispatchesDiffer(d: DispatchDiff): boolean {
+  return d.header.changed || d.requestContext.changed || d.messages.added.length > 0 || d.messages.removed.length > 0;
+}

@@ -32,6 +32,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'stats', load: async () => (await import('./stats.js')).registerStats },
   { name: 'report', load: async () => (await import('./report.js')).registerReport },
   { name: 'compactions', load: async () => (await import('./compactions.js')).registerCompactions },
+  { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
 ];
 
 /**

@@ -56,30 +56,10 @@ Examples:
       if (picks > 1) throw new UsageError('give either <seq> or --step, not both');
       if (opts.list && (opts.diff || opts.body)) throw new UsageError('--list does not combine with --diff or --body');
       if (opts.diff && opts.body) throw new UsageError('--diff and --body are separate views; pick one');
-      const resolved = await resolveCli(target, opts);
-      // One validating pass that keeps the dispatch index and a log index, not the events;
-      // then only the events this view shows are re-read (the log can be far larger than memory).
-      let sparse: SessionEvent[] = [];
-      const builder = new DispatchBuilder({ lazy: () => sparse });
-      // The pipeline validates each event before the builder sees it, but a log DSH refuses can
-      // still trip the builder before the pipeline's verdict is in: DSH's verdict wins.
-      const consumer = guardedConsumer((e: SessionEvent) => builder.apply(e));
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: consumer.observe });
-      const r: SessionInspection = indexed.inspection;
-      const fetch = indexed.events;
-      let index: DispatchIndex;
+      const opened = await openDispatchIndex(io, target, opts);
+      if (typeof opened === 'number') return opened;
+      const { index, fetch, r } = opened;
       try {
-        for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-        if (r.error || !fetch) {
-          const e = r.error;
-          io.stderr.write(`dsh: ${e ? `${e.class}: ${escapeControl(e.message)}` : 'the log could not be read'}\n`);
-          if (e?.cause) io.stderr.write(`dsh:   cause: ${escapeControl(e.cause.message)}\n`);
-          io.stderr.write('dsh: DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n');
-          return EXIT.failed;
-        }
-        consumer.rethrow();
-        for (const c of r.closers) builder.apply(c);
-        index = builder.finish();
         const sessionId = r.meta?.id ?? null;
         if (opts.list) {
           const rows = index.requests.map((e, i) => summarizeDispatch(e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null));
@@ -88,15 +68,70 @@ Examples:
           return EXIT.ok;
         }
         const asked = seqArg !== undefined && /^\d+$/.test(seqArg.trim()) ? Number(seqArg.trim()) : undefined;
-        sparse = asked !== undefined ? await fetch([[asked, asked]]) : [];
+        let sparse: SessionEvent[] = asked !== undefined ? await fetch([[asked, asked]]) : [];
         const picked = pickDispatch(index, sparse, seqArg, opts.step);
         sparse = await fetch(neededRanges(index, picked.entry, { asked, diff: Boolean(opts.diff), human: !opts.json && !opts.body }));
         return await show(io, opts, picked, index, sparse, r, sessionId);
       } finally {
-        indexed.close();
+        opened.close();
       }
     }),
   );
+}
+
+/** A session's dispatch index from one validating pass, and a re-reader for the few events a view shows. */
+export interface OpenedDispatchIndex {
+  index: DispatchIndex;
+  fetch: (ranges: readonly [number, number][], into?: SessionEvent[]) => Promise<SessionEvent[]>;
+  r: SessionInspection;
+  close(): void;
+}
+
+/**
+ * Index the dispatches of a target without holding its events. A log DSH
+ * refuses: DSH's error on stderr (each line prefixed with `label`, when given)
+ * and the exit code (1) instead.
+ */
+export async function openDispatchIndex(io: Io, target: string, opts: CommonOptions, label = ''): Promise<OpenedDispatchIndex | number> {
+  const resolved = await resolveCli(target, opts);
+  // One validating pass that keeps the dispatch index and a log index, not the events;
+  // then only the events a view shows are re-read (the log can be far larger than memory).
+  const held: { events: SessionEvent[] } = { events: [] };
+  const builder = new DispatchBuilder({ lazy: () => held.events });
+  // The pipeline validates each event before the builder sees it, but a log DSH refuses can
+  // still trip the builder before the pipeline's verdict is in: DSH's verdict wins.
+  const consumer = guardedConsumer((e: SessionEvent) => builder.apply(e));
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: consumer.observe });
+  const r: SessionInspection = indexed.inspection;
+  const reread = indexed.events;
+  try {
+    for (const w of r.warnings) io.stderr.write(`dsh: ${label}warning: ${escapeControl(w)}\n`);
+    if (r.error || !reread) {
+      const e = r.error;
+      io.stderr.write(`dsh: ${label}${e ? `${e.class}: ${escapeControl(e.message)}` : 'the log could not be read'}\n`);
+      if (e?.cause) io.stderr.write(`dsh: ${label}  cause: ${escapeControl(e.cause.message)}\n`);
+      io.stderr.write(`dsh: ${label}DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n`);
+      indexed.close();
+      return EXIT.failed;
+    }
+    consumer.rethrow();
+    for (const c of r.closers) builder.apply(c);
+  } catch (error) {
+    indexed.close();
+    throw error;
+  }
+  const index = builder.finish();
+  const fetch = async (ranges: readonly [number, number][], into?: SessionEvent[]) => (held.events = await reread(ranges, into));
+  return { index, fetch, r, close: () => indexed.close() };
+}
+
+/** Seq ranges `diffDispatches(from, to)` reads. */
+export function diffRanges(from: DispatchEntry | null, to: DispatchEntry): [number, number][] {
+  const ranges: [number, number][] = to.surfaceNodes.map((s) => [s, s]);
+  if (from) for (const s of from.surfaceNodes) ranges.push([s, s]);
+  ranges.push([from?.prefixEventCount ?? 0, to.prefixEventCount - 1]);
+  if (from) ranges.push([from.lastChunkSeq + 1, to.firstChunkSeq - 1]);
+  return ranges;
 }
 
 /** Seq ranges a request view reads: the input surface, plus what the human and diff views show. */
@@ -109,12 +144,7 @@ function neededRanges(index: DispatchIndex, entry: DispatchEntry, what: { asked:
     ranges.push([entry.firstChunkSeq, entry.lastChunkSeq]);
     ranges.push([entry.lastChunkSeq + 1, (next ?? entry.lastChunkSeq + 9) - 1]);
   }
-  if (what.diff) {
-    const prev = entry.index > 0 ? (index.requests[entry.index - 1] as DispatchEntry) : null;
-    if (prev) for (const s of prev.surfaceNodes) ranges.push([s, s]);
-    ranges.push([prev?.prefixEventCount ?? 0, entry.prefixEventCount - 1]);
-    if (prev) ranges.push([prev.lastChunkSeq + 1, entry.firstChunkSeq - 1]);
-  }
+  if (what.diff) ranges.push(...diffRanges(entry.index > 0 ? (index.requests[entry.index - 1] as DispatchEntry) : null, entry));
   return ranges;
 }
 

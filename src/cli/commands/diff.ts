@@ -1,0 +1,140 @@
+import type { Command } from 'commander';
+import type { Io } from '../io.js';
+import { escapeControl, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget } from '../../log/session.js';
+import { UsageError } from '../../log/errors.js';
+import { loadedFromInspection, type LoadedSession } from '../../views/messages.js';
+import { diffSessions, diffSide, sessionsDiffer } from '../../views/diff.js';
+import { diffDispatches, dispatchesDiffer, type DispatchEntry } from '../../views/requests.js';
+import { renderDiff } from '../render/request.js';
+import { renderDispatchStat, renderSessionDiff, renderSessionStat } from '../render/diff.js';
+import { diffRanges, openDispatchIndex, pickDispatch } from './request.js';
+import { queryError } from './surface.js';
+
+interface DiffOptions extends CommonOptions {
+  request?: string[];
+  full?: boolean;
+  stat?: boolean;
+  exitCode?: boolean;
+}
+
+type Side = 'a' | 'b';
+
+/** Load one side holding its events; DSH's error for that side (and exit 1) when it cannot be read. */
+async function loadSide(io: Io, side: Side, target: string, opts: DiffOptions): Promise<LoadedSession | number> {
+  let resolved;
+  try {
+    resolved = await resolveCli(target, opts);
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`side ${side} (${target}): ${error.message}`, error.kind === 'io' ? 'io' : 'usage');
+    throw error;
+  }
+  const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: true });
+  if (r.error || !r.events || !r.meta) {
+    const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+    if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message, side, target } }) + '\n');
+    else io.stderr.write(`dsh: side ${side} (${escapeControl(target)}): ${escapeControl(e.class)}: ${escapeControl(e.message)}\n`);
+    return EXIT.failed;
+  }
+  for (const w of r.warnings) io.stderr.write(`dsh: side ${side}: warning: ${escapeControl(w)}\n`);
+  return loadedFromInspection(r);
+}
+
+const KEY = /^\d+\/\d+(#\d+)?$/;
+
+/** `<seq>` or `<turn>/<step>[#attempt]`. */
+function pickArgs(arg: string): { seq: string | undefined; step: string | undefined } {
+  return KEY.test(arg.trim()) ? { seq: undefined, step: arg.trim() } : { seq: arg, step: undefined };
+}
+
+async function diffTwoDispatches(io: Io, target: string, first: string, second: string, opts: DiffOptions): Promise<number> {
+  const env = envFor(io, opts);
+  const opened = await openDispatchIndex(io, target, opts);
+  if (typeof opened === 'number') return opened;
+  try {
+    const { index, fetch } = opened;
+    const asked = [first, second].filter((s) => /^\d+$/.test(s.trim())).map((s) => Number(s.trim()));
+    const sparse = await fetch(asked.map((s) => [s, s] as [number, number]));
+    const pa = pickArgs(first);
+    const pb = pickArgs(second);
+    const a = pickDispatch(index, sparse, pa.seq, pa.step).entry;
+    const b = pickDispatch(index, sparse, pb.seq, pb.step).entry;
+    if (a.index > b.index) {
+      throw new UsageError(`${first} is in dispatch ${a.key}, which comes after ${b.key} (${second}): give the earlier dispatch first (a diff runs forward through the log)`);
+    }
+    const events = await fetch(diffRanges(a, b));
+    const diff = diffDispatches(a as DispatchEntry, b, events);
+    if (opts.json) await writeOut(io.stdout, JSON.stringify(diff) + '\n');
+    else if (opts.stat) await writeOut(io.stdout, renderDispatchStat(diff, env.c));
+    else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));
+    return opts.exitCode && dispatchesDiffer(diff) ? EXIT.failed : EXIT.ok;
+  } finally {
+    opened.close();
+  }
+}
+
+export function registerDiff(program: Command, io: Io, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('diff')
+    .description('compare two sessions (shared prefix, aligned dispatches, what entered or left the model context, header and usage changes, tool calls, final surface and transcript), or two dispatches of one session')
+    .argument('<a>', 'the first session (file, directory, id under --root, export ZIP, or -)')
+    .argument('[b]', 'the second session; or, with a third argument, the first dispatch of <a> (a seq or turn/step[#attempt])')
+    .argument('[c]', 'the second dispatch of <a> (two dispatches of one session)')
+    .option('--request <A B...>', 'two dispatches of <a> (seqs or turn/step[#attempt]): same as dsh diff <a> <A> <B>')
+    .option('--full', 'print every line and every later dispatch (no folding)')
+    .option('--stat', 'print only the summary')
+    .option('--exit-code', "exit 1 when the two sides differ (git's convention); default: exit 0 whenever the comparison succeeded");
+  addCommon(cmd, { json: 'print the comparison as one JSON document (the same structure the text shows)' });
+  cmd.addHelpText(
+    'after',
+    `
+Two sessions: events, messages and dispatches are compared with ids and times set aside (reruns draw fresh
+ids and clocks). A fork is compared with its parent through its seed (the child's first seedLength events).
+Dispatches are aligned by turn/step#attempt when the sessions share that structure, else by their inputs.
+The first divergent dispatch and each later one show the messages that left (a's seqs) or entered (b's seqs)
+the model context, header changes, usage deltas, tool calls with outcomes and finish reasons; then the
+final surface and the transcript as unified diffs. Usage only: dsh has no price table.
+
+Two dispatches of one session (<a> <A> <B> or --request A B) print what request --diff prints, for any pair.
+
+Exit codes: 0 compared (with --exit-code: no difference), 1 a side DSH cannot read (its error is named by
+side), or with --exit-code the sides differ; 2 usage or I/O error.
+
+Examples:
+  dsh diff parent.jsonl.zstd child/session.jsonl.zstd
+  dsh diff run-1 run-2 --root ~/.dsh/sessions --stat
+  dsh diff session.jsonl.zstd 14 52
+  dsh diff session.jsonl.zstd --request 2/1 4/1#0 --json`,
+  );
+  cmd.action(
+    action(io, setExit, async (a: string, b: string | undefined, third: string | undefined, opts: DiffOptions) => {
+      const env = envFor(io, opts);
+      if (opts.stat && opts.full) throw new UsageError('--stat prints only the summary; drop --full (or --stat)');
+      if (opts.stat && opts.json) throw new UsageError('--json prints the whole comparison; drop --stat (or --json)');
+      if (opts.request !== undefined) {
+        if (opts.request.length !== 2) throw new UsageError(`--request wants two dispatches (seqs or turn/step[#attempt]), got ${opts.request.length}`);
+        if (b !== undefined) throw new UsageError('--request compares two dispatches of one session: give only <a>');
+        return diffTwoDispatches(io, a, opts.request[0] as string, opts.request[1] as string, opts);
+      }
+      if (third !== undefined) return diffTwoDispatches(io, a, b as string, third, opts);
+      if (b === undefined) throw new UsageError('give two sessions (dsh diff <a> <b>), or one session and two dispatches (dsh diff <a> <seqA> <seqB>)');
+      if (a === '-' && b === '-') throw new UsageError('only one side can be read from stdin');
+      const la = await loadSide(io, 'a', a, opts);
+      if (typeof la === 'number') return la;
+      const lb = await loadSide(io, 'b', b, opts);
+      if (typeof lb === 'number') return lb;
+      let d;
+      try {
+        d = diffSessions(diffSide(la), diffSide(lb));
+      } catch (error) {
+        throw queryError(error);
+      }
+      const labels = { a, b };
+      if (opts.json) await writeOut(io.stdout, JSON.stringify(d) + '\n');
+      else if (opts.stat) await writeOut(io.stdout, renderSessionStat(d, env.c, { labels }).join('\n') + '\n');
+      else await writeOut(io.stdout, renderSessionDiff(d, env.c, { labels, full: Boolean(opts.full) }));
+      return opts.exitCode && sessionsDiffer(d) ? EXIT.failed : EXIT.ok;
+    }),
+  );
+}

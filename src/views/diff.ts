@@ -1,0 +1,879 @@
+/**
+ * `dsh diff`: compare two sessions (a fork and its parent, two reruns of one
+ * task, a session and its redacted or salvaged copy, an export and the live
+ * log) at the level that decides behaviour — the model's input.
+ *
+ * Built on the request reconstruction of `requests.ts` (every dispatch's
+ * input: header, request context, surface messages). Two events, messages or
+ * dispatches are *equivalent* when they are equal once ids and times are set
+ * aside (`equivalenceKey`): reruns draw fresh message ids, call ids and clocks,
+ * and none of those reach the model's behaviour. Usage is set aside too
+ * (reported as deltas, never a divergence).
+ *
+ * Text comparisons (final surface, transcript, changed messages, system
+ * prompts) are line diffs (`diffSequences`, Myers' O(ND) with the common
+ * prefix and suffix trimmed and a cost cap) grouped into unified hunks.
+ * Pure functions over held events; renderers live in the CLI layer.
+ */
+import type { SessionEvent, SessionHeader } from '../log/types.js';
+import { deriveEventMessage } from '../log/surface.js';
+import { deriveDispatches, type DispatchEntry, type DispatchIndex, type RequestContext } from './requests.js';
+import { headerChanges, type HeaderChange } from './header.js';
+import { foldSurfaceAt, type LoadedSession } from './messages.js';
+import { buildTranscript, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
+
+// ---------------------------------------------------------------------------
+// Sequence diff and unified hunks
+
+export type EditOp = '=' | '-' | '+';
+
+/** One edit: `=` keeps a[a] = b[b], `-` drops a[a], `+` inserts b[b]. */
+export interface Edit {
+  op: EditOp;
+  a: number | null;
+  b: number | null;
+}
+
+/** Beyond this many edits in the middle part, the rest is one replace block (bounded time on huge inputs). */
+const MAX_EDIT_DISTANCE = 4000;
+
+/**
+ * Shortest edit script between two sequences of comparable keys (Myers).
+ * Common prefix and suffix are trimmed first; past `MAX_EDIT_DISTANCE` edits
+ * the middle is reported as delete-all + insert-all (still a valid script).
+ */
+export function diffSequences(a: readonly string[], b: readonly string[]): Edit[] {
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  const out: Edit[] = [];
+  for (let i = 0; i < start; i++) out.push({ op: '=', a: i, b: i });
+  out.push(...myersMiddle(a, b, start, endA, start, endB));
+  for (let i = 0; endA + i < a.length; i++) out.push({ op: '=', a: endA + i, b: endB + i });
+  return out;
+}
+
+function myersMiddle(a: readonly string[], b: readonly string[], a0: number, a1: number, b0: number, b1: number): Edit[] {
+  const n = a1 - a0;
+  const m = b1 - b0;
+  const replaceAll = (): Edit[] => {
+    const e: Edit[] = [];
+    for (let i = a0; i < a1; i++) e.push({ op: '-', a: i, b: null });
+    for (let j = b0; j < b1; j++) e.push({ op: '+', a: null, b: j });
+    return e;
+  };
+  if (n === 0 || m === 0) return replaceAll();
+  const max = Math.min(n + m, MAX_EDIT_DISTANCE);
+  const offset = max + 1;
+  let v = new Int32Array(2 * max + 3);
+  const trace: Int32Array[] = [];
+  let found = -1;
+  for (let d = 0; d <= max; d++) {
+    trace.push(v.slice());
+    const next = v;
+    for (let k = -d; k <= d; k += 2) {
+      let x: number;
+      if (k === -d || (k !== d && (next[offset + k - 1] as number) < (next[offset + k + 1] as number))) x = next[offset + k + 1] as number;
+      else x = (next[offset + k - 1] as number) + 1;
+      let y = x - k;
+      while (x < n && y < m && a[a0 + x] === b[b0 + y]) {
+        x++;
+        y++;
+      }
+      next[offset + k] = x;
+      if (x >= n && y >= m) {
+        found = d;
+        break;
+      }
+    }
+    v = next;
+    if (found >= 0) {
+      trace.push(v.slice());
+      break;
+    }
+  }
+  if (found < 0) return replaceAll();
+  // Walk back through the saved frontiers.
+  const rev: Edit[] = [];
+  let x = n;
+  let y = m;
+  for (let d = found; d > 0; d--) {
+    const vd = trace[d] as Int32Array; // frontier before step d
+    const k = x - y;
+    const prevK = k === -d || (k !== d && (vd[offset + k - 1] as number) < (vd[offset + k + 1] as number)) ? k + 1 : k - 1;
+    const prevX = vd[offset + prevK] as number;
+    const prevY = prevX - prevK;
+    while (x > prevX && y > prevY) {
+      x--;
+      y--;
+      rev.push({ op: '=', a: a0 + x, b: b0 + y });
+    }
+    if (x === prevX) rev.push({ op: '+', a: null, b: b0 + prevY });
+    else rev.push({ op: '-', a: a0 + prevX, b: null });
+    x = prevX;
+    y = prevY;
+  }
+  while (x > 0 && y > 0) {
+    x--;
+    y--;
+    rev.push({ op: '=', a: a0 + x, b: b0 + y });
+  }
+  return rev.reverse();
+}
+
+/** A line of text compared by `text`; `seq` names the event it came from (shown, not compared). */
+export interface DiffLine {
+  text: string;
+  seq: number | null;
+}
+
+export interface HunkLine {
+  op: ' ' | '-' | '+';
+  text: string;
+  /** Seq of the event on the side the line comes from (a for ' ' and '-', b for '+'). */
+  seq: number | null;
+  /** For ' ' lines: the seq on side b. */
+  bSeq?: number | null;
+}
+
+export interface Hunk {
+  /** 1-based first line and line count on each side, as in `@@ -a,n +b,m @@`. */
+  aStart: number;
+  aCount: number;
+  bStart: number;
+  bCount: number;
+  /** Seq span each side's lines come from (null when the side has no line with a seq). */
+  aSeqs: [number, number] | null;
+  bSeqs: [number, number] | null;
+  lines: HunkLine[];
+}
+
+export interface TextDiff {
+  aLines: number;
+  bLines: number;
+  added: number;
+  removed: number;
+  hunks: Hunk[];
+}
+
+/** Unified hunks of a line diff with `context` unchanged lines around each change. */
+export function unifiedDiff(a: readonly DiffLine[], b: readonly DiffLine[], context = 3): TextDiff {
+  const edits = diffSequences(
+    a.map((l) => l.text),
+    b.map((l) => l.text),
+  );
+  let added = 0;
+  let removed = 0;
+  for (const e of edits) {
+    if (e.op === '+') added++;
+    else if (e.op === '-') removed++;
+  }
+  const hunks: Hunk[] = [];
+  const changed = edits.map((e, i) => (e.op !== '=' ? i : -1)).filter((i) => i >= 0);
+  let i = 0;
+  while (i < changed.length) {
+    const from = Math.max(0, (changed[i] as number) - context);
+    let to = Math.min(edits.length - 1, (changed[i] as number) + context);
+    let j = i + 1;
+    while (j < changed.length && (changed[j] as number) - context <= to + 1) {
+      to = Math.min(edits.length - 1, (changed[j] as number) + context);
+      j++;
+    }
+    const lines: HunkLine[] = [];
+    let aStart = -1;
+    let bStart = -1;
+    let aCount = 0;
+    let bCount = 0;
+    const aSeq: number[] = [];
+    const bSeq: number[] = [];
+    for (let k = from; k <= to; k++) {
+      const e = edits[k] as Edit;
+      if (e.a !== null && aStart < 0) aStart = e.a;
+      if (e.b !== null && bStart < 0) bStart = e.b;
+      if (e.op === '=') {
+        const la = a[e.a as number] as DiffLine;
+        const lb = b[e.b as number] as DiffLine;
+        lines.push({ op: ' ', text: la.text, seq: la.seq, bSeq: lb.seq });
+        aCount++;
+        bCount++;
+        if (la.seq !== null) aSeq.push(la.seq);
+        if (lb.seq !== null) bSeq.push(lb.seq);
+      } else if (e.op === '-') {
+        const la = a[e.a as number] as DiffLine;
+        lines.push({ op: '-', text: la.text, seq: la.seq });
+        aCount++;
+        if (la.seq !== null) aSeq.push(la.seq);
+      } else {
+        const lb = b[e.b as number] as DiffLine;
+        lines.push({ op: '+', text: lb.text, seq: lb.seq });
+        bCount++;
+        if (lb.seq !== null) bSeq.push(lb.seq);
+      }
+    }
+    // A side with no line in the hunk starts after the previous line (git's convention: count 0, start = line before).
+    if (aStart < 0) aStart = positionBefore(edits, from, 'a');
+    if (bStart < 0) bStart = positionBefore(edits, from, 'b');
+    hunks.push({
+      aStart: aCount === 0 ? aStart : aStart + 1,
+      aCount,
+      bStart: bCount === 0 ? bStart : bStart + 1,
+      bCount,
+      aSeqs: aSeq.length ? [Math.min(...aSeq), Math.max(...aSeq)] : null,
+      bSeqs: bSeq.length ? [Math.min(...bSeq), Math.max(...bSeq)] : null,
+      lines,
+    });
+    i = j;
+  }
+  return { aLines: a.length, bLines: b.length, added, removed, hunks };
+}
+
+function positionBefore(edits: readonly Edit[], at: number, side: 'a' | 'b'): number {
+  for (let k = at - 1; k >= 0; k--) {
+    const v = (edits[k] as Edit)[side];
+    if (v !== null) return v + 1;
+  }
+  return 0;
+}
+
+/** Lines of a plain text (no seq). */
+export function textLines(text: string | undefined, seq: number | null = null): DiffLine[] {
+  if (text === undefined || text === '') return [];
+  return text.split('\n').map((t) => ({ text: t, seq }));
+}
+
+// ---------------------------------------------------------------------------
+// Equivalence: the same content once ids, times and usage are set aside
+
+const VOLATILE_KEY = /^(time|id|usage|createdAt|updatedAt)$|Id$|At$|Ms$/;
+
+function stripVolatile(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stripVolatile);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v as object).sort()) {
+    if (VOLATILE_KEY.test(k)) continue;
+    out[k] = stripVolatile((v as Record<string, unknown>)[k]);
+  }
+  return out;
+}
+
+/**
+ * The comparison key of an event, message or header: its JSON with keys
+ * sorted and ids (`id`, `*Id`), times (`time`, `*At`, `*Ms`) and `usage`
+ * removed at every depth. Seqs (sourceEventSeqs, surface spans) are kept:
+ * within a shared prefix they name the same positions on both sides.
+ */
+export function equivalenceKey(value: unknown): string {
+  return JSON.stringify(stripVolatile(value)) ?? 'undefined';
+}
+
+function eventKey(e: SessionEvent): string {
+  return equivalenceKey({ type: e.type, data: e.data, surfaceOp: e.surfaceOp, sourceEventSeqs: e.sourceEventSeqs });
+}
+
+// ---------------------------------------------------------------------------
+// Session comparison
+
+export type Relation = 'same-session' | 'fork' | 'forked-from' | 'siblings' | 'unrelated';
+
+export interface SideInfo {
+  label: 'a' | 'b';
+  sessionId: string;
+  parentSession: string | null;
+  seedLength: number | null;
+  events: number;
+  storedEventCount: number;
+  dispatches: number;
+}
+
+export interface SharedPrefix {
+  /**
+   * `fork-seed`: one side is a fork of the other, and its first `seedLength`
+   * events are the seed; `equivalent-run`: the longest common run of
+   * equivalent events from seq 0 (ids and times ignored).
+   */
+  kind: 'fork-seed' | 'equivalent-run';
+  /** Events in the shared prefix (seqs 0..events-1 on both sides). */
+  events: number;
+  /** The first seq after the prefix on each side and its event type (null: that side ends there). */
+  stopsAt: { a: { seq: number; type: string } | null; b: { seq: number; type: string } | null };
+  /** Every prefix event is byte-for-byte the same JSON on both sides (ids and times too). */
+  identical: boolean;
+  /** First seq in the prefix whose events differ exactly (ids/times), or whose seed does not match. */
+  firstInexactSeq: number | null;
+  /** Fork seeds: the seeded events that are not equivalent to the parent's (should be none). */
+  seedMismatches?: number[];
+  /** Fork seeds: the parent has fewer events than the seed claims. */
+  seedBeyondParent?: boolean;
+}
+
+export interface DispatchRef {
+  index: number;
+  key: string;
+  firstChunkSeq: number;
+  model: string | null;
+  messageCount: number;
+}
+
+export interface MessageRef {
+  seq: number;
+  position: number;
+  type: string;
+  role: string | null;
+  /** `source.kind` (`user`, `model`, `tool`, `plugin:<name>`, …), or null. */
+  source: string | null;
+  /** First visible text, for a one-line summary. */
+  preview: string;
+}
+
+export interface ModifiedMessage {
+  a: MessageRef;
+  b: MessageRef;
+  diff: TextDiff;
+}
+
+export interface ToolCallFact {
+  id: string;
+  name: string;
+  arguments: string;
+  /** `tool/call` seq (the harness started it), if logged. */
+  callSeq: number | null;
+  resultSeq: number | null;
+  outcome: 'ok' | 'error' | 'no result';
+  /** Error code the harness recorded (TOOL_OUTCOME_UNKNOWN for crash closers), if any. */
+  errorCode: string | null;
+  result: string | null;
+}
+
+export type DivergenceReason = 'unpaired' | 'messages' | 'header' | 'context' | 'output' | 'finish' | 'tool-calls' | 'tool-outcomes';
+
+export type UsageNumbers = Record<string, number>;
+
+export interface PairDiff {
+  a: DispatchRef | null;
+  b: DispatchRef | null;
+  /** Empty when the two dispatches are equivalent in input, output, finish and tool outcomes. */
+  differs: DivergenceReason[];
+  messages: {
+    kept: number;
+    /** In a's input only (a's seqs). */
+    left: MessageRef[];
+    /** In b's input only (b's seqs). */
+    entered: MessageRef[];
+    /** Left/entered messages in the same replace block with the same type, role and source: their text diff. */
+    modified: ModifiedMessage[];
+  };
+  header: { changes: HeaderChange[]; aSeq: number | null; bSeq: number | null; system: TextDiff | null };
+  requestContext: { changed: boolean; a: RequestContext | null; b: RequestContext | null };
+  usage: { a: UsageNumbers | null; b: UsageNumbers | null; delta: UsageNumbers | null };
+  toolCalls: { a: ToolCallFact[]; b: ToolCallFact[] };
+  finish: { a: unknown; b: unknown };
+  /** The model's answer (assistant message) as lines, when it differs. */
+  output: TextDiff | null;
+}
+
+export interface SessionDiff {
+  a: SideInfo;
+  b: SideInfo;
+  relation: Relation;
+  sharedPrefix: SharedPrefix;
+  /** Every event on both sides is equivalent (same count, ids and times aside). */
+  equivalent: boolean;
+  /** Every event on both sides is the same JSON. */
+  identical: boolean;
+  dispatches: {
+    alignedBy: 'structure' | 'content';
+    /** Aligned pairs in log order (a or b null: only one side made that dispatch). */
+    pairs: { a: string | null; b: string | null; differs: DivergenceReason[] }[];
+    /** Index into `pairs` of the first divergent pair, or null. */
+    firstDivergent: number | null;
+    /** The first divergent pair and every later one, in detail. */
+    divergent: PairDiff[];
+  };
+  usageTotals: { a: UsageNumbers; b: UsageNumbers; delta: UsageNumbers };
+  /** dsh has no price table: costs are not computed, only token usage. */
+  cost: null;
+  costNote: string;
+  surface: TextDiff;
+  transcript: TextDiff;
+}
+
+/** The views a session comparison reads, built once per side. */
+export interface DiffSide {
+  session: LoadedSession;
+  index: DispatchIndex;
+  /** tool-call id → first append tool/result seq. */
+  results: Map<string, number>;
+  /** tool-call id → tool/call seq. */
+  calls: Map<string, number>;
+}
+
+export function diffSide(session: LoadedSession, index?: DispatchIndex): DiffSide {
+  const events = session.events;
+  const results = new Map<string, number>();
+  const calls = new Map<string, number>();
+  for (const e of events) {
+    if (e.type === 'tool/result' && e.surfaceOp === 'append') {
+      const id = e.data?.message?.content?.[0]?.toolCallId ?? e.data?.message?.source?.callId;
+      if (typeof id === 'string' && !results.has(id)) results.set(id, e.seq);
+    } else if (e.type === 'tool/call' && typeof e.data?.callId === 'string' && !calls.has(e.data.callId)) calls.set(e.data.callId, e.seq);
+  }
+  return { session, index: index ?? deriveDispatches(events, { lazy: events }), results, calls };
+}
+
+function sideInfo(label: 'a' | 'b', s: DiffSide): SideInfo {
+  const h = s.session.header;
+  return {
+    label,
+    sessionId: s.session.sessionId,
+    parentSession: typeof h.parentSession === 'string' ? h.parentSession : null,
+    seedLength: typeof h.seedLength === 'number' ? h.seedLength : null,
+    events: s.session.events.length,
+    storedEventCount: s.session.storedEventCount,
+    dispatches: s.index.requests.length,
+  };
+}
+
+export function relationOf(a: SessionHeader, b: SessionHeader): Relation {
+  if (a.id === b.id) return 'same-session';
+  if (b.parentSession === a.id && typeof b.seedLength === 'number') return 'fork';
+  if (a.parentSession === b.id && typeof a.seedLength === 'number') return 'forked-from';
+  if (a.parentSession !== undefined && a.parentSession === b.parentSession && typeof a.seedLength === 'number' && typeof b.seedLength === 'number') return 'siblings';
+  return 'unrelated';
+}
+
+function sharedPrefixOf(a: readonly SessionEvent[], b: readonly SessionEvent[], relation: Relation, ha: SessionHeader, hb: SessionHeader): SharedPrefix {
+  const stop = (events: readonly SessionEvent[], at: number) => (at < events.length ? { seq: (events[at] as SessionEvent).seq, type: (events[at] as SessionEvent).type } : null);
+  let firstInexact: number | null = null;
+  if (relation === 'fork' || relation === 'forked-from') {
+    const seed = (relation === 'fork' ? hb.seedLength : ha.seedLength) as number;
+    const parent = relation === 'fork' ? a : b;
+    const child = relation === 'fork' ? b : a;
+    const mismatches: number[] = [];
+    const n = Math.min(seed, child.length);
+    for (let i = 0; i < n; i++) {
+      const p = parent[i];
+      const c = child[i] as SessionEvent;
+      if (!p || eventKey(p) !== eventKey(c)) mismatches.push(i);
+      if (firstInexact === null && (!p || JSON.stringify(p) !== JSON.stringify(c))) firstInexact = i;
+    }
+    return {
+      kind: 'fork-seed',
+      events: n,
+      stopsAt: { a: stop(a, n), b: stop(b, n) },
+      identical: firstInexact === null && parent.length >= n,
+      firstInexactSeq: firstInexact,
+      seedMismatches: mismatches,
+      seedBeyondParent: parent.length < seed,
+    };
+  }
+  let n = 0;
+  while (n < a.length && n < b.length && eventKey(a[n] as SessionEvent) === eventKey(b[n] as SessionEvent)) {
+    if (firstInexact === null && JSON.stringify(a[n]) !== JSON.stringify(b[n])) firstInexact = n;
+    n++;
+  }
+  return { kind: 'equivalent-run', events: n, stopsAt: { a: stop(a, n), b: stop(b, n) }, identical: firstInexact === null, firstInexactSeq: firstInexact };
+}
+
+// --- per-dispatch facts ------------------------------------------------------
+
+interface Facts {
+  entry: DispatchEntry;
+  ref: DispatchRef;
+  /** Messages sent, with the surface seq each came from. */
+  messages: { seq: number; message: unknown; key: string }[];
+  headerKey: string;
+  contextKey: string;
+  inputKey: string;
+  outputKey: string;
+  finishKey: string;
+  toolCalls: ToolCallFact[];
+  callsKey: string;
+  outcomesKey: string;
+}
+
+function toolResultText(e: SessionEvent | undefined): string | null {
+  if (!e) return null;
+  const block = e.data?.message?.content?.[0];
+  const inner = Array.isArray(block?.content) ? block.content : [];
+  return inner.map((x: any) => (x?.type === 'text' ? String(x.text ?? '') : `[${String(x?.type)}]`)).join('\n');
+}
+
+function factsOf(side: DiffSide, entry: DispatchEntry): Facts {
+  const events = side.session.events;
+  const messages: Facts['messages'] = [];
+  for (const seq of entry.surfaceNodes) {
+    const e = events[seq];
+    if (!e) continue;
+    const m = deriveEventMessage(e);
+    if (m === null || m === undefined) continue;
+    messages.push({ seq, message: m, key: equivalenceKey(m) });
+  }
+  const headerKey = equivalenceKey(entry.header);
+  const contextKey = equivalenceKey(entry.requestContext);
+  const answer = entry.assistantMessageSeq !== null ? events[entry.assistantMessageSeq] : undefined;
+  const content = answer?.data?.message?.content;
+  const toolCalls: ToolCallFact[] = [];
+  if (Array.isArray(content)) {
+    for (const block of content) {
+      if (block?.type !== 'tool-call') continue;
+      const id = String(block.id);
+      const resultSeq = side.results.get(id) ?? null;
+      const r = resultSeq !== null ? events[resultSeq] : undefined;
+      const isError = Boolean(r?.data?.message?.content?.[0]?.isError);
+      const err = r?.data?.error;
+      toolCalls.push({
+        id,
+        name: String(block.name),
+        arguments: typeof block.arguments === 'string' ? block.arguments : JSON.stringify(block.arguments),
+        callSeq: side.calls.get(id) ?? null,
+        resultSeq,
+        outcome: r ? (isError ? 'error' : 'ok') : 'no result',
+        errorCode: err ? String(err.code ?? err.name ?? 'error') : null,
+        result: toolResultText(r),
+      });
+    }
+  }
+  return {
+    entry,
+    ref: {
+      index: entry.index,
+      key: entry.key,
+      firstChunkSeq: entry.firstChunkSeq,
+      model: entry.header?.config?.model ?? entry.requestContext?.model ?? null,
+      messageCount: messages.length,
+    },
+    messages,
+    headerKey,
+    contextKey,
+    inputKey: `${headerKey}\u0000${contextKey}\u0000${messages.map((m) => m.key).join('\u0000')}`,
+    outputKey: equivalenceKey(content ?? null),
+    finishKey: equivalenceKey(entry.finish),
+    toolCalls,
+    callsKey: equivalenceKey(toolCalls.map((t) => [t.name, t.arguments])),
+    outcomesKey: equivalenceKey(toolCalls.map((t) => [t.outcome, t.errorCode, t.result])),
+  };
+}
+
+function usageOf(entry: DispatchEntry): UsageNumbers | null {
+  const u = (entry.messageUsage ?? entry.chunkUsage) as Record<string, unknown> | null;
+  if (!u || typeof u !== 'object') return null;
+  const out: UsageNumbers = {};
+  for (const [k, v] of Object.entries(u)) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
+  return out;
+}
+
+function usageDelta(a: UsageNumbers | null, b: UsageNumbers | null): UsageNumbers | null {
+  if (!a && !b) return null;
+  const out: UsageNumbers = {};
+  for (const k of new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})])) out[k] = (b?.[k] ?? 0) - (a?.[k] ?? 0);
+  return out;
+}
+
+function addUsage(total: UsageNumbers, u: UsageNumbers | null): void {
+  if (!u) return;
+  for (const [k, v] of Object.entries(u)) total[k] = (total[k] ?? 0) + v;
+}
+
+// --- text renderings used as diff units --------------------------------------
+
+function blockLines(content: unknown): string[] {
+  if (typeof content === 'string') return content.split('\n');
+  if (!Array.isArray(content)) return [JSON.stringify(content) ?? String(content)];
+  const out: string[] = [];
+  for (const raw of content) {
+    const b = (raw ?? {}) as Record<string, any>;
+    switch (b['type']) {
+      case 'text':
+        out.push(...String(b['text'] ?? '').split('\n'));
+        break;
+      case 'reasoning':
+        out.push(...String(b['text'] ?? '').split('\n').map((l) => `(reasoning) ${l}`));
+        break;
+      case 'tool-call':
+        out.push(`→ ${String(b['name'])}(${typeof b['arguments'] === 'string' ? b['arguments'] : JSON.stringify(b['arguments'])})`);
+        break;
+      case 'tool-result':
+        out.push(`← result${b['isError'] ? ' [error]' : ''}`);
+        out.push(...blockLines(b['content']));
+        break;
+      case 'image':
+        out.push('[image]');
+        break;
+      default:
+        out.push(`[${String(b['type'])}]`);
+    }
+  }
+  return out;
+}
+
+/** A model message as diff lines: a role line, then its content lines (ids left out). */
+export function messageLines(message: unknown, seq: number | null): DiffLine[] {
+  const m = (message ?? {}) as Record<string, any>;
+  const src = m['source'];
+  const from = src && typeof src === 'object' && src.kind === 'plugin' ? ` (plugin:${String(src.plugin)})` : src && typeof src === 'object' && src.kind === 'tool' ? ' (tool result)' : '';
+  const lines: DiffLine[] = [{ text: `## ${String(m['role'] ?? '?')}${from}`, seq }];
+  for (const t of blockLines(m['content'])) lines.push({ text: `  ${t}`, seq });
+  return lines;
+}
+
+function surfaceLines(session: LoadedSession): DiffLine[] {
+  const nodes = session.surface?.nodes ?? foldSurfaceAt(session.events).nodes;
+  const out: DiffLine[] = [];
+  for (const seq of nodes) {
+    const e = session.events[seq];
+    const m = e ? deriveEventMessage(e) : null;
+    if (m === null || m === undefined) continue;
+    out.push(...messageLines(m, seq));
+  }
+  return out;
+}
+
+function callLines(call: TranscriptToolCall, seq: number): DiffLine[] {
+  const out: DiffLine[] = [{ text: `  → ${call.name}(${call.arguments})${call.callSeq === null ? ' (never started)' : ''}`, seq: call.callSeq ?? seq }];
+  if (!call.result) out.push({ text: '    ← (no result logged)', seq });
+  else {
+    const r = call.result;
+    const tags = [r.isError ? 'error' : null, r.errorCode, r.synthetic ? 'synthetic' : null].filter(Boolean);
+    out.push({ text: `    ←${tags.length ? ` [${tags.join(', ')}]` : ''}`, seq: r.seq });
+    for (const l of r.text.split('\n')) out.push({ text: `    ${l}`, seq: r.seq });
+  }
+  return out;
+}
+
+/** The transcript (what the user saw) as diff lines; seqs, ids and times left out of the text. */
+export function transcriptLines(entries: readonly TranscriptEntry[]): DiffLine[] {
+  const out: DiffLine[] = [];
+  for (const e of entries) {
+    switch (e.kind) {
+      case 'turn':
+        out.push({ text: `=== turn ${e.turn}`, seq: e.seq });
+        break;
+      case 'turn-end':
+        out.push({ text: `=== turn ${e.turn} ended: ${e.reason}${e.detail ? ` (${e.detail})` : ''}${e.synthetic ? ' [synthetic]' : ''}`, seq: e.seq });
+        break;
+      case 'message': {
+        const tags = [e.role === 'user' && e.source !== 'user' ? e.source : null, e.interrupted ? 'interrupted' : null, e.synthetic ? 'synthetic' : null].filter(Boolean);
+        out.push({ text: `## ${e.role}${tags.length ? ` [${tags.join(', ')}]` : ''}`, seq: e.seq });
+        if (e.reasoning) for (const l of e.reasoning.split('\n')) out.push({ text: `  (reasoning) ${l}`, seq: e.seq });
+        if (e.text) for (const l of e.text.split('\n')) out.push({ text: `  ${l}`, seq: e.seq });
+        for (const call of e.toolCalls) out.push(...callLines(call, e.seq));
+        break;
+      }
+      case 'tool-result':
+        out.push({ text: `  ← unpaired result${e.result.isError ? ' [error]' : ''}`, seq: e.seq });
+        for (const l of e.result.text.split('\n')) out.push({ text: `    ${l}`, seq: e.seq });
+        break;
+      case 'compaction':
+        out.push({ text: `--- compaction: the model's history before this point was replaced by a summary`, seq: e.seq });
+        for (const l of e.summary.split('\n')) out.push({ text: `    ${l}`, seq: e.seq });
+        break;
+      case 'prune':
+        out.push({ text: `--- tool result pruned for the model: ${e.text}`, seq: e.seq });
+        break;
+      case 'replacement':
+        out.push({ text: `--- ${e.type} replaced earlier history for the model: ${e.text}`, seq: e.seq });
+        break;
+    }
+  }
+  return out;
+}
+
+// --- dispatch alignment ------------------------------------------------------
+
+function msgRef(m: { seq: number; message: unknown }, position: number, events: readonly SessionEvent[]): MessageRef {
+  const msg = (m.message ?? {}) as Record<string, any>;
+  const first = blockLines(msg['content']).find((l) => l.trim().length > 0) ?? '';
+  const src = msg['source'];
+  const source = src && typeof src === 'object' ? (src.kind === 'plugin' ? `plugin:${String(src.plugin)}` : String(src.kind)) : null;
+  return { seq: m.seq, position, type: events[m.seq]?.type ?? '?', role: typeof msg['role'] === 'string' ? msg['role'] : null, source, preview: first.length > 200 ? first.slice(0, 199) + '…' : first };
+}
+
+function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide, differs: DivergenceReason[]): PairDiff {
+  const ea = sa.session.events;
+  const eb = sb.session.events;
+  const am = fa?.messages ?? [];
+  const bm = fb?.messages ?? [];
+  const edits = diffSequences(
+    am.map((m) => m.key),
+    bm.map((m) => m.key),
+  );
+  const left: MessageRef[] = [];
+  const entered: MessageRef[] = [];
+  const modified: ModifiedMessage[] = [];
+  let kept = 0;
+  // Replace blocks: consecutive '-' then '+' runs; pair them in order by role for the text diff.
+  let run: { minus: MessageRef[]; plus: MessageRef[] } = { minus: [], plus: [] };
+  const flush = () => {
+    const plus = [...run.plus];
+    for (const l of run.minus) {
+      const k = plus.findIndex((p) => p.role === l.role && p.type === l.type && p.source === l.source);
+      if (k < 0) continue;
+      const p = plus.splice(k, 1)[0] as MessageRef;
+      const la = messageLines(am[l.position]?.message, l.seq);
+      const lb = messageLines(bm[p.position]?.message, p.seq);
+      modified.push({ a: l, b: p, diff: unifiedDiff(la, lb) });
+    }
+    run = { minus: [], plus: [] };
+  };
+  for (const e of edits) {
+    if (e.op === '=') {
+      flush();
+      kept++;
+    } else if (e.op === '-') {
+      const r = msgRef(am[e.a as number] as Facts['messages'][number], e.a as number, ea);
+      left.push(r);
+      if (run.plus.length) flush();
+      run.minus.push(r);
+    } else {
+      const r = msgRef(bm[e.b as number] as Facts['messages'][number], e.b as number, eb);
+      entered.push(r);
+      run.plus.push(r);
+    }
+  }
+  flush();
+  const ha = fa?.entry.header ?? null;
+  const hb = fb?.entry.header ?? null;
+  const changes = fa && fb ? headerChanges(ha, hb) : [];
+  const sysA = typeof ha?.system === 'string' ? ha.system : undefined;
+  const sysB = typeof hb?.system === 'string' ? hb.system : undefined;
+  const ua = fa ? usageOf(fa.entry) : null;
+  const ub = fb ? usageOf(fb.entry) : null;
+  const ansA = fa?.entry.assistantMessageSeq != null ? ea[fa.entry.assistantMessageSeq] : undefined;
+  const ansB = fb?.entry.assistantMessageSeq != null ? eb[fb.entry.assistantMessageSeq] : undefined;
+  const output =
+    fa && fb && fa.outputKey !== fb.outputKey
+      ? unifiedDiff(ansA ? messageLines(ansA.data?.message, ansA.seq) : [], ansB ? messageLines(ansB.data?.message, ansB.seq) : [])
+      : null;
+  return {
+    a: fa?.ref ?? null,
+    b: fb?.ref ?? null,
+    differs,
+    messages: { kept, left, entered, modified },
+    header: {
+      changes,
+      aSeq: fa?.entry.headerSeq ?? null,
+      bSeq: fb?.entry.headerSeq ?? null,
+      system: fa && fb && sysA !== sysB ? unifiedDiff(textLines(sysA), textLines(sysB)) : null,
+    },
+    requestContext: { changed: Boolean(fa && fb && fa.contextKey !== fb.contextKey), a: fa?.entry.requestContext ?? null, b: fb?.entry.requestContext ?? null },
+    usage: { a: ua, b: ub, delta: usageDelta(ua, ub) },
+    toolCalls: { a: fa?.toolCalls ?? [], b: fb?.toolCalls ?? [] },
+    finish: { a: fa ? fa.entry.finish : null, b: fb ? fb.entry.finish : null },
+    output,
+  };
+}
+
+function reasonsOf(fa: Facts | null, fb: Facts | null): DivergenceReason[] {
+  if (!fa || !fb) return ['unpaired'];
+  const out: DivergenceReason[] = [];
+  if (fa.messages.map((m) => m.key).join('\u0000') !== fb.messages.map((m) => m.key).join('\u0000')) out.push('messages');
+  if (fa.headerKey !== fb.headerKey) out.push('header');
+  if (fa.contextKey !== fb.contextKey) out.push('context');
+  if (fa.outputKey !== fb.outputKey) out.push('output');
+  if (fa.finishKey !== fb.finishKey) out.push('finish');
+  if (fa.callsKey !== fb.callsKey) out.push('tool-calls');
+  else if (fa.outcomesKey !== fb.outcomesKey) out.push('tool-outcomes');
+  return out;
+}
+
+/**
+ * Pair the dispatches of two sessions. By structure (the `turn/step#attempt`
+ * keys) when at least half of the smaller side's keys occur on the other
+ * side; else by content: dispatches with equivalent inputs anchor the
+ * alignment and the dispatches between two anchors are paired in order.
+ */
+export function alignDispatches(a: readonly Facts[], b: readonly Facts[]): { by: 'structure' | 'content'; pairs: [Facts | null, Facts | null][] } {
+  const bKeys = new Set(b.map((f) => f.entry.key));
+  const shared = a.filter((f) => bKeys.has(f.entry.key)).length;
+  const structure = shared * 2 >= Math.min(a.length, b.length) && (a.length === 0 || b.length === 0 || shared > 0);
+  const edits = structure
+    ? diffSequences(
+        a.map((f) => f.entry.key),
+        b.map((f) => f.entry.key),
+      )
+    : diffSequences(
+        a.map((f) => f.inputKey),
+        b.map((f) => f.inputKey),
+      );
+  const pairs: [Facts | null, Facts | null][] = [];
+  let minus: Facts[] = [];
+  let plus: Facts[] = [];
+  const flush = () => {
+    if (structure) {
+      for (const f of minus) pairs.push([f, null]);
+      for (const f of plus) pairs.push([null, f]);
+    } else {
+      const n = Math.max(minus.length, plus.length);
+      for (let i = 0; i < n; i++) pairs.push([minus[i] ?? null, plus[i] ?? null]);
+    }
+    minus = [];
+    plus = [];
+  };
+  for (const e of edits) {
+    if (e.op === '=') {
+      flush();
+      pairs.push([a[e.a as number] as Facts, b[e.b as number] as Facts]);
+    } else if (e.op === '-') minus.push(a[e.a as number] as Facts);
+    else plus.push(b[e.b as number] as Facts);
+  }
+  flush();
+  return { by: structure ? 'structure' : 'content', pairs };
+}
+
+/** Compare two loaded sessions. */
+export function diffSessions(a: DiffSide, b: DiffSide): SessionDiff {
+  const ea = a.session.events;
+  const eb = b.session.events;
+  const relation = relationOf(a.session.header, b.session.header);
+  const sharedPrefix = sharedPrefixOf(ea, eb, relation, a.session.header, b.session.header);
+  let equivalent = ea.length === eb.length;
+  let identical = equivalent;
+  for (let i = 0; equivalent && i < ea.length; i++) {
+    const x = ea[i] as SessionEvent;
+    const y = eb[i] as SessionEvent;
+    if (eventKey(x) !== eventKey(y)) equivalent = false;
+    else if (identical && JSON.stringify(x) !== JSON.stringify(y)) identical = false;
+  }
+  identical &&= equivalent;
+  const fa = a.index.requests.map((e) => factsOf(a, e));
+  const fb = b.index.requests.map((e) => factsOf(b, e));
+  const aligned = alignDispatches(fa, fb);
+  const pairs: SessionDiff['dispatches']['pairs'] = [];
+  const divergent: PairDiff[] = [];
+  let firstDivergent: number | null = null;
+  const totalA: UsageNumbers = {};
+  const totalB: UsageNumbers = {};
+  for (const [x, y] of aligned.pairs) {
+    const differs = reasonsOf(x, y);
+    pairs.push({ a: x?.entry.key ?? null, b: y?.entry.key ?? null, differs });
+    if (firstDivergent === null && differs.length > 0) firstDivergent = pairs.length - 1;
+    if (firstDivergent !== null) divergent.push(pairDiff(x, y, a, b, differs));
+  }
+  for (const f of fa) addUsage(totalA, usageOf(f.entry));
+  for (const f of fb) addUsage(totalB, usageOf(f.entry));
+  return {
+    a: sideInfo('a', a),
+    b: sideInfo('b', b),
+    relation,
+    sharedPrefix,
+    equivalent,
+    identical,
+    dispatches: { alignedBy: aligned.by, pairs, firstDivergent, divergent },
+    usageTotals: { a: totalA, b: totalB, delta: usageDelta(totalA, totalB) ?? {} },
+    cost: null,
+    costNote: 'dsh has no price table: token usage is compared, costs are not',
+    surface: unifiedDiff(surfaceLines(a.session), surfaceLines(b.session)),
+    transcript: unifiedDiff(transcriptLines(buildTranscript(a.session).entries), transcriptLines(buildTranscript(b.session).entries)),
+  };
+}
+
+/** Whether a session comparison found any difference (git's `--exit-code` sense). */
+export function sessionsDiffer(d: SessionDiff): boolean {
+  return !d.equivalent || d.dispatches.firstDivergent !== null || d.surface.hunks.length > 0 || d.transcript.hunks.length > 0;
+}
