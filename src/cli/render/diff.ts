@@ -40,7 +40,8 @@ export function renderHunks(d: TextDiff, c: ChalkInstance, full: boolean, indent
 }
 
 function hunkLines(h: Hunk, c: ChalkInstance, full: boolean, indent: string): string[] {
-  const out = [`${indent}${c.cyan(`@@ -${h.aStart},${h.aCount} +${h.bStart},${h.bCount} @@`)} ${c.dim(`a ${seqSpan(h.aSeqs)} · b ${seqSpan(h.bSeqs)}`)}`];
+  const seqs = h.aSeqs || h.bSeqs ? ` ${c.dim(`a ${seqSpan(h.aSeqs)} · b ${seqSpan(h.bSeqs)}`)}` : '';
+  const out = [`${indent}${c.cyan(`@@ -${h.aStart},${h.aCount} +${h.bStart},${h.bCount} @@`)}${seqs}`];
   let i = 0;
   while (i < h.lines.length) {
     const op = (h.lines[i] as Hunk['lines'][number]).op;
@@ -86,7 +87,7 @@ function pairTitle(p: PairDiff): string {
   return `${ka} ↔ ${kb}  ${seqs}`;
 }
 
-function pairLines(p: PairDiff, c: ChalkInstance, o: DiffRenderOptions, shown: { left: Set<number>; entered: Set<number> }): string[] {
+function pairLines(p: PairDiff, c: ChalkInstance, o: DiffRenderOptions, shown: { left: Set<number>; entered: Set<number>; header: { key: string; at: string } | null }): string[] {
   const full = Boolean(o.full);
   const label = (s: string) => `  ${c.bold(s.padEnd(10))}`;
   const out: string[] = [];
@@ -117,7 +118,10 @@ function pairLines(p: PairDiff, c: ChalkInstance, o: DiffRenderOptions, shown: {
   for (const x of m.left) shown.left.add(x.seq);
   for (const x of m.entered) shown.entered.add(x.seq);
   if (p.header.changes.length === 0) out.push(`${label('header')}equivalent${p.header.aSeq !== null || p.header.bSeq !== null ? c.dim(` (request/header a:${p.header.aSeq ?? '-'} b:${p.header.bSeq ?? '-'})`) : ''}`);
-  else {
+  else if (shown.header && shown.header.key === JSON.stringify(p.header.changes)) {
+    out.push(`${label('header')}${c.yellow('changed')} as shown for ${escapeControl(shown.header.at)} (request/header a:${p.header.aSeq ?? '-'} b:${p.header.bSeq ?? '-'})`);
+  } else {
+    shown.header = { key: JSON.stringify(p.header.changes), at: pairTitle(p).split('  ')[0] as string };
     out.push(`${label('header')}${c.yellow('changed')} (request/header a:${p.header.aSeq ?? '-'} b:${p.header.bSeq ?? '-'})`);
     for (const ch of p.header.changes) {
       if (ch.field.startsWith('tools[')) out.push(`    ${escapeControl(ch.field).padEnd(24)} ${ch.after === 'added' ? c.green('added') : ch.after === 'removed' ? c.red('removed') : 'schema changed'}`);
@@ -204,7 +208,7 @@ export function renderSessionStat(d: SessionDiff, c: ChalkInstance, o: DiffRende
 export function renderSessionDiff(d: SessionDiff, c: ChalkInstance, o: DiffRenderOptions): string {
   const full = Boolean(o.full);
   const out = renderSessionStat(d, c, o);
-  const shown = { left: new Set<number>(), entered: new Set<number>() };
+  const shown = { left: new Set<number>(), entered: new Set<number>(), header: null as { key: string; at: string } | null };
   const divergent = d.dispatches.divergent;
   const detailed = full ? divergent.length : Math.min(DETAILED_PAIRS, divergent.length);
   for (let i = 0; i < detailed; i++) {
