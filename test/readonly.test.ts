@@ -36,6 +36,8 @@ const COMMAND_LINES: string[][] = [
   ['compactions', '--json'],
   ['fork', '--dry-run', '--json'],
   ['search', 'e', '{target}', '--json'],
+  ['diff', '{target}', '{target}', '--json'],
+  ['diff', '{target}', '{target}', '--stat'],
 ];
 
 describe.skipIf(!HAVE_CORPUS)('read-only guarantee', () => {
