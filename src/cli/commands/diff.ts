@@ -22,7 +22,7 @@ interface DiffOptions extends CommonOptions {
 type Side = 'a' | 'b';
 
 /** Load one side holding its events; DSH's error for that side (and exit 1) when it cannot be read. */
-async function loadSide(io: Io, side: Side, target: string, opts: DiffOptions): Promise<LoadedSession | number> {
+export async function loadSide(io: Io, side: Side, target: string, opts: DiffOptions): Promise<LoadedSession | number> {
   let resolved;
   try {
     resolved = await resolveCli(target, opts);

@@ -7,10 +7,14 @@ import { buildReport } from '../../report/build.js';
 import { reportParts } from '../../report/html.js';
 import { abandonReportOutput, prepareReportOutput, publishReport, type PreparedOutput } from '../../report/write.js';
 import { VERSION } from '../../core/version.js';
+import { compareReportHtml } from '../../report/compare.js';
+import { diffSessions, diffSide } from '../../views/diff.js';
+import { loadSide } from './diff.js';
 
 interface ReportOptions extends CommonOptions {
   output?: string;
   force?: boolean;
+  compare?: string;
 }
 
 function resolvedId(data: unknown): string | null {
@@ -25,7 +29,8 @@ export function registerReport(program: Command, io: Io, setExit: (code: number)
     .description('write a self-contained HTML incident report (no network; opens from disk): health, lineage, timeline with every dispatch\'s request and diff, user vs model view, compactions, check findings, every event')
     .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or - for stdin')
     .requiredOption('-o, --output <file>', 'the NEW .html file to write (- for stdout)')
-    .option('--force', 'replace the output file if it exists');
+    .option('--force', 'replace the output file if it exists')
+    .option('--compare <target>', 'compare mode: the two dispatch timelines side by side (this session as a, <target> as b), the first divergent dispatch highlighted, surface and transcript diffs (as dsh diff)');
   addCommon(cmd, { json: 'print a manifest {output, bytes, sessionId, health} on stdout (not with -o -)' });
   cmd.addHelpText(
     'after',
@@ -40,7 +45,8 @@ or is not writable; nothing is written).
 
 Examples:
   dsh report session.jsonl.zstd -o incident.html
-  dsh report 8f2c41 --root ~/.dsh/sessions -o report.html --force`,
+  dsh report 8f2c41 --root ~/.dsh/sessions -o report.html --force
+  dsh report parent.jsonl.zstd --compare child/session.jsonl.zstd -o compare.html`,
   );
   cmd.action(
     action(io, setExit, async (target: string, opts: ReportOptions) => {
@@ -50,6 +56,15 @@ Examples:
       // Check the output before reading anything.
       const resolved = await resolveCli(target, opts);
       let out: PreparedOutput | undefined;
+      if (opts.compare !== undefined) {
+        const other = await resolveCli(opts.compare, opts);
+        if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force), [resolved.path, other.path]);
+        try {
+          return await writeCompare(io, target, opts.compare, opts, output, out);
+        } finally {
+          if (out) abandonReportOutput(out);
+        }
+      }
       if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force), [resolved.path]);
       try {
         const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION });
@@ -82,4 +97,27 @@ Examples:
       }
     }),
   );
+}
+
+/** `--compare`: both sides must be readable (a side DSH refuses: its error, exit 1, nothing written). */
+async function writeCompare(io: Io, a: string, b: string, opts: ReportOptions, output: string, out: PreparedOutput | undefined): Promise<number> {
+  const la = await loadSide(io, 'a', a, opts);
+  if (typeof la === 'number') return la;
+  const lb = await loadSide(io, 'b', b, opts);
+  if (typeof lb === 'number') return lb;
+  const d = diffSessions(diffSide(la), diffSide(lb));
+  const html = compareReportHtml(d, { a, b }, VERSION);
+  if (!out) {
+    await writeOut(io.stdout, html);
+    return EXIT.ok;
+  }
+  const abs = out.abs;
+  const bytes = publishReport(out, [html], Boolean(opts.force));
+  io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
+  if (opts.json) {
+    const fd = d.dispatches.firstDivergent;
+    const pair = fd === null ? null : d.dispatches.pairs[fd];
+    await writeOut(io.stdout, JSON.stringify({ output: abs, bytes, sessionIds: { a: d.a.sessionId, b: d.b.sessionId }, firstDivergent: pair ? { a: pair.a, b: pair.b, differs: pair.differs } : null }) + '\n');
+  }
+  return EXIT.ok;
 }
