@@ -110,6 +110,16 @@ describe('line diff', () => {
     }
   });
 
+  it('past the edit budget the script stays valid (delete + insert of the middle), in bounded time', () => {
+    const a = Array.from({ length: 60_000 }, (_, i) => `a${i}`);
+    const b = Array.from({ length: 60_000 }, (_, i) => (i % 2 ? `a${i}` : `b${i}`));
+    const t0 = Date.now();
+    const edits = diffSequences(a, b);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(edits.filter((e) => e.op !== '+').map((e) => a[e.a as number])).toEqual(a);
+    expect(edits.filter((e) => e.op !== '-').map((e) => b[e.b as number])).toEqual(b);
+  });
+
   it('unified hunks use git numbering and context 3', () => {
     const L = (xs: string[]) => xs.map((text, i) => ({ text, seq: i }));
     const a = L(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);

@@ -34,13 +34,16 @@ export interface Edit {
   b: number | null;
 }
 
-/** Beyond this many edits in the middle part, the rest is one replace block (bounded time on huge inputs). */
-const MAX_EDIT_DISTANCE = 4000;
+/** Beyond this many edits in the middle part, the rest is one replace block (bounded time and memory on huge inputs). */
+const MAX_EDIT_DISTANCE = 2000;
+/** Bound on the work of one diff: (middle length) × (edit distance searched). */
+const MAX_DIFF_WORK = 50_000_000;
 
 /**
  * Shortest edit script between two sequences of comparable keys (Myers).
- * Common prefix and suffix are trimmed first; past `MAX_EDIT_DISTANCE` edits
- * the middle is reported as delete-all + insert-all (still a valid script).
+ * Common prefix and suffix are trimmed first; past the edit budget
+ * (`MAX_EDIT_DISTANCE`, fewer on long inputs) the middle is reported as
+ * delete-all + insert-all (still a valid script, no longer minimal).
  */
 export function diffSequences(a: readonly string[], b: readonly string[]): Edit[] {
   let start = 0;
@@ -68,45 +71,40 @@ function myersMiddle(a: readonly string[], b: readonly string[], a0: number, a1:
     return e;
   };
   if (n === 0 || m === 0) return replaceAll();
-  const max = Math.min(n + m, MAX_EDIT_DISTANCE);
+  const max = Math.max(1, Math.min(n + m, MAX_EDIT_DISTANCE, Math.floor(MAX_DIFF_WORK / (n + m))));
   const offset = max + 1;
-  let v = new Int32Array(2 * max + 3);
+  const v = new Int32Array(2 * max + 3);
+  // trace[d] holds the frontier before step d, for diagonals -d..d (index k + d).
   const trace: Int32Array[] = [];
   let found = -1;
-  for (let d = 0; d <= max; d++) {
-    trace.push(v.slice());
-    const next = v;
+  for (let d = 0; d <= max && found < 0; d++) {
+    trace.push(v.slice(offset - d, offset + d + 1));
     for (let k = -d; k <= d; k += 2) {
       let x: number;
-      if (k === -d || (k !== d && (next[offset + k - 1] as number) < (next[offset + k + 1] as number))) x = next[offset + k + 1] as number;
-      else x = (next[offset + k - 1] as number) + 1;
+      if (k === -d || (k !== d && (v[offset + k - 1] as number) < (v[offset + k + 1] as number))) x = v[offset + k + 1] as number;
+      else x = (v[offset + k - 1] as number) + 1;
       let y = x - k;
       while (x < n && y < m && a[a0 + x] === b[b0 + y]) {
         x++;
         y++;
       }
-      next[offset + k] = x;
+      v[offset + k] = x;
       if (x >= n && y >= m) {
         found = d;
         break;
       }
     }
-    v = next;
-    if (found >= 0) {
-      trace.push(v.slice());
-      break;
-    }
   }
   if (found < 0) return replaceAll();
+  const at = (d: number, k: number) => (trace[d] as Int32Array)[k + d] as number;
   // Walk back through the saved frontiers.
   const rev: Edit[] = [];
   let x = n;
   let y = m;
   for (let d = found; d > 0; d--) {
-    const vd = trace[d] as Int32Array; // frontier before step d
     const k = x - y;
-    const prevK = k === -d || (k !== d && (vd[offset + k - 1] as number) < (vd[offset + k + 1] as number)) ? k + 1 : k - 1;
-    const prevX = vd[offset + prevK] as number;
+    const prevK = k === -d || (k !== d && at(d, k - 1) < at(d, k + 1)) ? k + 1 : k - 1;
+    const prevX = at(d, prevK);
     const prevY = prevX - prevK;
     while (x > prevX && y > prevY) {
       x--;
