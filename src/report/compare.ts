@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Hunk, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../views/diff.js';
-import { escapeHtml } from './html.js';
+import { escapeHtml, pageHead } from './html.js';
 
 const COMPARE_CSS = `
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--mut:#667;--line:#d0d7de;--add:#e6ffec;--del:#ffebe9;--hi:#fff3bf;--warn:#9a6700}
@@ -142,18 +142,7 @@ export function compareReportHtml(d: SessionDiff, labels: { a: string; b: string
     ['first divergence', fd === null ? 'none' : `<a href="#first-divergence">${e(pairs[fd]?.a ?? '(none)')} ↔ ${e(pairs[fd]?.b ?? '(none)')}</a> (${e((pairs[fd]?.differs ?? []).join(', '))})`],
     ['usage', `${e(deltaText(d.usageTotals.a, d.usageTotals.b, d.usageTotals.delta))} <span class="muted">(${e(d.costNote)})</span>`],
   ];
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${compareSecurityPolicy()}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="dsh ${e(version)}">
-<title>${e(title)}</title>
-<style>${COMPARE_CSS}</style>
-</head>
-<body>
+  return `${pageHead(title, compareSecurityPolicy(), COMPARE_CSS, version)}
 <h1>${e(title)}</h1>
 <table class="summary">${summary.map(([k, v]) => `<tr><td>${e(k)}</td><td>${v}</td></tr>`).join('')}</table>
 <h2>Dispatch timelines (aligned by ${e(d.dispatches.alignedBy)})</h2>

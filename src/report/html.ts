@@ -55,6 +55,22 @@ const TABS: [string, string][] = [
   ['search', 'Search'],
 ];
 
+/** The document start up to `<body>`: CSP, no referrer, generator, title and the inline stylesheet. */
+export function pageHead(title: string, csp: string, css: string, version: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="dsh ${escapeHtml(version)}">
+<title>${escapeHtml(title)}</title>
+<style>${css}</style>
+</head>
+<body>`;
+}
+
 /**
  * The report as a sequence of string parts (the events blob is produced one
  * event at a time, so no single string holds the whole log).
@@ -63,18 +79,7 @@ export function* reportParts(data: ReportData, events: readonly SessionEvent[]):
   const title = `dsh report · ${data.session.id ?? 'unknown session'}`;
   const tabs = TABS.map(([id, label], i) => `<button type="button" id="tab-${id}" data-tab="${id}" aria-selected="false" title="${escapeHtml(label)} (${i + 1})"${id === 'search' ? ' hidden' : ''}>${escapeHtml(label)}</button>`).join('');
   const sections = TABS.map(([id]) => `<section id="s-${id}" aria-labelledby="tab-${id}"${id === 'overview' ? '' : ' hidden'}></section>`).join('\n');
-  yield `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy()}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="dsh ${escapeHtml(data.tool.version)}">
-<title>${escapeHtml(title)}</title>
-<style>${REPORT_CSS}</style>
-</head>
-<body>
+  yield `${pageHead(title, contentSecurityPolicy(), REPORT_CSS, data.tool.version)}
 <header id="bar">
 <h1 id="title">${escapeHtml(title)}</h1>
 <span id="status" class="badge"></span>
