@@ -4,6 +4,8 @@ import { deriveEventMessage } from '../../log/surface.js';
 import { escapeControl, preview } from '../io.js';
 import type { DispatchDiff, DispatchEntry, DispatchSummary, SeqResolution } from '../../views/requests.js';
 import type { DeepSeekBody } from '../../views/deepseek-body.js';
+import { textLines, unifiedDiff } from '../../views/diff.js';
+import { renderHunks } from './diff.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -314,7 +316,7 @@ function firstText(msg: any): string {
 }
 
 /** `--diff`. Pure. */
-export function renderDiff(d: DispatchDiff, events: readonly SessionEvent[], c: ChalkInstance, _opts: RenderOptions = {}): string {
+export function renderDiff(d: DispatchDiff, events: readonly SessionEvent[], c: ChalkInstance, opts: RenderOptions = {}): string {
   const out: string[] = [];
   const label = (s: string) => c.bold(s.padEnd(10));
   out.push(`${label('diff')}${d.from ? c.cyan(d.from) : c.dim('(session start)')} → ${c.cyan(d.to)}  ${c.dim(`first chunks ${d.fromFirstChunkSeq ?? '-'} → ${d.toFirstChunkSeq}; input prefix ${n(d.prefixEvents.from)} → ${n(d.prefixEvents.to)} events`)}`);
@@ -337,6 +339,9 @@ export function renderDiff(d: DispatchDiff, events: readonly SessionEvent[], c: 
       if (ch.field.startsWith('tools[')) out.push(`  ${escapeControl(ch.field).padEnd(24)} ${ch.after === 'added' ? c.green('added') : ch.after === 'removed' ? c.red('removed') : 'schema changed'}`);
       else if (ch.field === 'tools') out.push(`  ${'tools'.padEnd(24)} ${ch.after === 'reordered' ? 'reordered' : `${show(ch.before)} → ${show(ch.after)}`}`);
       else out.push(`  ${escapeControl(ch.field).padEnd(24)} ${show(ch.before)} → ${show(ch.after)}`);
+      if (ch.field === 'system' && (typeof ch.before === 'string' || typeof ch.after === 'string') && typeof (ch.before ?? '') === 'string' && typeof (ch.after ?? '') === 'string') {
+        out.push(...renderHunks(unifiedDiff(textLines(ch.before as string | undefined), textLines(ch.after as string | undefined)), c, Boolean(opts.full), '    '));
+      }
     }
   }
   if (d.requestContext.changed) {
