@@ -56,7 +56,7 @@ export function diffSequences(a: readonly string[], b: readonly string[]): Edit[
   }
   const out: Edit[] = [];
   for (let i = 0; i < start; i++) out.push({ op: '=', a: i, b: i });
-  out.push(...myersMiddle(a, b, start, endA, start, endB));
+  for (const e of myersMiddle(a, b, start, endA, start, endB)) out.push(e);
   for (let i = 0; endA + i < a.length; i++) out.push({ op: '=', a: endA + i, b: endB + i });
   return out;
 }
@@ -187,8 +187,10 @@ export function unifiedDiff(a: readonly DiffLine[], b: readonly DiffLine[], cont
     let bStart = -1;
     let aCount = 0;
     let bCount = 0;
-    const aSeq: number[] = [];
-    const bSeq: number[] = [];
+    let aSeqs: [number, number] | null = null;
+    let bSeqs: [number, number] | null = null;
+    const seen = (span: [number, number] | null, seq: number | null): [number, number] | null =>
+      seq === null ? span : span === null ? [seq, seq] : [Math.min(span[0], seq), Math.max(span[1], seq)];
     for (let k = from; k <= to; k++) {
       const e = edits[k] as Edit;
       if (e.a !== null && aStart < 0) aStart = e.a;
@@ -199,18 +201,18 @@ export function unifiedDiff(a: readonly DiffLine[], b: readonly DiffLine[], cont
         lines.push({ op: ' ', text: la.text, seq: la.seq, bSeq: lb.seq });
         aCount++;
         bCount++;
-        if (la.seq !== null) aSeq.push(la.seq);
-        if (lb.seq !== null) bSeq.push(lb.seq);
+        aSeqs = seen(aSeqs, la.seq);
+        bSeqs = seen(bSeqs, lb.seq);
       } else if (e.op === '-') {
         const la = a[e.a as number] as DiffLine;
         lines.push({ op: '-', text: la.text, seq: la.seq });
         aCount++;
-        if (la.seq !== null) aSeq.push(la.seq);
+        aSeqs = seen(aSeqs, la.seq);
       } else {
         const lb = b[e.b as number] as DiffLine;
         lines.push({ op: '+', text: lb.text, seq: lb.seq });
         bCount++;
-        if (lb.seq !== null) bSeq.push(lb.seq);
+        bSeqs = seen(bSeqs, lb.seq);
       }
     }
     // A side with no line in the hunk starts after the previous line (git's convention: count 0, start = line before).
@@ -221,8 +223,8 @@ export function unifiedDiff(a: readonly DiffLine[], b: readonly DiffLine[], cont
       aCount,
       bStart: bCount === 0 ? bStart : bStart + 1,
       bCount,
-      aSeqs: aSeq.length ? [Math.min(...aSeq), Math.max(...aSeq)] : null,
-      bSeqs: bSeq.length ? [Math.min(...bSeq), Math.max(...bSeq)] : null,
+      aSeqs,
+      bSeqs,
       lines,
     });
     i = j;
@@ -249,29 +251,47 @@ export function textLines(text: string | undefined, seq: number | null = null): 
 
 const VOLATILE_KEY = /^(time|id|usage|createdAt|updatedAt)$|Id$|At$|Ms$/;
 
-function stripVolatile(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(stripVolatile);
-  if (v === null || typeof v !== 'object') return v;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v as object).sort()) {
-    if (VOLATILE_KEY.test(k)) continue;
-    out[k] = stripVolatile((v as Record<string, unknown>)[k]);
-  }
-  return out;
-}
+const dropVolatile = (key: string, value: unknown) => (key !== '' && VOLATILE_KEY.test(key) ? undefined : value);
 
 /**
- * The comparison key of an event, message or header: its JSON with keys
- * sorted and ids (`id`, `*Id`), times (`time`, `*At`, `*Ms`) and `usage`
- * removed at every depth. Seqs (sourceEventSeqs, surface spans) are kept:
- * within a shared prefix they name the same positions on both sides.
+ * The comparison key of an event, message or header: its JSON with ids
+ * (`id`, `*Id`), times (`time`, `*At`, `*Ms`) and `usage` removed at every
+ * depth. Seqs (sourceEventSeqs, surface spans) are kept: within a shared
+ * prefix they name the same positions on both sides. Key order counts (DSH
+ * writes a record's keys in one order).
  */
 export function equivalenceKey(value: unknown): string {
-  return JSON.stringify(stripVolatile(value)) ?? 'undefined';
+  return JSON.stringify(value, dropVolatile) ?? 'undefined';
 }
 
-function eventKey(e: SessionEvent): string {
-  return equivalenceKey({ type: e.type, data: e.data, surfaceOp: e.surfaceOp, sourceEventSeqs: e.sourceEventSeqs });
+/** JSON equality of parsed values (key order counts, as in their JSON), optionally ignoring volatile keys. */
+function sameJson(x: unknown, y: unknown, lenient: boolean): boolean {
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  if (Array.isArray(x) !== Array.isArray(y)) return false;
+  if (Array.isArray(x)) {
+    const ya = y as unknown[];
+    if (x.length !== ya.length) return false;
+    for (let i = 0; i < x.length; i++) if (!sameJson(x[i], ya[i], lenient)) return false;
+    return true;
+  }
+  const xo = x as Record<string, unknown>;
+  const yo = y as Record<string, unknown>;
+  const kx = Object.keys(xo).filter((k) => xo[k] !== undefined && !(lenient && VOLATILE_KEY.test(k)));
+  const ky = Object.keys(yo).filter((k) => yo[k] !== undefined && !(lenient && VOLATILE_KEY.test(k)));
+  if (kx.length !== ky.length) return false;
+  for (let i = 0; i < kx.length; i++) {
+    const k = kx[i] as string;
+    if (k !== ky[i] || !sameJson(xo[k], yo[k], lenient)) return false;
+  }
+  return true;
+}
+
+/** Whether events a and b at one position are the same JSON (2), equivalent (1), or neither (0). */
+function sameness(x: SessionEvent | undefined, y: SessionEvent | undefined): 0 | 1 | 2 {
+  if (!x || !y) return 0;
+  if (sameJson(x, y, false)) return 2;
+  return x.type === y.type && sameJson(x.data, y.data, true) && sameJson(x.surfaceOp, y.surfaceOp, true) && sameJson(x.sourceEventSeqs, y.sourceEventSeqs, true) ? 1 : 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -363,7 +383,10 @@ export interface PairDiff {
     left: MessageRef[];
     /** In b's input only (b's seqs). */
     entered: MessageRef[];
-    /** Left/entered messages in the same replace block with the same type, role and source: their text diff. */
+    /**
+     * Left/entered messages in the same replace block with the same type, role and source: their text diff.
+     * Each (a seq, b seq) pair is listed once, at the first divergent pair that carries it.
+     */
     modified: ModifiedMessage[];
   };
   header: { changes: HeaderChange[]; aSeq: number | null; bSeq: number | null; system: TextDiff | null };
@@ -445,7 +468,7 @@ export function relationOf(a: SessionHeader, b: SessionHeader): Relation {
   return 'unrelated';
 }
 
-function sharedPrefixOf(a: readonly SessionEvent[], b: readonly SessionEvent[], relation: Relation, ha: SessionHeader, hb: SessionHeader): SharedPrefix {
+function sharedPrefixOf(a: readonly SessionEvent[], b: readonly SessionEvent[], relation: Relation, ha: SessionHeader, hb: SessionHeader, same: (i: number) => 0 | 1 | 2): SharedPrefix {
   const stop = (events: readonly SessionEvent[], at: number) => (at < events.length ? { seq: (events[at] as SessionEvent).seq, type: (events[at] as SessionEvent).type } : null);
   let firstInexact: number | null = null;
   if (relation === 'fork' || relation === 'forked-from') {
@@ -455,10 +478,9 @@ function sharedPrefixOf(a: readonly SessionEvent[], b: readonly SessionEvent[], 
     const mismatches: number[] = [];
     const n = Math.min(seed, child.length);
     for (let i = 0; i < n; i++) {
-      const p = parent[i];
-      const c = child[i] as SessionEvent;
-      if (!p || eventKey(p) !== eventKey(c)) mismatches.push(i);
-      if (firstInexact === null && (!p || JSON.stringify(p) !== JSON.stringify(c))) firstInexact = i;
+      const k = same(i);
+      if (k === 0) mismatches.push(i);
+      if (firstInexact === null && k !== 2) firstInexact = i;
     }
     return {
       kind: 'fork-seed',
@@ -471,10 +493,7 @@ function sharedPrefixOf(a: readonly SessionEvent[], b: readonly SessionEvent[], 
     };
   }
   let n = 0;
-  while (n < a.length && n < b.length && eventKey(a[n] as SessionEvent) === eventKey(b[n] as SessionEvent)) {
-    if (firstInexact === null && JSON.stringify(a[n]) !== JSON.stringify(b[n])) firstInexact = n;
-    n++;
-  }
+  for (let k = same(0); n < a.length && n < b.length && k !== 0; k = same(++n)) if (firstInexact === null && k !== 2) firstInexact = n;
   return { kind: 'equivalent-run', events: n, stopsAt: { a: stop(a, n), b: stop(b, n) }, identical: firstInexact === null, firstInexactSeq: firstInexact };
 }
 
@@ -502,18 +521,47 @@ function toolResultText(e: SessionEvent | undefined): string | null {
   return inner.map((x: any) => (x?.type === 'text' ? String(x.text ?? '') : `[${String(x?.type)}]`)).join('\n');
 }
 
-function factsOf(side: DiffSide, entry: DispatchEntry): Facts {
+/**
+ * Equivalence keys interned as short ids, shared by both sides: a message's
+ * key is computed once per surface event (not once per dispatch that sent it),
+ * and a dispatch's input key is a list of ids, not of message texts.
+ */
+class Keys {
+  private readonly ids = new Map<string, string>();
+  private readonly objects = new WeakMap<object, string>();
+  private readonly messages = [new Map<number, { message: unknown; key: string } | null>(), new Map<number, { message: unknown; key: string } | null>()];
+  of(value: unknown): string {
+    const cached = value !== null && typeof value === 'object' ? this.objects.get(value) : undefined;
+    if (cached !== undefined) return cached;
+    const k = equivalenceKey(value);
+    let id = this.ids.get(k);
+    if (id === undefined) this.ids.set(k, (id = String(this.ids.size)));
+    if (value !== null && typeof value === 'object') this.objects.set(value, id);
+    return id;
+  }
+  /** The message a surface event contributes and its key (null: none), cached per side and seq. */
+  message(side: 0 | 1, e: SessionEvent): { message: unknown; key: string } | null {
+    const cache = this.messages[side] as Map<number, { message: unknown; key: string } | null>;
+    if (cache.has(e.seq)) return cache.get(e.seq) ?? null;
+    const m = deriveEventMessage(e);
+    const out = m === null || m === undefined ? null : { message: m, key: this.of(m) };
+    cache.set(e.seq, out);
+    return out;
+  }
+}
+
+function factsOf(side: DiffSide, which: 0 | 1, entry: DispatchEntry, keys: Keys): Facts {
   const events = side.session.events;
   const messages: Facts['messages'] = [];
   for (const seq of entry.surfaceNodes) {
     const e = events[seq];
     if (!e) continue;
-    const m = deriveEventMessage(e);
-    if (m === null || m === undefined) continue;
-    messages.push({ seq, message: m, key: equivalenceKey(m) });
+    const m = keys.message(which, e);
+    if (m === null) continue;
+    messages.push({ seq, message: m.message, key: m.key });
   }
-  const headerKey = equivalenceKey(entry.header);
-  const contextKey = equivalenceKey(entry.requestContext);
+  const headerKey = keys.of(entry.header);
+  const contextKey = keys.of(entry.requestContext);
   const answer = entry.assistantMessageSeq !== null ? events[entry.assistantMessageSeq] : undefined;
   const content = answer?.data?.message?.content;
   const toolCalls: ToolCallFact[] = [];
@@ -549,7 +597,7 @@ function factsOf(side: DiffSide, entry: DispatchEntry): Facts {
     messages,
     headerKey,
     contextKey,
-    inputKey: `${headerKey}\u0000${contextKey}\u0000${messages.map((m) => m.key).join('\u0000')}`,
+    inputKey: `${headerKey}:${contextKey}:${messages.map((m) => m.key).join(',')}`,
     outputKey: equivalenceKey(content ?? null),
     finishKey: equivalenceKey(entry.finish),
     toolCalls,
@@ -580,6 +628,11 @@ function addUsage(total: UsageNumbers, u: UsageNumbers | null): void {
 
 // --- text renderings used as diff units --------------------------------------
 
+/** `out.push(...items)` without the argument-count limit (a text can have millions of lines). */
+export function pushAll<T>(out: T[], items: readonly T[]): void {
+  for (const x of items) out.push(x);
+}
+
 function blockLines(content: unknown): string[] {
   if (typeof content === 'string') return content.split('\n');
   if (!Array.isArray(content)) return [JSON.stringify(content) ?? String(content)];
@@ -588,17 +641,17 @@ function blockLines(content: unknown): string[] {
     const b = (raw ?? {}) as Record<string, any>;
     switch (b['type']) {
       case 'text':
-        out.push(...String(b['text'] ?? '').split('\n'));
+        pushAll(out, String(b['text'] ?? '').split('\n'));
         break;
       case 'reasoning':
-        out.push(...String(b['text'] ?? '').split('\n').map((l) => `(reasoning) ${l}`));
+        pushAll(out, String(b['text'] ?? '').split('\n').map((l) => `(reasoning) ${l}`));
         break;
       case 'tool-call':
         out.push(`→ ${String(b['name'])}(${typeof b['arguments'] === 'string' ? b['arguments'] : JSON.stringify(b['arguments'])})`);
         break;
       case 'tool-result':
         out.push(`← result${b['isError'] ? ' [error]' : ''}`);
-        out.push(...blockLines(b['content']));
+        pushAll(out, blockLines(b['content']));
         break;
       case 'image':
         out.push('[image]');
@@ -627,7 +680,7 @@ function surfaceLines(session: LoadedSession): DiffLine[] {
     const e = session.events[seq];
     const m = e ? deriveEventMessage(e) : null;
     if (m === null || m === undefined) continue;
-    out.push(...messageLines(m, seq));
+    pushAll(out, messageLines(m, seq));
   }
   return out;
 }
@@ -660,7 +713,7 @@ export function transcriptLines(entries: readonly TranscriptEntry[]): DiffLine[]
         out.push({ text: `## ${e.role}${tags.length ? ` [${tags.join(', ')}]` : ''}`, seq: e.seq });
         if (e.reasoning) for (const l of e.reasoning.split('\n')) out.push({ text: `  (reasoning) ${l}`, seq: e.seq });
         if (e.text) for (const l of e.text.split('\n')) out.push({ text: `  ${l}`, seq: e.seq });
-        for (const call of e.toolCalls) out.push(...callLines(call, e.seq));
+        for (const call of e.toolCalls) pushAll(out, callLines(call, e.seq));
         break;
       }
       case 'tool-result':
@@ -684,15 +737,39 @@ export function transcriptLines(entries: readonly TranscriptEntry[]): DiffLine[]
 
 // --- dispatch alignment ------------------------------------------------------
 
-function msgRef(m: { seq: number; message: unknown }, position: number, events: readonly SessionEvent[]): MessageRef {
-  const msg = (m.message ?? {}) as Record<string, any>;
-  const first = blockLines(msg['content']).find((l) => l.trim().length > 0) ?? '';
-  const src = msg['source'];
-  const source = src && typeof src === 'object' ? (src.kind === 'plugin' ? `plugin:${String(src.plugin)}` : String(src.kind)) : null;
-  return { seq: m.seq, position, type: events[m.seq]?.type ?? '?', role: typeof msg['role'] === 'string' ? msg['role'] : null, source, preview: first.length > 200 ? first.slice(0, 199) + '…' : first };
+/** The first non-blank line of a message's content (memoized per message object: later pairs repeat messages). */
+const previews = new WeakMap<object, string>();
+function firstLine(msg: Record<string, any>): string {
+  let p = previews.get(msg);
+  if (p === undefined) {
+    const content = msg['content'];
+    // Only the first blocks are needed for a preview line; a tool result's text up to its first line.
+    let first = '';
+    for (const l of blockLines(Array.isArray(content) ? content.slice(0, 4).map((b: any) => (b?.type === 'tool-result' ? { ...b, content: clipBlocks(b.content) } : b)) : content)) {
+      if (l.trim().length > 0) {
+        first = l;
+        break;
+      }
+    }
+    previews.set(msg, (p = first.length > 200 ? first.slice(0, 199) + '…' : first));
+  }
+  return p;
 }
 
-function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide, differs: DivergenceReason[]): PairDiff {
+function clipBlocks(content: unknown): unknown {
+  if (!Array.isArray(content)) return content;
+  return content.slice(0, 2).map((x: any) => (x?.type === 'text' && typeof x.text === 'string' ? { ...x, text: x.text.slice(0, 400) } : x));
+}
+
+function msgRef(m: { seq: number; message: unknown }, position: number, events: readonly SessionEvent[]): MessageRef {
+  const msg = (m.message ?? {}) as Record<string, any>;
+  const first = firstLine(msg);
+  const src = msg['source'];
+  const source = src && typeof src === 'object' ? (src.kind === 'plugin' ? `plugin:${String(src.plugin)}` : String(src.kind)) : null;
+  return { seq: m.seq, position, type: events[m.seq]?.type ?? '?', role: typeof msg['role'] === 'string' ? msg['role'] : null, source, preview: first };
+}
+
+function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide, differs: DivergenceReason[], reported: Set<string>): PairDiff {
   const ea = sa.session.events;
   const eb = sb.session.events;
   const am = fa?.messages ?? [];
@@ -713,6 +790,10 @@ function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide
       const k = plus.findIndex((p) => p.role === l.role && p.type === l.type && p.source === l.source);
       if (k < 0) continue;
       const p = plus.splice(k, 1)[0] as MessageRef;
+      // Each changed message is diffed once, at the first pair that carries it.
+      const id = `${l.seq}:${p.seq}`;
+      if (reported.has(id)) continue;
+      reported.add(id);
       const la = messageLines(am[l.position]?.message, l.seq);
       const lb = messageLines(bm[p.position]?.message, p.seq);
       modified.push({ a: l, b: p, diff: unifiedDiff(la, lb) });
@@ -829,18 +910,26 @@ export function diffSessions(a: DiffSide, b: DiffSide): SessionDiff {
   const ea = a.session.events;
   const eb = b.session.events;
   const relation = relationOf(a.session.header, b.session.header);
-  const sharedPrefix = sharedPrefixOf(ea, eb, relation, a.session.header, b.session.header);
+  // Position-by-position sameness, computed once per position (events are large).
+  const memo = new Int8Array(Math.min(ea.length, eb.length)).fill(-1);
+  const same = (i: number): 0 | 1 | 2 => {
+    if (i >= memo.length) return 0;
+    if ((memo[i] as number) < 0) memo[i] = sameness(ea[i], eb[i]);
+    return memo[i] as 0 | 1 | 2;
+  };
+  const sharedPrefix = sharedPrefixOf(ea, eb, relation, a.session.header, b.session.header, same);
   let equivalent = ea.length === eb.length;
   let identical = equivalent;
   for (let i = 0; equivalent && i < ea.length; i++) {
-    const x = ea[i] as SessionEvent;
-    const y = eb[i] as SessionEvent;
-    if (eventKey(x) !== eventKey(y)) equivalent = false;
-    else if (identical && JSON.stringify(x) !== JSON.stringify(y)) identical = false;
+    const k = same(i);
+    if (k === 0) equivalent = false;
+    else if (k === 1) identical = false;
   }
   identical &&= equivalent;
-  const fa = a.index.requests.map((e) => factsOf(a, e));
-  const fb = b.index.requests.map((e) => factsOf(b, e));
+  const keys = new Keys();
+  const fa = a.index.requests.map((e) => factsOf(a, 0, e, keys));
+  const fb = b.index.requests.map((e) => factsOf(b, 1, e, keys));
+  const reported = new Set<string>();
   const aligned = alignDispatches(fa, fb);
   const pairs: SessionDiff['dispatches']['pairs'] = [];
   const divergent: PairDiff[] = [];
@@ -851,7 +940,7 @@ export function diffSessions(a: DiffSide, b: DiffSide): SessionDiff {
     const differs = reasonsOf(x, y);
     pairs.push({ a: x?.entry.key ?? null, b: y?.entry.key ?? null, differs });
     if (firstDivergent === null && differs.length > 0) firstDivergent = pairs.length - 1;
-    if (firstDivergent !== null) divergent.push(pairDiff(x, y, a, b, differs));
+    if (firstDivergent !== null) divergent.push(pairDiff(x, y, a, b, differs, reported));
   }
   for (const f of fa) addUsage(totalA, usageOf(f.entry));
   for (const f of fb) addUsage(totalB, usageOf(f.entry));

@@ -1,5 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
+import { pushAll } from '../../views/diff.js';
 import type { Hunk, MessageRef, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../../views/diff.js';
 import type { DispatchDiff } from '../../views/requests.js';
 import { finishShort } from './request.js';
@@ -35,7 +36,7 @@ function seqSpan(s: [number, number] | null): string {
 /** Unified hunks, `+`/`-` coloured, long runs folded with a count of hidden lines. */
 export function renderHunks(d: TextDiff, c: ChalkInstance, full: boolean, indent = ''): string[] {
   const out: string[] = [];
-  for (const h of d.hunks) out.push(...hunkLines(h, c, full, indent));
+  for (const h of d.hunks) pushAll(out, hunkLines(h, c, full, indent));
   return out;
 }
 
@@ -110,7 +111,7 @@ function pairLines(p: PairDiff, c: ChalkInstance, o: DiffRenderOptions, shown: {
     const mod = modifiedA.get(x.seq);
     if (mod && !shown.entered.has(mod.b.seq)) {
       out.push(`    ${c.green('+')} ${msgText('b', mod.b)}  ${c.dim('(the same message, changed:)')}`);
-      out.push(...renderHunks(mod.diff, c, full, '      '));
+      pushAll(out, renderHunks(mod.diff, c, full, '      '));
     }
   }
   const pairedB = new Set(m.modified.filter((x) => newLeft.some((l) => l.seq === x.a.seq)).map((x) => x.b.seq));
@@ -128,7 +129,7 @@ function pairLines(p: PairDiff, c: ChalkInstance, o: DiffRenderOptions, shown: {
       else if (ch.field === 'system') out.push(`    ${'system'.padEnd(24)} ${p.header.system ? `+${p.header.system.added} -${p.header.system.removed} lines` : 'changed'}`);
       else out.push(`    ${escapeControl(ch.field).padEnd(24)} ${preview(JSON.stringify(ch.before) ?? '(absent)', 50)} → ${preview(JSON.stringify(ch.after) ?? '(absent)', 50)}`);
     }
-    if (p.header.system) out.push(...renderHunks(p.header.system, c, full, '      '));
+    if (p.header.system) pushAll(out, renderHunks(p.header.system, c, full, '      '));
   }
   if (p.requestContext.changed) out.push(`${label('context')}${c.yellow('changed')} ${preview(JSON.stringify(p.requestContext.a) ?? 'null', 60)} → ${preview(JSON.stringify(p.requestContext.b) ?? 'null', 60)}`);
   out.push(`${label('usage')}${usageDeltaText(p.usage.a, p.usage.b, p.usage.delta)}`);
@@ -144,7 +145,7 @@ function pairLines(p: PairDiff, c: ChalkInstance, o: DiffRenderOptions, shown: {
   out.push(`${label('finish')}${fa === fb ? fa : `${c.red(fa)} → ${c.green(fb)}`}`);
   if (p.output) {
     out.push(`${label('answer')}${c.yellow('differs')} (+${p.output.added} -${p.output.removed} lines)`);
-    out.push(...renderHunks(p.output, c, full, '      '));
+    pushAll(out, renderHunks(p.output, c, full, '      '));
   }
   return out;
 }
@@ -215,7 +216,7 @@ export function renderSessionDiff(d: SessionDiff, c: ChalkInstance, o: DiffRende
     out.push('');
     if (i === 0) out.push(c.bold('first divergent dispatch'));
     else if (i === 1) out.push(c.bold('later dispatches'));
-    out.push(...pairLines(divergent[i] as PairDiff, c, o, shown));
+    pushAll(out, pairLines(divergent[i] as PairDiff, c, o, shown));
   }
   if (detailed < divergent.length) {
     out.push('');
@@ -230,7 +231,7 @@ export function renderSessionDiff(d: SessionDiff, c: ChalkInstance, o: DiffRende
     out.push(`${c.bold(name)}  ${c.dim(`${what}: a ${n(t.aLines)} lines, b ${n(t.bLines)} lines`)}  ${textDiffSummary(t)}`);
     out.push(`${c.red(`--- a ${escapeControl(o.labels.a)}`)}`);
     out.push(`${c.green(`+++ b ${escapeControl(o.labels.b)}`)}`);
-    out.push(...renderHunks(t, c, full));
+    pushAll(out, renderHunks(t, c, full));
   }
   return out.join('\n') + '\n';
 }

@@ -4,7 +4,7 @@ import { deriveEventMessage } from '../../log/surface.js';
 import { escapeControl, preview } from '../io.js';
 import type { DispatchDiff, DispatchEntry, DispatchSummary, SeqResolution } from '../../views/requests.js';
 import type { DeepSeekBody } from '../../views/deepseek-body.js';
-import { textLines, unifiedDiff } from '../../views/diff.js';
+import { pushAll, textLines, unifiedDiff } from '../../views/diff.js';
 import { renderHunks } from './diff.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -340,7 +340,7 @@ export function renderDiff(d: DispatchDiff, events: readonly SessionEvent[], c: 
       else if (ch.field === 'tools') out.push(`  ${'tools'.padEnd(24)} ${ch.after === 'reordered' ? 'reordered' : `${show(ch.before)} → ${show(ch.after)}`}`);
       else out.push(`  ${escapeControl(ch.field).padEnd(24)} ${show(ch.before)} → ${show(ch.after)}`);
       if (ch.field === 'system' && (typeof ch.before === 'string' || typeof ch.after === 'string') && typeof (ch.before ?? '') === 'string' && typeof (ch.after ?? '') === 'string') {
-        out.push(...renderHunks(unifiedDiff(textLines(ch.before as string | undefined), textLines(ch.after as string | undefined)), c, Boolean(opts.full), '    '));
+        pushAll(out, renderHunks(unifiedDiff(textLines(ch.before as string | undefined), textLines(ch.after as string | undefined)), c, Boolean(opts.full), '    '));
       }
     }
   }
