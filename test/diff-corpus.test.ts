@@ -39,6 +39,29 @@ describe.skipIf(!HAVE_CORPUS)('diff <t> A B = request --diff on every consecutiv
     expect(pairs).toBe(377);
   });
 
+  it('any two dispatches (first and last of each session) equal the library view; the later one first is a usage error', async () => {
+    const { diffDispatches } = await import('../src/views/requests.js');
+    let compared = 0;
+    for (const c of corpusCases()) {
+      if (!Array.isArray(c.expected.requests) || c.expected.requests.length < 3) continue;
+      const held = await inspectTarget(resolveTarget(c.artifact), { collect: true });
+      const events = held.events!;
+      const reqs = deriveDispatches(events, { lazy: events }).requests;
+      const a = reqs[0]!;
+      const b = reqs[reqs.length - 1]!;
+      const r = await runInProcess(['diff', c.artifact, String(a.firstChunkSeq), String(b.lastChunkSeq), '--json', '--exit-code']);
+      const want = JSON.parse(JSON.stringify(diffDispatches(a, b, events)));
+      expect(JSON.parse(r.stdout), c.name).toEqual(want);
+      const differs = want.header.changed || want.requestContext.changed || want.messages.added.length > 0 || want.messages.removed.length > 0;
+      expect(r.code, c.name).toBe(differs ? 1 : 0);
+      const back = await runInProcess(['diff', c.artifact, b.key, a.key]);
+      expect(back.code).toBe(2);
+      expect(back.stderr).toContain('give the earlier dispatch first');
+      compared += 1;
+    }
+    expect(compared).toBeGreaterThan(20);
+  });
+
   it('every readable corpus session against itself: identical, exit 0 with --exit-code; unreadable ones exit 1 naming the side', async () => {
     let same = 0;
     for (const c of corpusCases()) {

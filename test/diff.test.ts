@@ -205,6 +205,33 @@ describe('dsh diff on generated pairs with known differences', () => {
     expect((await runInProcess(['diff', a, b, '--exit-code'])).code).toBe(1);
   });
 
+  it('a rerun with a tool added, one removed and a config change: tools[...] added/removed and config fields', async () => {
+    const s = base();
+    const events = rerun(s.events);
+    for (const e of events) {
+      if (e.type !== 'request/header') continue;
+      const h = e.data.header;
+      h.tools = h.tools.filter((t: any) => t.name !== 'grep');
+      h.tools.push({ name: 'web_search', description: 'Search the web.', parameters: { type: 'object', properties: {} } });
+      h.config.temperature = 0.2;
+    }
+    const a = await write(s.header, s.events);
+    const b = await write({ ...s.header, id: 'run-b' }, events);
+    const d = await cliJson(a, b);
+    expect(d.dispatches.firstDivergent).toBe(0);
+    const p = d.dispatches.divergent[0]!;
+    expect(p.differs).toEqual(['header']);
+    expect(p.header.changes).toEqual([
+      { field: 'config.temperature', after: 0.2 },
+      { field: 'tools[web_search]', after: 'added' },
+      { field: 'tools[grep]', before: 'present', after: 'removed' },
+    ]);
+    expect(p.header.system).toBeNull();
+    const text = await runInProcess(['diff', a, b, '--color', 'never']);
+    expect(text.stdout).toMatch(/tools\[web_search\] +added/);
+    expect(text.stdout).toMatch(/tools\[grep\] +removed/);
+  });
+
   it('a rerun where one tool result differs: the dispatch that made the call diverges, the next one sees the changed result', async () => {
     const s = base();
     const events = clone(s.events);
