@@ -30,12 +30,13 @@ import type { SessionEvent, SessionHeader, Encoding } from './log/types.js';
 import { Labels, type SurfaceLabel } from './views/labels.js';
 import { loadedFromInspection, SessionQueryError, surfaceView, type LoadedSession, type SurfaceView } from './views/messages.js';
 import { analyzeLog, explainEvent, traceEvent, type EventTrace, type TraceExplanation, type LogAnalysis } from './views/trace.js';
-import { deriveDispatches, diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchDiff, type DispatchIndex, type DispatchSummary, type RequestDocument } from './views/requests.js';
+import { deriveDispatches, diffDispatches, messagesOf, pickDispatch, pickDispatchPair, requestJson, summarizeDispatch, type DispatchDiff, type DispatchIndex, type DispatchSummary, type RequestDocument } from './views/requests.js';
 import { lineageOf, type LineageTrace } from './views/lineage.js';
 import type { ListingProblem } from './views/listing.js';
 import { sessionStats, type StatsView } from './views/stats.js';
 import { auditCompactions, type CompactionsReport } from './views/compactions.js';
 import { buildTranscript, type Transcript } from './views/transcript.js';
+import { diffSessions, diffSide, sessionsDiffer, type SessionDiff } from './views/diff.js';
 import { buildReplay, type ReplayView } from './views/replay.js';
 import { checkResolved, rootLookup, type Finding, type SessionReport } from './check/engine.js';
 import { RULES, type RuleMeta } from './check/rules.js';
@@ -57,6 +58,8 @@ export type { SessionRecord, ListingProblem } from './views/listing.js';
 export type { StatsView } from './views/stats.js';
 export type { CompactionsReport, CompactionAttempt } from './views/compactions.js';
 export type { Transcript, TranscriptEntry } from './views/transcript.js';
+export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, ToolCallFact, DivergenceReason } from './views/diff.js';
+export { sessionsDiffer };
 export type { ReplayView, ReplayAttempt } from './views/replay.js';
 export type { Finding, SessionReport } from './check/engine.js';
 export type { RuleMeta, Severity } from './check/rules.js';
@@ -326,6 +329,25 @@ export class Session {
       const index = this.dispatches(s);
       const { entry } = typeof at === 'number' ? pickDispatch(index, s.events, String(at), undefined) : pickDispatch(index, s.events, undefined, at.step);
       return diffDispatches(entry.index > 0 ? index.requests[entry.index - 1]! : null, entry, s.events);
+    });
+  }
+
+  /** Compare with another session (`dsh diff <this> <other> --json`): this session is side a. */
+  diff(other: Session): Result<SessionDiff> {
+    return attempt(() => {
+      const a = this.loaded();
+      const b = other.loaded();
+      return diffSessions(diffSide(a, this.dispatches(a)), diffSide(b, other.dispatches(b)));
+    });
+  }
+
+  /** Two dispatches of this session, each by any seq inside it or `{ step: 'T/S[#n]' }` (`dsh diff <t> <A> <B> --json`). */
+  diffRequests(from: number | { step: string }, to: number | { step: string }): Result<DispatchDiff> {
+    return attempt(() => {
+      const s = this.loaded();
+      const arg = (x: number | { step: string }) => (typeof x === 'number' ? String(x) : x.step);
+      const { a, b } = pickDispatchPair(this.dispatches(s), s.events, arg(from), arg(to));
+      return diffDispatches(a, b, s.events);
     });
   }
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { collectSession } from '../src/log/generate.js';
+import { collectSession } from '../tools/generate.js';
 import { writeArtifactFile } from '../src/log/writer.js';
 import type { SessionEvent } from '../src/log/types.js';
 import { runCli } from './helpers/cli.js';

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { collectSession } from '../src/log/generate.js';
+import { collectSession } from '../tools/generate.js';
 import { writeArtifactFile } from '../src/log/writer.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../src/log/types.js';
 import { resolveTarget } from '../src/log/target.js';
@@ -21,6 +21,7 @@ import { deriveDispatches } from '../src/views/requests.js';
 import { diffSequences, diffSessions, diffSide, unifiedDiff, type SessionDiff } from '../src/views/diff.js';
 import { planFork, childEvents } from '../src/views/fork.js';
 import { runCli, runInProcess } from './helpers/cli.js';
+import { openSession } from '../src/index.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -179,6 +180,18 @@ describe('dsh diff on generated pairs with known differences', () => {
     const a = await write(s.header, s.events);
     const b = await write({ ...s.header, id: 'run-b' }, events);
     const d = await cliJson(a, b);
+    // The public API gives the same document.
+    const sa = await openSession(a);
+    const sb = await openSession(b);
+    if (!sa.ok || !sb.ok) throw new Error('open failed');
+    const api = sa.value.diff(sb.value);
+    expect(api.ok && JSON.parse(JSON.stringify(api.value))).toEqual(d);
+    const reqs0 = dispatchesOf(s.events);
+    const two = sa.value.diffRequests({ step: reqs0[0]!.key }, reqs0[2]!.firstChunkSeq);
+    const twoCli = await runInProcess(['diff', a, reqs0[0]!.key, String(reqs0[2]!.firstChunkSeq), '--json']);
+    expect(two.ok && JSON.parse(JSON.stringify(two.value))).toEqual(JSON.parse(twoCli.stdout));
+    const back = sa.value.diffRequests(reqs0[2]!.firstChunkSeq, reqs0[0]!.firstChunkSeq);
+    expect(back.ok ? null : back.error.class).toBe('UsageError');
     const firstHeader = s.events.find((e) => e.type === 'request/header')!.seq;
     expect(d.sharedPrefix).toMatchObject({ kind: 'equivalent-run', events: firstHeader, stopsAt: { a: { seq: firstHeader, type: 'request/header' }, b: { seq: firstHeader, type: 'request/header' } } });
     expect(d.dispatches.alignedBy).toBe('structure');

@@ -701,3 +701,18 @@ export function pickDispatch(index: DispatchIndex, events: readonly unknown[], s
 export function dispatchesDiffer(d: DispatchDiff): boolean {
   return d.header.changed || d.requestContext.changed || d.messages.added.length > 0 || d.messages.removed.length > 0;
 }
+
+/**
+ * Two dispatches of one session, each by any seq inside it or by `turn/step[#attempt]`, and
+ * `diffDispatches` between them (`dsh diff <target> <A> <B>`). The earlier one must come first
+ * (a diff runs forward through the log); otherwise a UsageError.
+ */
+export function pickDispatchPair(index: DispatchIndex, events: readonly unknown[], first: string, second: string): { a: DispatchEntry; b: DispatchEntry } {
+  const pick = (arg: string) => (/^\d+\/\d+(#\d+)?$/.test(arg.trim()) ? pickDispatch(index, events, undefined, arg.trim()) : pickDispatch(index, events, arg, undefined)).entry;
+  const a = pick(first);
+  const b = pick(second);
+  if (a.index > b.index) {
+    throw new UsageError(`${first} is in dispatch ${a.key}, which comes after ${b.key} (${second}): give the earlier dispatch first (a diff runs forward through the log)`);
+  }
+  return { a, b };
+}

@@ -6,10 +6,10 @@ import { inspectTarget } from '../../log/session.js';
 import { UsageError } from '../../log/errors.js';
 import { loadedFromInspection, type LoadedSession } from '../../views/messages.js';
 import { diffSessions, diffSide, sessionsDiffer } from '../../views/diff.js';
-import { diffDispatches, dispatchesDiffer, type DispatchEntry } from '../../views/requests.js';
+import { diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../views/requests.js';
 import { renderDiff } from '../render/request.js';
 import { renderDispatchStat, renderSessionDiff, renderSessionStat } from '../render/diff.js';
-import { diffRanges, openDispatchIndex, pickDispatch } from './request.js';
+import { diffRanges, openDispatchIndex } from './request.js';
 import { queryError } from './surface.js';
 
 interface DiffOptions extends CommonOptions {
@@ -41,13 +41,6 @@ export async function loadSide(io: Io, side: Side, target: string, opts: DiffOpt
   return loadedFromInspection(r);
 }
 
-const KEY = /^\d+\/\d+(#\d+)?$/;
-
-/** `<seq>` or `<turn>/<step>[#attempt]`. */
-function pickArgs(arg: string): { seq: string | undefined; step: string | undefined } {
-  return KEY.test(arg.trim()) ? { seq: undefined, step: arg.trim() } : { seq: arg, step: undefined };
-}
-
 async function diffTwoDispatches(io: Io, target: string, first: string, second: string, opts: DiffOptions): Promise<number> {
   const env = envFor(io, opts);
   const opened = await openDispatchIndex(io, target, opts);
@@ -56,15 +49,9 @@ async function diffTwoDispatches(io: Io, target: string, first: string, second: 
     const { index, fetch } = opened;
     const asked = [first, second].filter((s) => /^\d+$/.test(s.trim())).map((s) => Number(s.trim()));
     const sparse = await fetch(asked.map((s) => [s, s] as [number, number]));
-    const pa = pickArgs(first);
-    const pb = pickArgs(second);
-    const a = pickDispatch(index, sparse, pa.seq, pa.step).entry;
-    const b = pickDispatch(index, sparse, pb.seq, pb.step).entry;
-    if (a.index > b.index) {
-      throw new UsageError(`${first} is in dispatch ${a.key}, which comes after ${b.key} (${second}): give the earlier dispatch first (a diff runs forward through the log)`);
-    }
+    const { a, b } = pickDispatchPair(index, sparse, first, second);
     const events = await fetch(diffRanges(a, b));
-    const diff = diffDispatches(a as DispatchEntry, b, events);
+    const diff = diffDispatches(a, b, events);
     if (opts.json) await writeOut(io.stdout, JSON.stringify(diff) + '\n');
     else if (opts.stat) await writeOut(io.stdout, renderDispatchStat(diff, env.c));
     else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));

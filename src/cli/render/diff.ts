@@ -1,9 +1,10 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import { pushAll } from '../../views/diff.js';
-import type { Hunk, MessageRef, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../../views/diff.js';
+import type { MessageRef, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../../views/diff.js';
 import type { DispatchDiff } from '../../views/requests.js';
 import { finishShort } from './request.js';
+import { renderHunks } from './hunks.js';
 
 export interface DiffRenderOptions {
   /** Print every line and every later dispatch (no folding). */
@@ -13,54 +14,8 @@ export interface DiffRenderOptions {
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
-/** A run of added or removed lines longer than this is folded (head and tail kept). */
-const FOLD_RUN = 12;
-const FOLD_HEAD = 8;
-const FOLD_TAIL = 2;
-/** Lines are cut here unless --full. */
-const LINE_WIDTH = 240;
 /** Divergent dispatches shown in detail unless --full (later ones get one line each). */
 const DETAILED_PAIRS = 10;
-
-function line(text: string, full: boolean): string {
-  const t = escapeControl(text);
-  if (full) return t;
-  const chars = Array.from(t);
-  return chars.length <= LINE_WIDTH ? t : chars.slice(0, LINE_WIDTH - 1).join('') + '…';
-}
-
-function seqSpan(s: [number, number] | null): string {
-  return s === null ? '-' : s[0] === s[1] ? `seq ${s[0]}` : `seq ${s[0]}..${s[1]}`;
-}
-
-/** Unified hunks, `+`/`-` coloured, long runs folded with a count of hidden lines. */
-export function renderHunks(d: TextDiff, c: ChalkInstance, full: boolean, indent = ''): string[] {
-  const out: string[] = [];
-  for (const h of d.hunks) pushAll(out, hunkLines(h, c, full, indent));
-  return out;
-}
-
-function hunkLines(h: Hunk, c: ChalkInstance, full: boolean, indent: string): string[] {
-  const seqs = h.aSeqs || h.bSeqs ? ` ${c.dim(`a ${seqSpan(h.aSeqs)} · b ${seqSpan(h.bSeqs)}`)}` : '';
-  const out = [`${indent}${c.cyan(`@@ -${h.aStart},${h.aCount} +${h.bStart},${h.bCount} @@`)}${seqs}`];
-  let i = 0;
-  while (i < h.lines.length) {
-    const op = (h.lines[i] as Hunk['lines'][number]).op;
-    let j = i;
-    while (j < h.lines.length && (h.lines[j] as Hunk['lines'][number]).op === op) j++;
-    const run = h.lines.slice(i, j);
-    const paint = (s: string) => (op === '+' ? c.green(s) : op === '-' ? c.red(s) : s);
-    const emit = (l: Hunk['lines'][number]) => out.push(`${indent}${paint(`${op}${line(l.text, full)}`)}`);
-    if (!full && op !== ' ' && run.length > FOLD_RUN) {
-      run.slice(0, FOLD_HEAD).forEach(emit);
-      out.push(`${indent}${c.dim(`${op}… ${n(run.length - FOLD_HEAD - FOLD_TAIL)} more ${op === '+' ? 'added' : 'removed'} lines hidden (--full shows them)`)}`);
-      run.slice(run.length - FOLD_TAIL).forEach(emit);
-    } else run.forEach(emit);
-    i = j;
-  }
-  return out;
-}
-
 function usageDeltaText(a: UsageNumbers | null, b: UsageNumbers | null, delta: UsageNumbers | null): string {
   if (!delta) return '-';
   const parts: string[] = [];

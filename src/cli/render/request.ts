@@ -5,7 +5,7 @@ import { escapeControl, preview } from '../io.js';
 import type { DispatchDiff, DispatchEntry, DispatchSummary, SeqResolution } from '../../views/requests.js';
 import type { DeepSeekBody } from '../../views/deepseek-body.js';
 import { pushAll, textLines, unifiedDiff } from '../../views/diff.js';
-import { renderHunks } from './diff.js';
+import { renderHunks } from './hunks.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
