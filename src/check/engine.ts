@@ -15,6 +15,7 @@ import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
 import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
 import { createHash } from 'node:crypto';
+import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../views/secrets.js';
 
 export interface Finding {
   code: RuleCode;
@@ -151,6 +152,8 @@ export interface CheckOptions {
   decoder?: FrameDecoder;
   /** Resolve a session id in the same root to its artifact path (for fork seed equality). */
   lookup?: (root: string, id: string) => string | undefined;
+  /** Also run the secret rules (DSH-K1, DSH-K2) with these detector options (`--secrets`). */
+  secrets?: SecretsOptions;
 }
 
 /** A fork-seed fingerprint: type and seq, and a digest of everything but `time`, canonical in key order. */
@@ -177,6 +180,23 @@ export interface StreamedFacts {
   unknownTypes: Map<number, string>;
   /** Fingerprints of seqs 0..seedLength (fork children only). */
   seed?: SessionEvent[];
+  /** The secrets fold's result (`--secrets`). */
+  secrets?: SessionSecrets;
+}
+
+/** DSH-K1 / DSH-K2: one finding per secret and rule, never with the secret's text (its masked token only). */
+export function secretFindings(s: SessionSecrets, base: { file: string; sessionId?: string }): Finding[] {
+  const out: Finding[] = [];
+  for (const x of s.secrets) {
+    const d = x.dispatches;
+    const sent = d.count > 0 ? `sent in ${d.count} dispatch(es) (first ${d.first!.key}, last ${d.last!.key})` : 'not sent yet';
+    if (x.finalSurface.length > 0 || x.inLatestHeader) {
+      const where = x.finalSurface.length > 0 ? `on the current surface at seq ${x.finalSurface.join(', ')}` : 'in the latest request/header';
+      out.push(finding('DSH-K1', base, `secret ${x.token} (${x.detector}) is ${where}; ${sent}`, { seq: x.finalSurface[0] ?? x.events[0]!.seq }));
+    }
+    if (d.count > 0) out.push(finding('DSH-K2', base, `secret ${x.token} (${x.detector}) was ${sent}`, { seq: d.first!.firstChunkSeq }));
+  }
+  return out;
 }
 
 /** Fingerprints of a parent's first `count` events, read in one streaming pass. */
@@ -206,8 +226,17 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
   const unknownTypes = new Map<number, string>();
   let seedLength: number | undefined;
   let seed: SessionEvent[] | undefined;
-  const observe = (e: SessionEvent) => {
+  let secrets: SecretsFold | undefined;
+  let secretsFailure: { error: unknown } | undefined;
+  const observe = (e: SessionEvent, text?: string) => {
     stream.observe(e);
+    if (secrets && !secretsFailure) {
+      try {
+        secrets.observe(e, text);
+      } catch (error) {
+        secretsFailure = { error };
+      }
+    }
     eventCount += 1;
     if (!KNOWN_EVENT_TYPES.has(e.type)) unknownTypes.set(e.seq, e.type);
     if (seed && seedLength !== undefined && e.seq <= seedLength) seed.push(fingerprint(e));
@@ -221,8 +250,9 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
       onMeta: (m) => {
         seedLength = m.parentSession !== undefined && m.seedLength !== undefined ? m.seedLength : undefined;
         if (seedLength !== undefined) seed = [];
+        if (options.secrets) secrets = new SecretsFold(m.id, m, options.secrets);
       },
-      onLogical: (e) => observe(e),
+      onLogical: (e, text) => observe(e, text),
     });
     for (const closer of r.closers) observe(closer);
   } catch (error) {
@@ -238,7 +268,9 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
       findings: [finding(code, base, `${prefix}${error.message}`, error.byteOffset !== undefined ? { byteOffset: error.byteOffset } : {})],
     };
   }
-  return checkInspection(r, target, options, { relational: r.error ? [] : stream.findings(), eventCount, unknownTypes, ...(seed ? { seed } : {}) });
+  if (!r.error && secretsFailure) throw secretsFailure.error;
+  const secretsResult = !r.error && secrets ? secrets.finish() : undefined;
+  return checkInspection(r, target, options, { relational: r.error ? [] : stream.findings(), eventCount, unknownTypes, ...(seed ? { seed } : {}), ...(secretsResult ? { secrets: secretsResult } : {}) });
 }
 
 /**
@@ -271,6 +303,7 @@ export async function checkInspection(r: SessionInspection, target: ResolvedTarg
     const message = f.pkg ? `invariant violated by "${f.pkg}": ${f.message}` : f.message;
     report.findings.push(finding(f.code, base, message, { seq: f.seq }));
   }
+  if (streamed?.secrets) report.findings.push(...secretFindings(streamed.secrets, base));
   // Fork seed equality.
   const meta = r.meta!;
   if (meta.parentSession !== undefined && meta.seedLength !== undefined) {

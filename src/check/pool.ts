@@ -3,12 +3,15 @@ import type { ResolvedTarget } from '../log/target.js';
 import type { DecoderName } from '../physical/decoders.js';
 import { createDecoder } from '../physical/decoders.js';
 import { checkResolved, rootLookup, type SessionReport } from './engine.js';
+import type { SecretsOptions } from '../views/secrets.js';
 
 export interface RunOptions {
   /** Worker threads (default: available parallelism); 1 = in-process. */
   jobs?: number;
   decoder?: DecoderName | 'auto';
   onProgress?: (done: number, total: number) => void;
+  /** Run the secret rules too (`--secrets`). */
+  secrets?: SecretsOptions;
 }
 
 export { defaultJobs };
@@ -18,7 +21,7 @@ async function inProcess(targets: ResolvedTarget[], options: RunOptions): Promis
   const lookup = rootLookup();
   const out: SessionReport[] = [];
   for (const t of targets) {
-    out.push(await checkResolved(t, { decoder, lookup }));
+    out.push(await checkResolved(t, { decoder, lookup, ...(options.secrets ? { secrets: options.secrets } : {}) }));
     options.onProgress?.(out.length, targets.length);
   }
   return out;
@@ -36,12 +39,12 @@ export async function checkTargets(targets: ResolvedTarget[], options: RunOption
   const { results, failed } = await runPool<{ path: string; root?: string }, SessionReport>(
     new URL('./worker.js', import.meta.url),
     targets.map((t) => ({ path: t.path, ...(t.root !== undefined ? { root: t.root } : {}) })),
-    { jobs, workerData: { decoder: options.decoder ?? 'auto' }, ...(options.onProgress ? { onProgress: options.onProgress } : {}) },
+    { jobs, workerData: { decoder: options.decoder ?? 'auto', ...(options.secrets ? { secrets: options.secrets } : {}) }, ...(options.onProgress ? { onProgress: options.onProgress } : {}) },
   );
   if (failed.length > 0) {
     const decoder = createDecoder(options.decoder ?? 'auto');
     const lookup = rootLookup();
-    for (const id of failed) results[id] = await checkResolved(targets[id]!, { decoder, lookup });
+    for (const id of failed) results[id] = await checkResolved(targets[id]!, { decoder, lookup, ...(options.secrets ? { secrets: options.secrets } : {}) });
   }
   return results as SessionReport[];
 }

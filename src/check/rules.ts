@@ -96,6 +96,9 @@ export const RULES: readonly RuleMeta[] = [
   r('DSH-R1', 'warning', 'crash-closers', 'The last turn is open: DSH synthesizes crash closers on load', "DSH's committing load() appends the listed closers; inspect shows them without writing", 'format.md §8'),
   // Compaction audit (dsh's own rules; DSH's compaction seam never selects such a span, but nothing checks the log)
   r('DSH-F5', 'warning', 'compaction-tool-pairing', 'A surface replacement splits a tool call from its result: one half is shadowed, the other stays on the surface', 'the next request carries an orphaned tool call or tool result; DSH\'s compaction selects only tool-pairing-balanced spans, so the writer was not DSH\'s compaction seam (see: dsh compactions)', 'format.md §9, compaction tool-pairing; issue 9'),
+  // Secrets (`--secrets` only; dsh's own rules, see: dsh secrets)
+  r('DSH-K1', 'warning', 'secret-current', 'A secret found by the redaction detectors is on the current model surface (or in the latest request header): a resumed session sends it again', 'rotate the secret; to share the log, use dsh redact; see dsh secrets for where it sits', 'dsh secrets; issue 22'),
+  r('DSH-K2', 'info', 'secret-sent', 'A secret found by the redaction detectors was sent to the model provider in at least one dispatch', 'the provider received it: rotate the secret; see dsh secrets for the dispatches', 'dsh secrets; issue 22'),
 ];
 
 export const RULE_BY_CODE: ReadonlyMap<string, RuleMeta> = new Map(RULES.map((x) => [x.code, x]));

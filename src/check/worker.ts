@@ -3,8 +3,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { resolveTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { checkResolved, rootLookup } from './engine.js';
+import type { SecretsOptions } from '../views/secrets.js';
 
-const decoder = createDecoder((workerData as { decoder?: DecoderName | 'auto' } | undefined)?.decoder ?? 'auto');
+const data = workerData as { decoder?: DecoderName | 'auto'; secrets?: SecretsOptions } | undefined;
+const decoder = createDecoder(data?.decoder ?? 'auto');
 const lookup = rootLookup();
 
 parentPort?.on('message', (msg: { id: number; task: { path: string; root?: string } }) => {
@@ -12,7 +14,7 @@ parentPort?.on('message', (msg: { id: number; task: { path: string; root?: strin
     try {
       const target = resolveTarget(msg.task.path);
       if (msg.task.root !== undefined) target.root = msg.task.root;
-      const result = await checkResolved(target, { decoder, lookup });
+      const result = await checkResolved(target, { decoder, lookup, ...(data?.secrets ? { secrets: data.secrets } : {}) });
       parentPort!.postMessage({ id: msg.id, result });
     } catch (error) {
       parentPort!.postMessage({ id: msg.id, error: String((error as Error)?.message ?? error) });

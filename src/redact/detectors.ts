@@ -20,6 +20,12 @@ export interface Detector {
   name: string;
   description: string;
   find(text: string): SecretSpan[];
+  /**
+   * A substring test every match needs (`find` returns nothing for a text it
+   * does not match), for callers that pre-screen large texts; absent when the
+   * detector has none.
+   */
+  hint?: RegExp;
 }
 
 interface RegexSpec {
@@ -37,9 +43,11 @@ interface RegexSpec {
 
 function regexDetector(spec: RegexSpec): Detector {
   const group = spec.group ?? 0;
+  const hint = spec.hint === undefined ? undefined : typeof spec.hint === 'string' ? new RegExp(spec.hint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : spec.hint;
   return {
     name: spec.name,
     description: spec.description,
+    ...(hint ? { hint } : {}),
     find(text: string): SecretSpan[] {
       if (spec.hint !== undefined) {
         if (typeof spec.hint === 'string' ? !text.includes(spec.hint) : !spec.hint.test(text)) return [];
@@ -107,6 +115,7 @@ function envDetector(): Detector {
   return {
     name: 'env-secret',
     description: '.env-style assignments KEY=value / KEY: value where KEY contains SECRET, TOKEN, PASSWORD or API_KEY',
+    hint,
     find(text: string): SecretSpan[] {
       if (!hint.test(text)) return [];
       const out: SecretSpan[] = [];

@@ -176,6 +176,18 @@ export class Redactor {
     return this.pathDetectors.length > 0 ? [...this.detectors, ...this.pathDetectors] : this.detectors;
   }
 
+  /**
+   * One case-insensitive regex that every text holding a secret these
+   * detectors find must match (the union of their hints), for pre-screening
+   * large texts; undefined when a detector has no hint (user patterns, paths).
+   */
+  prefilter(): RegExp | undefined {
+    const ds = this.allDetectors();
+    if (ds.length === 0) return /(?!)/;
+    if (ds.some((d) => d.hint === undefined)) return undefined;
+    return new RegExp(ds.map((d) => `(?:${d.hint!.source})`).join('|'), 'i');
+  }
+
   /** Secret spans in `text` (non-overlapping, in text order). */
   findSpans(text: string, detectors: Detector[] = this.allDetectors()): SecretSpan[] {
     if (text.length < 4) return [];

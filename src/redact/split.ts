@@ -1,26 +1,22 @@
 import type { SessionEvent } from '../log/types.js';
 import { redactionToken, type Redactor } from './redactor.js';
 
-/**
- * Secrets split across streamed deltas. A model streams text in
- * `assistant/chunk` deltas (`text-delta`, `reasoning-delta`,
- * `tool-call-delta`); a key can straddle two deltas, or its identifying
- * context (`Bearer `, `API_KEY=`) can sit in the previous delta. Per-delta
- * redaction misses those. This scanner assembles each delta stream (same
- * turn, step, chunk type, block index and call id), runs the detectors over
- * the assembled text and maps every span back onto the deltas: the first
- * delta touched gets the token in place of its part of the secret, the other
- * deltas lose their part. Delta count, seqs and order are unchanged, and the
- * concatenated redacted deltas equal the redacted assembled text.
- *
- * Output: `edits`, seq → replacement delta text, applied before per-string
- * redaction (`Redactor.redactBodyLine(text, line, edits)`).
- */
-export class SplitSecretScanner {
-  readonly edits = new Map<number, string>();
-  private groups = new Map<string, { seq: number; text: string }[]>();
+/** One delta of an assembled stream: its event seq and text. */
+export interface DeltaPiece {
+  seq: number;
+  text: string;
+}
 
-  constructor(private readonly redactor: Redactor) {}
+/**
+ * Groups streamed `assistant/chunk` deltas into streams (same turn, step,
+ * chunk type, block index and call id) and hands each finished stream to
+ * `onStream`: at its block's `block-end`, at the step's `finish`, or when any
+ * non-chunk event is logged.
+ */
+export class DeltaStreams {
+  private groups = new Map<string, DeltaPiece[]>();
+
+  constructor(private readonly onStream: (pieces: DeltaPiece[]) => void) {}
 
   observe(event: SessionEvent): void {
     if (event === null || typeof event !== 'object') return;
@@ -51,29 +47,67 @@ export class SplitSecretScanner {
     g.push({ seq: event.seq, text });
   }
 
-  finish(): Map<number, string> {
-    this.flushAll();
-    return this.edits;
-  }
-
-  private flushAll(): void {
+  /** Hand over every open stream. */
+  flushAll(): void {
+    if (this.groups.size === 0) return;
     for (const key of [...this.groups.keys()]) this.flush(key);
   }
 
   private flush(key: string): void {
     const pieces = this.groups.get(key);
     this.groups.delete(key);
-    if (!pieces || pieces.length < 2) return;
+    if (pieces && pieces.length > 0) this.onStream(pieces);
+  }
+}
+
+/** Offsets of each piece in the assembled text. */
+export function pieceStarts(pieces: readonly DeltaPiece[]): number[] {
+  const starts: number[] = [];
+  let at = 0;
+  for (const p of pieces) {
+    starts.push(at);
+    at += p.text.length;
+  }
+  return starts;
+}
+
+/**
+ * Secrets split across streamed deltas. A model streams text in
+ * `assistant/chunk` deltas (`text-delta`, `reasoning-delta`,
+ * `tool-call-delta`); a key can straddle two deltas, or its identifying
+ * context (`Bearer `, `API_KEY=`) can sit in the previous delta. Per-delta
+ * redaction misses those. This scanner assembles each delta stream (same
+ * turn, step, chunk type, block index and call id), runs the detectors over
+ * the assembled text and maps every span back onto the deltas: the first
+ * delta touched gets the token in place of its part of the secret, the other
+ * deltas lose their part. Delta count, seqs and order are unchanged, and the
+ * concatenated redacted deltas equal the redacted assembled text.
+ *
+ * Output: `edits`, seq → replacement delta text, applied before per-string
+ * redaction (`Redactor.redactBodyLine(text, line, edits)`).
+ */
+export class SplitSecretScanner {
+  readonly edits = new Map<number, string>();
+  private readonly streams = new DeltaStreams((pieces) => this.flush(pieces));
+
+  constructor(private readonly redactor: Redactor) {}
+
+  observe(event: SessionEvent): void {
+    this.streams.observe(event);
+  }
+
+  finish(): Map<number, string> {
+    this.streams.flushAll();
+    return this.edits;
+  }
+
+  private flush(pieces: DeltaPiece[]): void {
+    if (pieces.length < 2) return;
     const joined = pieces.map((p) => p.text).join('');
     const spans = this.redactor.findSpans(joined);
     if (spans.length === 0) return;
     // Piece boundaries in the assembled text.
-    const starts: number[] = [];
-    let at = 0;
-    for (const p of pieces) {
-      starts.push(at);
-      at += p.text.length;
-    }
+    const starts = pieceStarts(pieces);
     const perPiece = new Map<number, { from: number; to: number; text: string }[]>();
     for (const span of spans) {
       const first = pieceAt(starts, span.start);
@@ -106,7 +140,7 @@ export class SplitSecretScanner {
   }
 }
 
-function pieceAt(starts: number[], offset: number): number {
+export function pieceAt(starts: number[], offset: number): number {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {

@@ -15,7 +15,7 @@ import { floorIndexBy } from '../log/reread.js';
 import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import { UsageError } from '../core/errors.js';
-import { SurfaceFold, deriveEventMessage } from '../log/surface.js';
+import { SurfaceFold, deriveEventMessage, type Replacement } from '../log/surface.js';
 import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
 
 export interface RequestContext {
@@ -165,7 +165,13 @@ export class DispatchBuilder {
     this.lazy = options.lazy !== undefined;
   }
 
-  apply(event: SessionEvent): void {
+  /** The surface node seqs now, in model-visible order (read-only). */
+  get surface(): readonly number[] {
+    return this.fold.nodes;
+  }
+
+  /** Fold one event; returns the surface replacement it made, if any. */
+  apply(event: SessionEvent): Replacement | undefined {
     const rep = this.fold.apply(event);
     this.out.eventCount += 1;
     const out = this.out;
@@ -188,18 +194,18 @@ export class DispatchBuilder {
           const owner = src !== undefined ? out.owners.get(src) : undefined;
           if (owner !== undefined) out.owners.set(event.seq, owner);
         }
-        return;
+        return rep;
       }
       case 'request/header': {
         this.header = canonicalHeader(event.data?.header);
         this.headerSeq = event.seq;
         if (this.lastStep) this.lastStep.requestHeaderSeqs.push(event.seq);
-        return;
+        return rep;
       }
       case 'request/context':
         this.context = event.data ?? null;
         this.contextSeq = event.seq;
-        return;
+        return rep;
       case 'step/start': {
         const s: StepEntry = { turn: event.data?.turn, step: event.data?.step, startSeq: event.seq, endSeq: null, requestHeaderSeqs: [], requestIndexes: [] };
         out.steps.push(s);
@@ -207,7 +213,7 @@ export class DispatchBuilder {
         this.openSteps.set(key, s);
         this.lastStepByKey.set(key, s);
         this.lastStep = s;
-        return;
+        return rep;
       }
       case 'step/end': {
         const key = `${event.data?.turn}/${event.data?.step}`;
@@ -217,7 +223,7 @@ export class DispatchBuilder {
           this.openSteps.delete(key);
         }
         if (this.lastStep === s) this.lastStep = undefined;
-        return;
+        return rep;
       }
       case 'tool/call': {
         const callId = event.data?.callId;
@@ -227,13 +233,13 @@ export class DispatchBuilder {
           owner = list && list.length ? list[list.length - 1] : undefined;
         }
         if (owner !== undefined) out.owners.set(event.seq, owner);
-        return;
+        return rep;
       }
       case 'assistant/chunk':
         this.onChunk(event);
-        return;
+        return rep;
       default:
-        return;
+        return rep;
     }
   }
 

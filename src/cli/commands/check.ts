@@ -14,6 +14,10 @@ import { renderSarif } from '../../check/reporters/sarif.js';
 import { renderJunit } from '../../check/reporters/junit.js';
 import { renderGithubAnnotations, renderGithubSummary } from '../../check/reporters/github.js';
 import { VERSION } from '../../core/version.js';
+import { secretsOptions } from './secrets.js';
+
+/** Rules that run only with --secrets (left out of SARIF/JUnit rule lists otherwise). */
+const SECRET_RULES = new Set(['DSH-K1', 'DSH-K2']);
 
 type Format = 'text' | 'json' | 'sarif' | 'junit' | 'github';
 
@@ -27,6 +31,10 @@ interface CheckOptions extends CommonOptions {
   listRules?: boolean;
   jobs?: string;
   hints: boolean;
+  secrets?: boolean;
+  pattern: string[];
+  paths?: boolean;
+  detectors?: string;
 }
 
 function parseCount(value: string, flag: string): number {
@@ -54,7 +62,11 @@ export function registerCheck(program: Command, io: Io, setExit: (code: number) 
     .addOption(new Option('--format <format>', 'report format').choices(['text', 'json', 'sarif', 'junit', 'github']).default('text'))
     .option('--list-rules', 'print the rule catalogue and exit')
     .option('-j, --jobs <n>', `worker threads for many files (default ${defaultJobs()})`)
-    .option('--no-hints', 'text format: omit the hint line under each finding');
+    .option('--no-hints', 'text format: omit the hint line under each finding')
+    .option('--secrets', 'also run the secret rules: DSH-K1 (warning) a secret on the current surface, DSH-K2 (info) a secret sent to the provider')
+    .option('--pattern <regex>', 'with --secrets: extra secret pattern (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--paths', 'with --secrets: also home directory user names and the session cwd')
+    .option('--detectors <names>', 'with --secrets: a subset of the built-in detectors');
   addCommon(cmd, { json: 'same as --format json' });
   cmd.addHelpText(
     'after',
@@ -81,6 +93,8 @@ Examples:
       const only = codesOption(opts.rules, '--rules');
       const ignore = codesOption(opts.ignore, '--ignore');
       const maxWarnings = opts.maxWarnings !== undefined ? parseCount(opts.maxWarnings, '--max-warnings') : undefined;
+      if (!opts.secrets && (opts.pattern.length > 0 || opts.paths || opts.detectors)) throw new UsageError('--pattern, --paths and --detectors need --secrets');
+      const secrets = opts.secrets ? secretsOptions(opts) : undefined;
       const jobs = opts.jobs !== undefined ? Math.max(1, parseCount(opts.jobs, '--jobs')) : undefined;
       let inputs = targets;
       if (inputs.length === 0) {
@@ -98,6 +112,7 @@ Examples:
       const sessions = await checkTargets(discovery.targets, {
         ...(jobs !== undefined ? { jobs } : {}),
         decoder: opts.decoder ?? 'auto',
+        ...(secrets ? { secrets } : {}),
         ...(progress ? { onProgress: (done: number, total: number) => void io.stderr.write(`\rdsh check: ${done}/${total} sessions`) } : {}),
       });
       if (progress) io.stderr.write('\r\u001b[K');
@@ -107,7 +122,7 @@ Examples:
       const summary = summarize(report);
       const verdict = { ...(opts.strict ? { strict: true } : {}), ...(maxWarnings !== undefined ? { maxWarnings } : {}), ...(opts.exitZero ? { exitZero: true } : {}) };
       const code = exitCodeFor(summary, verdict);
-      const rules = RULES.filter((r) => (!only || only.has(r.code)) && !ignore?.has(r.code));
+      const rules = RULES.filter((r) => (!only || only.has(r.code)) && !ignore?.has(r.code) && (secrets || !SECRET_RULES.has(r.code)));
       switch (format) {
         case 'json':
           await writeOut(io.stdout, renderJson(report, { exitCode: code }));

@@ -33,6 +33,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'report', load: async () => (await import('./report.js')).registerReport },
   { name: 'compactions', load: async () => (await import('./compactions.js')).registerCompactions },
   { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
+  { name: 'secrets', load: async () => (await import('./secrets.js')).registerSecrets },
 ];
 
 /**
