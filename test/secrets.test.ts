@@ -11,6 +11,7 @@ import { deriveDispatches, messagesOf } from '../src/views/requests.js';
 import { hashTag } from '../src/redact/redactor.js';
 import { exposureOf, secretsOfRoot, secretsOfTarget, type SecretReport, type SecretsReport } from '../src/views/secrets.js';
 import type { SessionEvent, SessionHeader } from '../src/log/types.js';
+import { buildReport } from '../src/report/build.js';
 
 /**
  * Secrets planted at known places of sessions made by the project's own
@@ -107,7 +108,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (dir && !process.env.KEEPDIR) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The oracle: rebuild every request with the library's reconstruction and search it. */
@@ -169,7 +170,8 @@ describe('dsh secrets over planted secrets', () => {
     }
     // Not vacuous: the parent sent the pruned, compacted, current and header keys in some but not all dispatches; never the chunk key.
     const total = report.sessions[0]!.dispatches;
-    for (const secret of [S.pruned, S.compacted, S.current, S.header]) {
+    expect(inSession(find(report, S.compacted), 'sec-parent').dispatches.count).toBe(total);
+    for (const secret of [S.pruned, S.current, S.header]) {
       const n = inSession(find(report, secret), 'sec-parent').dispatches.count;
       expect(n).toBeGreaterThan(0);
       expect(n).toBeLessThan(total);
@@ -322,6 +324,27 @@ describe('dsh check --secrets', () => {
   }, 60_000);
 });
 
+describe('dsh report: Secrets section', () => {
+  it('carries the same secrets as dsh secrets, masked', async () => {
+    const built = await buildReport(resolveTarget(parentFile), { version: 'test' });
+    const secrets = built.data.secrets!;
+    assertNoSecretText(JSON.stringify(secrets), 'report secrets data');
+    // The same per-session facts as dsh secrets over the target (which also reads its fork and subagent).
+    const withLineage = (await secretsOfTarget(resolveTarget(parentFile), {})).secrets;
+    const bySecret = (list: SecretReport[]) => Object.fromEntries(list.map((x) => [x.token, x.sessions.find((y) => y.sessionId === 'sec-parent')]));
+    expect(bySecret(secrets)).toEqual(bySecret(withLineage));
+    expect(secrets.every((x) => x.sessions.length === 1)).toBe(true);
+    expect(secrets.map((x) => x.token)).toEqual(expect.arrayContaining(PLANTED.map((p) => expect.stringContaining(`#${hashTag(p)}]`))));
+    const out = path.join(dir, 'report.html');
+    const r = await runCli(['report', parentFile, '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('function renderSecrets');
+    for (const x of secrets) expect(html).toContain(x.token);
+    rmSync(out);
+  }, 60_000);
+});
+
 function listFiles(d: string): string[] {
   const out: string[] = [];
   const walk = (p: string) => {
@@ -335,4 +358,3 @@ function listFiles(d: string): string[] {
   return out.sort();
 }
 
-void readFileSync;

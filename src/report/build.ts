@@ -11,6 +11,8 @@ import type { FrameDecoder } from '../physical/decoders.js';
 import type { SessionEvent } from '../log/types.js';
 import { checkInspection, checkResolved, rootLookup, type Finding } from '../check/engine.js';
 import { lineageInRoot } from '../views/lineage.js';
+import { secretsOfEvents } from '../views/secrets.js';
+import { sessionKind } from '../views/listing.js';
 import { buildReportData, reportLineage, type ReportData } from './data.js';
 
 export interface BuildOptions {
@@ -79,6 +81,11 @@ export async function buildReport(target: ResolvedTarget, options: BuildOptions)
       lineage = reportLineage(header, null, `lineage in ${root} failed: ${(error as Error).message}`);
     }
   }
-  const data = buildReportData({ inspection: r, findings, lineage, version: options.version });
+  let secrets = null;
+  if (!r.error && r.events && header) {
+    const info = { sessionId: header.id, path: target.path, kind: sessionKind(header), parentSession: header.parentSession ?? null, seedLength: header.seedLength ?? null };
+    secrets = secretsOfEvents(info, header, r.events).secrets;
+  }
+  const data = buildReportData({ inspection: r, findings, lineage, version: options.version, secrets });
   return { data, events: r.error ? [] : (r.events ?? []), failed: r.error !== undefined };
 }

@@ -671,9 +671,29 @@ function renderAudit(root) {
   });
 }
 
+// ------------------------------------------------------------ secrets (dsh secrets, masked)
+function renderSecrets(root) {
+  if (!D.secrets) return;
+  var sec = put(root, el('div', 'secrets'));
+  sec.id = 'secrets';
+  add(sec, el('h2', null, 'Secrets'));
+  if (!D.secrets.length) { add(sec, el('p', 'empty', 'No secret found by the redaction detectors.')); return; }
+  var t = put(sec, el('table', 'grid'));
+  add(t, add(el('tr'), el('th', null, 'exposure'), el('th', null, 'secret (masked)'), el('th', null, 'dispatches'), el('th', null, 'events'), el('th', null, 'verdict')));
+  var kinds = { 'sent-current': 'bad', 'sent-removed': 'warn', 'current-unsent': 'warn', 'log-only': 'info' };
+  D.secrets.forEach(function (s) {
+    var tr = navItem(put(t, el('tr', 'secret')));
+    var evs = el('td');
+    s.sessions[0].events.slice(0, 12).forEach(function (e, i) { if (i) add(evs, ' '); add(evs, seqLink(e.seq)); });
+    if (s.sessions[0].events.length > 12) add(evs, ' \u2026');
+    add(tr, add(el('td'), badge(s.exposure, kinds[s.exposure])), add(el('td'), el('div', 'code', s.token), el('div', 'muted', s.detector)), el('td', null, String(s.dispatchCount)), evs, el('td', null, s.verdict));
+  });
+}
+
 // ------------------------------------------------------------ findings
 function renderFindings() {
   var root = $('s-findings');
+  renderSecrets(root);
   if (!D.findings.length) { add(root, el('p', 'empty', 'dsh check found nothing.')); return; }
   var t = put(root, el('table', 'grid'));
   add(t, add(el('tr'), el('th', null, 'severity'), el('th', null, 'code'), el('th', null, 'where'), el('th', null, 'finding')));

@@ -15,6 +15,7 @@ import { loadedFromInspection, surfaceView, blocksText } from '../views/messages
 import type { LineageView } from '../views/lineage.js';
 import type { EpochHeader } from '../views/header.js';
 import { auditCompactions, type CompactionsReport } from '../views/compactions.js';
+import type { SecretReport } from '../views/secrets.js';
 
 /** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
 export const TEXT_LIMIT = 4000;
@@ -164,6 +165,8 @@ export interface ReportData {
   audit: Pick<CompactionsReport, 'counts' | 'attempts' | 'verdicts' | 'foldError'> | null;
   auditError: string | null;
   findings: Finding[];
+  /** Which secrets reached the model (dsh secrets, masked), or null when the log did not load. */
+  secrets: SecretReport[] | null;
   textLimit: number;
 }
 
@@ -172,6 +175,8 @@ export interface ReportInput {
   findings: Finding[];
   lineage: ReportLineage;
   version: string;
+  /** `dsh secrets` over the same inspection (masked tokens only). */
+  secrets?: SecretReport[] | null;
 }
 
 function cut(text: string): string {
@@ -374,6 +379,7 @@ export function buildReportData(input: ReportInput): ReportData {
     audit: null,
     auditError: null,
     findings: input.findings,
+    secrets: input.secrets ?? null,
     textLimit: TEXT_LIMIT,
   };
   if (r.error || !r.events || !r.meta) return data;

@@ -618,6 +618,14 @@ export async function analyzeTarget(target: ResolvedTarget, options: AnalyzeOpti
   return { info: { ...info, events: result.events, dispatches: result.dispatches }, result };
 }
 
+/** The secrets of one session whose logical events are held (closers included), e.g. a report's inspection. */
+export function secretsOfEvents(info: Omit<SessionInfo, 'events' | 'dispatches' | 'error'>, header: Pick<SessionHeader, 'cwd'> | undefined, events: readonly SessionEvent[], options: SecretsOptions = {}): SecretsReport {
+  const fold = new SecretsFold(info.sessionId, header, options);
+  for (const e of events) fold.observe(e);
+  const result = fold.finish();
+  return combineSessions([{ info: { ...info, events: result.events, dispatches: result.dispatches, error: null }, result }]);
+}
+
 /** A target and every descendant (forks and subagents) found in its root, target first, then depth-first. */
 export async function secretsOfTarget(target: ResolvedTarget, options: AnalyzeOptions = {}): Promise<SecretsReport & { warnings: string[] }> {
   const first = await analyzeTarget(target, options);
