@@ -9,7 +9,7 @@ import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { deriveDispatches, messagesOf } from '../src/views/requests.js';
 import { hashTag } from '../src/redact/redactor.js';
-import { exposureOf, secretsOfRoot, secretsOfTarget, type SecretReport, type SecretsReport } from '../src/views/secrets.js';
+import { exposureOf, SecretsFold, secretsOfRoot, secretsOfTarget, type SecretReport, type SecretsReport } from '../src/views/secrets.js';
 import type { SessionEvent, SessionHeader } from '../src/log/types.js';
 import { buildReport } from '../src/report/build.js';
 
@@ -243,6 +243,25 @@ describe('dsh secrets over planted secrets', () => {
     const r = await secretsOfRoot(root, {});
     expect(r.sessions.map((s) => s.sessionId).sort()).toEqual(['sec-fork', 'sec-parent', 'sec-sub']);
     expect(r.secrets.map((s) => [s.token, s.exposure, s.dispatchCount]).sort()).toEqual(report.secrets.map((s) => [s.token, s.exposure, s.dispatchCount]).sort());
+  });
+});
+
+describe('the JSON-line pre-screen', () => {
+  it('gives the same result as scanning every event, and never trusts a line with escapes', async () => {
+    const r = await inspectTarget(resolveTarget(parentFile), { collect: true });
+    const events = r.events!;
+    const plain = new SecretsFold('p', r.meta!, {});
+    const screened = new SecretsFold('p', r.meta!, {});
+    for (const e of events) {
+      plain.observe(e);
+      screened.observe(e, JSON.stringify(e));
+    }
+    expect(screened.finish()).toEqual(plain.finish());
+    // A line that spells the key with JSON escapes still finds it.
+    const fold = new SecretsFold('x', undefined, {});
+    const ev: SessionEvent = { type: 'session/title', seq: 0, time: 0, data: { title: `key ${S.compacted}` } };
+    fold.observe(ev, JSON.stringify(ev).replace('sk-', '\\u0073k-'));
+    expect(fold.finish().secrets.map((x) => x.token)).toEqual([expect.stringContaining(`#${hashTag(S.compacted)}]`)]);
   });
 });
 

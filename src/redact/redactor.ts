@@ -177,15 +177,18 @@ export class Redactor {
   }
 
   /**
-   * One case-insensitive regex that every text holding a secret these
-   * detectors find must match (the union of their hints), for pre-screening
-   * large texts; undefined when a detector has no hint (user patterns, paths).
+   * A test every text holding a secret these detectors find passes (the union
+   * of their hints: one regex for the case-sensitive hints, one for the
+   * case-insensitive ones), for pre-screening large texts; undefined when a
+   * detector has no hint (user patterns, paths).
    */
-  prefilter(): RegExp | undefined {
+  prefilter(): { test(text: string): boolean } | undefined {
     const ds = this.allDetectors();
-    if (ds.length === 0) return /(?!)/;
     if (ds.some((d) => d.hint === undefined)) return undefined;
-    return new RegExp(ds.map((d) => `(?:${d.hint!.source})`).join('|'), 'i');
+    const union = (list: Detector[], flags: string) => (list.length > 0 ? new RegExp(list.map((d) => `(?:${d.hint!.source})`).join('|'), flags) : undefined);
+    const cs = union(ds.filter((d) => !d.hint!.flags.includes('i')), '');
+    const ci = union(ds.filter((d) => d.hint!.flags.includes('i')), 'i');
+    return { test: (text) => (cs !== undefined && cs.test(text)) || (ci !== undefined && ci.test(text)) };
   }
 
   /** Secret spans in `text` (non-overlapping, in text order). */

@@ -28,12 +28,15 @@ export class DeltaStreams {
     const chunk = data && typeof data === 'object' ? data.chunk : undefined;
     if (!chunk || typeof chunk !== 'object') return;
     const ctype = chunk['type'];
-    const prefix = `${String(data!.turn)}/${String(data!.step)}/`;
     if (ctype === 'block-end') {
+      if (this.groups.size === 0) return;
+      const prefix = stepPrefix(data!);
       for (const key of [...this.groups.keys()]) if (key.startsWith(prefix) && key.split('/')[3] === String(chunk['index'])) this.flush(key);
       return;
     }
     if (ctype === 'finish') {
+      if (this.groups.size === 0) return;
+      const prefix = stepPrefix(data!);
       for (const key of [...this.groups.keys()]) if (key.startsWith(prefix)) this.flush(key);
       return;
     }
@@ -41,11 +44,22 @@ export class DeltaStreams {
     if (ctype === 'text-delta' || ctype === 'reasoning-delta') text = chunk['text'];
     else if (ctype === 'tool-call-delta') text = chunk['argumentsDelta'];
     if (typeof text !== 'string') return;
-    const key = `${prefix}${String(ctype)}/${String(chunk['index'])}/${String(chunk['id'] ?? '')}`;
+    const index = chunk['index'];
+    const id = chunk['id'] ?? '';
+    // Consecutive deltas of one stream (the common case) skip the key.
+    const last = this.last;
+    if (last && last.turn === data!.turn && last.step === data!.step && last.ctype === ctype && last.index === index && last.id === id && this.groups.get(last.key) === last.pieces) {
+      last.pieces.push({ seq: event.seq, text });
+      return;
+    }
+    const key = `${stepPrefix(data!)}${String(ctype)}/${String(index)}/${String(id)}`;
     let g = this.groups.get(key);
     if (!g) this.groups.set(key, (g = []));
     g.push({ seq: event.seq, text });
+    this.last = { turn: data!.turn, step: data!.step, ctype, index, id, key, pieces: g };
   }
+
+  private last: { turn: unknown; step: unknown; ctype: unknown; index: unknown; id: unknown; key: string; pieces: DeltaPiece[] } | undefined;
 
   /** Hand over every open stream. */
   flushAll(): void {
@@ -58,6 +72,11 @@ export class DeltaStreams {
     this.groups.delete(key);
     if (pieces && pieces.length > 0) this.onStream(pieces);
   }
+}
+
+/** `turn/step/`: the key prefix of a step's streams. */
+function stepPrefix(data: { turn?: unknown; step?: unknown }): string {
+  return `${String(data.turn)}/${String(data.step)}/`;
 }
 
 /** Offsets of each piece in the assembled text. */

@@ -138,7 +138,8 @@ function eachString(value: unknown, visit: (s: string) => void): void {
   else if (value !== null && typeof value === 'object') for (const k in value) eachString((value as Record<string, unknown>)[k], visit);
 }
 
-const NEEDS_FULL_SCAN = /\\u|\\\//;
+/** A JSON line whose text may hide a hint behind an escape (`\u0073k-`, `:\/\/`) is scanned without the pre-screen. */
+const needsFullScan = (text: string): boolean => text.includes('\\u') || text.includes('\\/');
 
 /**
  * The per-session fold. `observe` every logical event in seq order (with its
@@ -146,7 +147,7 @@ const NEEDS_FULL_SCAN = /\\u|\\\//;
  */
 export class SecretsFold {
   private readonly redactor: Redactor;
-  private readonly prefilter: RegExp | undefined;
+  private readonly prefilter: { test(text: string): boolean } | undefined;
   private readonly dispatches = new DispatchBuilder({ lazy: () => [] });
   private readonly streams: DeltaStreams;
   private readonly byKey = new Map<string, Holding>();
@@ -201,7 +202,7 @@ export class SecretsFold {
         break;
       }
     }
-    if (text !== undefined && this.prefilter && !NEEDS_FULL_SCAN.test(text) && !this.prefilter.test(text)) return;
+    if (text !== undefined && this.prefilter && !needsFullScan(text) && !this.prefilter.test(text)) return;
     this.scanEvent(event, rep !== undefined);
   }
 
