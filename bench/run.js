@@ -25,6 +25,8 @@ const COMMANDS = [
   ['events', '{file}', '--json'],
   ['events', '{file}', '--json', '--no-labels'],
   ['check', '{file}'],
+  ['secrets', '{file}'],
+  ['check', '{file}', '--secrets'],
   ['frames', '{file}'],
   ['request', '{file}', '{lastDispatch}', '--json'],
   ['trace', '{file}', '{lastSummary}', '--json'],
