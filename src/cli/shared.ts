@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { colorFor, type ColorMode, type Io } from './io.js';
-import { resolveTarget, readStdin, type ResolvedTarget } from '../log/target.js';
+import { statSync } from 'node:fs';
+import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
 
 export interface CommonOptions {
@@ -58,4 +59,13 @@ export function action<A extends unknown[]>(
       setExit(handleError(error, io));
     }
   };
+}
+
+/** A directory that is a session root (sessions under it, no artifact in it): commands that also take a root. */
+export function isRootDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory() && looksLikeRoot(p);
+  } catch {
+    return false;
+  }
 }

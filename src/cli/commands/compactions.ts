@@ -1,11 +1,10 @@
-import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
 import { UsageError } from '../../log/errors.js';
-import { looksLikeRoot, resolveTarget, scanRoot } from '../../log/target.js';
+import { resolveTarget, scanRoot } from '../../log/target.js';
 import { auditCompactions, type CompactionsReport } from '../../views/compactions.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
 import { reportLoadFailure } from './replay.js';
@@ -17,13 +16,6 @@ interface CompactionsOptions extends CommonOptions {
   all?: boolean;
 }
 
-function isRoot(p: string): boolean {
-  try {
-    return statSync(p).isDirectory() && looksLikeRoot(p);
-  } catch {
-    return false;
-  }
-}
 
 const failing = (r: CompactionsReport) => r.verdicts.some((v) => v.state === 'fail');
 
@@ -61,7 +53,7 @@ Examples:
   cmd.action(
     action(io, setExit, async (target: string, opts: CompactionsOptions) => {
       const env = envFor(io, opts);
-      if (target !== '-' && isRoot(target)) {
+      if (target !== '-' && isRootDir(target)) {
         if (opts.id !== undefined || opts.verdicts) throw new UsageError('--id and --verdicts apply to a single session, not a root');
         const scan = scanRoot(target);
         for (const p of scan.problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);

@@ -1,10 +1,8 @@
-import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
-import { looksLikeRoot } from '../../log/target.js';
 import { DETECTOR_NAMES } from '../../redact/detectors.js';
 import { secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../views/secrets.js';
 import { renderSecrets } from '../render/secrets.js';
@@ -17,13 +15,6 @@ interface SecretsCliOptions extends CommonOptions {
   full?: boolean;
 }
 
-function isRoot(p: string): boolean {
-  try {
-    return statSync(p).isDirectory() && looksLikeRoot(p);
-  } catch {
-    return false;
-  }
-}
 
 /** The detector options shared by `dsh secrets` and `dsh check --secrets` (usage errors for bad names/patterns). */
 export function secretsOptions(opts: { pattern?: string[]; paths?: boolean; detectors?: string }): AnalyzeOptions {
@@ -65,7 +56,7 @@ Exit codes: 0 report printed (secrets or not), 1 a log could not be read, 2 usag
       const env = envFor(io, opts);
       const options: AnalyzeOptions = { ...secretsOptions(opts), decoder: decoderFor(opts) };
       let report: SecretsReport & { warnings: string[] };
-      if (target !== '-' && isRoot(target)) report = await secretsOfRoot(target, options);
+      if (target !== '-' && isRootDir(target)) report = await secretsOfRoot(target, options);
       else {
         report = await secretsOfTarget(await resolveCli(target, opts), options);
         const first = report.sessions[0];

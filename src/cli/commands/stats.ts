@@ -1,10 +1,9 @@
-import { statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
-import { looksLikeRoot, resolveTarget, scanRoot } from '../../log/target.js';
+import { resolveTarget, scanRoot } from '../../log/target.js';
 import { statsFold, STATS_EXPLAIN, zero, type StatsView } from '../../views/stats.js';
 import { renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
 import { guardedConsumer } from '../stream.js';
@@ -42,13 +41,6 @@ interface StatsOptions extends CommonOptions {
   desc?: boolean;
 }
 
-function isRoot(p: string): boolean {
-  try {
-    return statSync(p).isDirectory() && looksLikeRoot(p);
-  } catch {
-    return false;
-  }
-}
 
 export function registerStats(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
@@ -65,7 +57,7 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
     action(io, setExit, async (target: string, opts: StatsOptions) => {
       const env = envFor(io, opts);
       if (opts.explain && !opts.json) await writeOut(io.stdout, STATS_EXPLAIN + '\n');
-      if (target !== '-' && isRoot(target)) {
+      if (target !== '-' && isRootDir(target)) {
         const scan = scanRoot(target);
         for (const p of scan.problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);
         const rows: RootRow[] = [];
