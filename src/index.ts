@@ -35,6 +35,7 @@ import { lineageOf, type LineageTrace } from './views/lineage.js';
 import type { ListingProblem } from './views/listing.js';
 import { sessionStats, type StatsView } from './views/stats.js';
 import { auditCompactions, type CompactionsReport } from './views/compactions.js';
+import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './redact/secrets.js';
 import { buildTranscript, type Transcript } from './views/transcript.js';
 import { diffSessions, diffSide, sessionsDiffer, type SessionDiff } from './views/diff.js';
 import { buildReplay, type ReplayView } from './views/replay.js';
@@ -57,6 +58,7 @@ export type { LineageTrace, LineageNode } from './views/lineage.js';
 export type { SessionRecord, ListingProblem } from './views/listing.js';
 export type { StatsView } from './views/stats.js';
 export type { CompactionsReport, CompactionAttempt } from './views/compactions.js';
+export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './redact/secrets.js';
 export type { Transcript, TranscriptEntry } from './views/transcript.js';
 export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, ToolCallFact, DivergenceReason } from './views/diff.js';
 export { sessionsDiffer };
@@ -381,6 +383,19 @@ export class Session {
     return attempt(() => {
       const s = this.loaded();
       return auditCompactions(s.events, { sessionId: s.sessionId });
+    });
+  }
+
+  /**
+   * Which secrets reached the model (`dsh secrets --json`): masked tokens, the dispatches that sent each,
+   * removals, re-embedding, the final surface; forks and subagents in the session's root too.
+   */
+  async secrets(options: SecretsOptions = {}): Promise<Result<SecretsReport>> {
+    return attemptAsync(async () => {
+      const { warnings: _warnings, ...report } = await secretsOfTarget(this.target, { ...options, decoder: this.decoder });
+      void _warnings;
+      if (report.sessions[0]?.error) this.loaded(); // DSH's verdict on the log
+      return report;
     });
   }
 

@@ -3,13 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
-import { collectSession } from '../src/log/generate.js';
+import { collectSession } from '../tools/generate.js';
 import { sessionPath, writeArtifactFile } from '../src/log/writer.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { deriveDispatches, messagesOf } from '../src/views/requests.js';
 import { hashTag } from '../src/redact/redactor.js';
-import { exposureOf, SecretsFold, secretsOfRoot, secretsOfTarget, type SecretReport, type SecretsReport } from '../src/views/secrets.js';
+import { exposureOf, SecretsFold, secretsOfRoot, secretsOfTarget, type SecretReport, type SecretsReport } from '../src/redact/secrets.js';
 import type { SessionEvent, SessionHeader } from '../src/log/types.js';
 import { buildReport } from '../src/report/build.js';
 
@@ -244,6 +244,18 @@ describe('dsh secrets over planted secrets', () => {
     expect(r.sessions.map((s) => s.sessionId).sort()).toEqual(['sec-fork', 'sec-parent', 'sec-sub']);
     expect(r.secrets.map((s) => [s.token, s.exposure, s.dispatchCount]).sort()).toEqual(report.secrets.map((s) => [s.token, s.exposure, s.dispatchCount]).sort());
   });
+});
+
+describe('public API', () => {
+  it('session.secrets() returns the same report as dsh secrets --json', async () => {
+    const { openSession } = await import('../src/index.js');
+    const opened = await openSession(parentFile);
+    expect(opened.ok).toBe(true);
+    const r = await (opened as any).value.secrets();
+    expect(r.ok).toBe(true);
+    const cli = await runCli(['secrets', parentFile, '--json']);
+    expect(r.value).toEqual(JSON.parse(cli.stdout));
+  }, 60_000);
 });
 
 describe('the JSON-line pre-screen', () => {

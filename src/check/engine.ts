@@ -15,7 +15,7 @@ import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
 import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
 import { createHash } from 'node:crypto';
-import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../views/secrets.js';
+import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../redact/secrets.js';
 
 export interface Finding {
   code: RuleCode;

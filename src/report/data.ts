@@ -15,7 +15,7 @@ import { loadedFromInspection, surfaceView, blocksText } from '../views/messages
 import type { LineageView } from '../views/lineage.js';
 import type { EpochHeader } from '../views/header.js';
 import { auditCompactions, type CompactionsReport } from '../views/compactions.js';
-import type { SecretReport } from '../views/secrets.js';
+import type { SecretReport } from '../redact/secrets.js';
 
 /** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
 export const TEXT_LIMIT = 4000;

@@ -4,7 +4,7 @@ import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { DETECTOR_NAMES } from '../../redact/detectors.js';
-import { secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../views/secrets.js';
+import { secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../redact/secrets.js';
 import { renderSecrets } from '../render/secrets.js';
 import { reportLoadFailure } from './replay.js';
 

@@ -19,12 +19,12 @@
  */
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { deriveEventMessage } from '../log/surface.js';
-import { Redactor, redactionToken, type RedactOptions } from '../redact/redactor.js';
-import { DeltaStreams, pieceAt, pieceStarts, type DeltaPiece } from '../redact/split.js';
-import { DispatchBuilder, summarizeDispatch, type DispatchEntry } from './requests.js';
-import type { SurfaceLabel } from './labels.js';
-import { sessionKind, sessionRecords } from './listing.js';
-import { traceSession } from './lineage.js';
+import { Redactor, redactionToken, type RedactOptions } from './redactor.js';
+import { DeltaStreams, pieceAt, pieceStarts, type DeltaPiece } from './split.js';
+import { DispatchBuilder, summarizeDispatch, type DispatchEntry } from '../views/requests.js';
+import type { SurfaceLabel } from '../views/labels.js';
+import { sessionKind, sessionRecords } from '../views/listing.js';
+import { traceSession } from '../views/lineage.js';
 import { inspectTarget } from '../log/session.js';
 import { resolveTarget, type ResolvedTarget } from '../log/target.js';
 import type { FrameDecoder } from '../physical/decoders.js';
