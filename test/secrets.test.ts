@@ -27,6 +27,8 @@ const S = {
   current: 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8',
   /** Only in the deltas of a failed attempt (log-only chunks), split across two deltas. */
   chunk: 'xoxb-' + '123456789012-abcdefABCDEF',
+  /** Streamed by the model in a completed text block (split across two deltas; its block-end and message repeat it). */
+  streamed: 'sk-ant-' + 'api03-Xy7Wv6Ut5Sr4Qp3On2Ml1Kj',
   /** In the first request header's system prompt (a header change drops it). */
   header: 'Zq8Xw7Vu6Ts5Rq4Po3Nm2' + 'Lk1Jh',
 };
@@ -70,6 +72,20 @@ function plantParent(events: SessionEvent[]): void {
   deltas[0]!.data.chunk.text = `token ${S.chunk.slice(0, 12)}`;
   deltas[1]!.data.chunk.text = `${S.chunk.slice(12)} ok`;
   at['chunk'] = [deltas[0]!.seq, deltas[1]!.seq];
+
+  // A completed text block of turn 6: two deltas spell the key, the block-end and the message repeat the text.
+  const message = events.find((e) => e.type === 'assistant/message' && e.data.turn === 6 && e.data.message.content.some((b: any) => b.type === 'text'))!;
+  const cited = new Set(message.sourceEventSeqs);
+  const textIndex = events.find((e) => cited.has(e.seq) && e.data.chunk.type === 'block-start' && e.data.chunk.blockType === 'text')!.data.chunk.index;
+  const blockDeltas = events.filter((e) => cited.has(e.seq) && e.data.chunk.type === 'text-delta' && e.data.chunk.index === textIndex);
+  expect(blockDeltas.length).toBeGreaterThanOrEqual(2);
+  blockDeltas[0]!.data.chunk.text = `use ${S.streamed.slice(0, 10)}`;
+  blockDeltas[1]!.data.chunk.text = `${S.streamed.slice(10)} now `;
+  const full = blockDeltas.map((e) => e.data.chunk.text).join('');
+  const blockEnd = events.find((e) => cited.has(e.seq) && e.data.chunk.type === 'block-end' && e.data.chunk.index === textIndex)!;
+  blockEnd.data.chunk.block.text = full;
+  message.data.message.content.find((b: any) => b.type === 'text').text = full;
+  at['streamed'] = [blockDeltas[0]!.seq, blockDeltas[1]!.seq, blockEnd.seq, message.seq];
 
   const header = events.find((e) => e.type === 'request/header')!;
   header.data.header.system += `\n- call the API with Authorization: Bearer ${S.header}`;
@@ -171,7 +187,7 @@ describe('dsh secrets over planted secrets', () => {
     // Not vacuous: the parent sent the pruned, compacted, current and header keys in some but not all dispatches; never the chunk key.
     const total = report.sessions[0]!.dispatches;
     expect(inSession(find(report, S.compacted), 'sec-parent').dispatches.count).toBe(total);
-    for (const secret of [S.pruned, S.current, S.header]) {
+    for (const secret of [S.pruned, S.current, S.header, S.streamed]) {
       const n = inSession(find(report, secret), 'sec-parent').dispatches.count;
       expect(n).toBeGreaterThan(0);
       expect(n).toBeLessThan(total);
@@ -219,6 +235,15 @@ describe('dsh secrets over planted secrets', () => {
     expect(chunk.dispatchCount).toBe(0);
     expect(inSession(chunk, 'sec-parent').events.map((e) => [e.seq, e.type, e.label, e.place])).toEqual(at['chunk']!.map((s) => [s, 'assistant/chunk', 'log-only', 'stream']));
     expect(chunk.verdict).toMatch(/^never sent/);
+
+    const streamed = inSession(find(report, S.streamed), 'sec-parent');
+    expect(streamed.events.map((e) => [e.seq, e.type, e.place])).toEqual([
+      [at['streamed']![0], 'assistant/chunk', 'stream'],
+      [at['streamed']![1], 'assistant/chunk', 'stream'],
+      [at['streamed']![2], 'assistant/chunk', 'data'],
+      [at['streamed']![3], 'assistant/message', 'message'],
+    ]);
+    expect(streamed.finalSurface).toEqual([at['streamed']![3]]);
 
     const header = find(report, S.header);
     const h = inSession(header, 'sec-parent');

@@ -20,6 +20,7 @@
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { deriveEventMessage } from '../log/surface.js';
 import { Redactor, redactionToken, type RedactOptions } from './redactor.js';
+import type { SecretSpan } from './detectors.js';
 import { DeltaStreams, pieceAt, pieceStarts, type DeltaPiece } from './split.js';
 import { DispatchBuilder, summarizeDispatch, type DispatchEntry } from '../views/requests.js';
 import type { SurfaceLabel } from '../views/labels.js';
@@ -131,6 +132,16 @@ function replacementKind(event: SessionEvent): { kind: ReplacementKind; compacti
   return { kind: id !== null ? 'compaction' : 'replacement', compactionId: id };
 }
 
+/** The pieces, in order, spell exactly `full`. */
+function repeats(full: string, pieces: readonly DeltaPiece[]): boolean {
+  let at = 0;
+  for (const p of pieces) {
+    if (!full.startsWith(p.text, at)) return false;
+    at += p.text.length;
+  }
+  return at === full.length;
+}
+
 /** Every string value under `value` (object keys excluded). */
 function eachString(value: unknown, visit: (s: string) => void): void {
   if (typeof value === 'string') visit(value);
@@ -170,11 +181,12 @@ export class SecretsFold {
     this.redactor = new Redactor(ro);
     if (options.paths) this.redactor.setCwd(meta?.cwd);
     this.prefilter = this.redactor.prefilter();
-    this.streams = new DeltaStreams((pieces) => this.onStream(pieces));
+    this.streams = new DeltaStreams((pieces, closedBy) => this.onStream(pieces, closedBy));
   }
 
   observe(event: SessionEvent, text?: string): void {
     this.count += 1;
+    this.closed = undefined;
     this.streams.observe(event);
     const rep = this.dispatches.apply(event);
     if (rep) {
@@ -248,13 +260,29 @@ export class SecretsFold {
 
   private scanText(text: string, event: SessionEvent, place: SecretPlace, isReplacement: boolean): void {
     if (text.length < 4) return;
-    for (const span of this.redactor.findSpans(text)) this.hold(text.slice(span.start, span.end), span.label, span.detector, event.seq, event.type, place, isReplacement ? event : undefined);
+    const spans = this.redactor.findSpans(text);
+    for (const span of spans) this.hold(text.slice(span.start, span.end), span.label, span.detector, event.seq, event.type, place, isReplacement ? event : undefined);
+    // The block-end of a stream it repeats: the same spans are the deltas'.
+    const closed = this.closed;
+    if (closed !== undefined && text === closed.text && event.type === 'assistant/chunk') this.streamSpans(text, closed.pieces, spans);
   }
 
-  private onStream(pieces: DeltaPiece[]): void {
+  /** A stream its block-end repeats verbatim: scanned once, as that block-end's text. */
+  private closed: { text: string; pieces: DeltaPiece[] } | undefined;
+
+  private onStream(pieces: DeltaPiece[], closedBy?: Record<string, unknown>): void {
+    const block = closedBy?.['block'] as { text?: unknown; arguments?: unknown } | undefined;
+    const full = typeof block?.text === 'string' ? block.text : typeof block?.arguments === 'string' ? block.arguments : undefined;
+    if (full !== undefined && repeats(full, pieces)) {
+      this.closed = { text: full, pieces };
+      return;
+    }
     const joined = pieces.length === 1 ? pieces[0]!.text : pieces.map((p) => p.text).join('');
     if (joined.length < 4 || (this.prefilter && !this.prefilter.test(joined))) return;
-    const spans = this.redactor.findSpans(joined);
+    this.streamSpans(joined, pieces, this.redactor.findSpans(joined));
+  }
+
+  private streamSpans(joined: string, pieces: DeltaPiece[], spans: readonly SecretSpan[]): void {
     if (spans.length === 0) return;
     const starts = pieceStarts(pieces);
     for (const span of spans) {

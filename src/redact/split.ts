@@ -10,13 +10,13 @@ export interface DeltaPiece {
 /**
  * Groups streamed `assistant/chunk` deltas into streams (same turn, step,
  * chunk type, block index and call id) and hands each finished stream to
- * `onStream`: at its block's `block-end`, at the step's `finish`, or when any
+ * `onStream`: at its block's `block-end` (then with that chunk), at the step's `finish`, or when any
  * non-chunk event is logged.
  */
 export class DeltaStreams {
   private groups = new Map<string, DeltaPiece[]>();
 
-  constructor(private readonly onStream: (pieces: DeltaPiece[]) => void) {}
+  constructor(private readonly onStream: (pieces: DeltaPiece[], closedBy?: Record<string, unknown>) => void) {}
 
   observe(event: SessionEvent): void {
     if (event === null || typeof event !== 'object') return;
@@ -31,7 +31,7 @@ export class DeltaStreams {
     if (ctype === 'block-end') {
       if (this.groups.size === 0) return;
       const prefix = stepPrefix(data!);
-      for (const key of [...this.groups.keys()]) if (key.startsWith(prefix) && key.split('/')[3] === String(chunk['index'])) this.flush(key);
+      for (const key of [...this.groups.keys()]) if (key.startsWith(prefix) && key.split('/')[3] === String(chunk['index'])) this.flush(key, chunk);
       return;
     }
     if (ctype === 'finish') {
@@ -67,10 +67,10 @@ export class DeltaStreams {
     for (const key of [...this.groups.keys()]) this.flush(key);
   }
 
-  private flush(key: string): void {
+  private flush(key: string, closedBy?: Record<string, unknown>): void {
     const pieces = this.groups.get(key);
     this.groups.delete(key);
-    if (pieces && pieces.length > 0) this.onStream(pieces);
+    if (pieces && pieces.length > 0) this.onStream(pieces, closedBy);
   }
 }
 
