@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discoverTargets, type Finding } from '../src/check/engine.js';
+import { checkResolved, discoverTargets, type Finding } from '../src/check/engine.js';
 import { checkTargets } from '../src/check/pool.js';
 import { relationalFindings, sessionInvariant } from '../src/check/relational.js';
 import { RULES } from '../src/check/rules.js';
@@ -81,7 +81,7 @@ describe('the rule-code catalogue', () => {
     expect(findings.map((f) => f.code)).toEqual(expect.arrayContaining(['DSH-A4', 'DSH-A11', 'DSH-L1']));
   });
 
-  it('detectors that an earlier stage always pre-empts in a full load still produce their codes', () => {
+  it('detectors that an earlier stage always pre-empts in a full load still produce their codes', async () => {
     const restoreFailure = (events: Record<string, unknown>[]) => {
       const v = new RestoreValidator();
       for (const e of events) v.observe(e as never);
@@ -135,6 +135,15 @@ describe('the rule-code catalogue', () => {
     const f5 = relationalFindings(sequence(split) as never).map((f) => f.code);
     expect(f5).toEqual(['DSH-F5']);
     record('DSH-F5', 'relational replay');
+    // The secret rules run only with --secrets: a key in the request header still in force (K1), sent (K2).
+    const keyed = clone(baseEvents()) as any[];
+    keyed[3].data.header.system = 'Authorization: Bearer ' + 'Zq8Xw7Vu6Ts5Rq4Po3Nm2' + 'Lk1Jh';
+    const keyedText = logText(keyed as Ev[]);
+    const target = { path: 's.jsonl', rawPath: 's.jsonl', open: () => new MemorySource('s.jsonl', Buffer.from(keyedText)), layoutWarnings: [] };
+    expect((await checkResolved(target, {})).findings.map((f) => f.code)).toEqual([]);
+    const secretCodes = (await checkResolved(target, { secrets: {} })).findings.map((f) => f.code);
+    expect(secretCodes).toEqual(['DSH-K1', 'DSH-K2']);
+    for (const code of secretCodes) record(code, 'check --secrets');
   });
 
   it('every catalogue code is produced by some input above', () => {

@@ -19,6 +19,8 @@ export const RULE_CODES = [
   'DSH-F1', 'DSH-F2', 'DSH-F3', 'DSH-F4', 'DSH-F5',
   // L. lineage
   'DSH-L1',
+  // K. secrets (dsh's own; only with `dsh check --secrets`)
+  'DSH-K1', 'DSH-K2',
 ] as const;
 
 export type RuleCode = (typeof RULE_CODES)[number];
