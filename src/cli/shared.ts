@@ -5,6 +5,7 @@ import { colorFor, type ColorMode, type Io } from './io.js';
 import { statSync } from 'node:fs';
 import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
+import { UsageError } from '../log/errors.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -68,4 +69,10 @@ export function isRootDir(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A non-negative integer option (`--jobs`, `--max-warnings`); UsageError otherwise. */
+export function parseCount(value: string, flag: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a non-negative integer, got ${JSON.stringify(value)}`);
+  return Number(value);
 }

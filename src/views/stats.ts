@@ -169,7 +169,8 @@ export interface StatsView {
   compaction: { summaries: number; prunes: number; auxiliaryUsage: Buckets };
 }
 
-function isErrorResult(e: SessionEvent): boolean {
+/** A tool/result that reports failure: an `error` field or an `isError` result block. */
+export function isErrorResult(e: SessionEvent): boolean {
   if (e.data?.error) return true;
   const c = e.data?.message?.content;
   return Array.isArray(c) && c.some((b: any) => b && b.type === 'tool-result' && b.isError === true);

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, envFor, EXIT, parseCount, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { defaultRoot, readStdin } from '../../log/target.js';
 import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport } from '../../check/engine.js';
@@ -35,11 +35,6 @@ interface CheckOptions extends CommonOptions {
   pattern: string[];
   paths?: boolean;
   detectors?: string;
-}
-
-function parseCount(value: string, flag: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a non-negative integer, got ${JSON.stringify(value)}`);
-  return Number(value);
 }
 
 function codesOption(value: string | undefined, flag: string): Set<string> | undefined {

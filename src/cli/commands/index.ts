@@ -34,6 +34,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'compactions', load: async () => (await import('./compactions.js')).registerCompactions },
   { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
   { name: 'secrets', load: async () => (await import('./secrets.js')).registerSecrets },
+  { name: 'dataset', load: async () => (await import('./dataset.js')).registerDataset },
+  { name: 'sql', load: async () => (await import('./sql.js')).registerSql },
 ];
 
 /**
