@@ -66,9 +66,10 @@ function plain(v: unknown): unknown {
 
 type DuckModule = typeof import('@duckdb/node-api');
 
+/** The DuckDB package; `DSH_DUCKDB_MODULE` names another (the tests point it at a missing one). */
 async function loadDuckdb(): Promise<DuckModule> {
   try {
-    return (await import(DUCKDB_PACKAGE)) as DuckModule;
+    return (await import(process.env['DSH_DUCKDB_MODULE'] || DUCKDB_PACKAGE)) as DuckModule;
   } catch (error) {
     throw new DuckdbMissingError((error as Error).message.split('\n')[0] ?? 'cannot be loaded');
   }
