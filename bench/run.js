@@ -318,6 +318,11 @@ async function benchSize(size) {
       ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}),
     });
   }
+  // dsh dataset over the log (fresh, then an unchanged re-run), and one dsh sql aggregate over it.
+  for (const [name, run] of datasetRuns([log.file], path.join(outDir, `dataset-${size.label}`), '<log>')) {
+    const r = await run();
+    add(name, r.ms, { peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode, ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}) });
+  }
   const firstOutputs = [];
   for (const cmd of FIRST_OUTPUT) {
     const ms = await firstOutput([process.execPath, dshBin, ...argsOf(cmd)]);
@@ -370,6 +375,18 @@ function printTable(result) {
 }
 
 /**
+ * The dataset rows: a fresh build (measured once, the directory removed first), an unchanged re-run,
+ * one sql aggregate. Each item is [name, run] where run() resolves to a measured run.
+ */
+function* datasetRuns(inputs, dir, label) {
+  const dsh = (...args) => [process.execPath, dshBin, ...args];
+  yield [`dsh dataset ${label} -o DIR (fresh)`, () => (rmSync(dir, { recursive: true, force: true }), runMeasured(dsh('dataset', ...inputs, '-o', dir, '--json')))];
+  yield [`dsh dataset ${label} -o DIR (unchanged re-run)`, () => bestRun(dsh('dataset', ...inputs, '-o', dir, '--json'))];
+  const q = 'select type, count(*) as n, sum(logical_bytes) as bytes, count(distinct session_id) as sessions from events group by 1 order by n desc';
+  yield [`dsh sql <aggregate over events of ${label}>`, () => bestRun(dsh('sql', q, '--dataset', dir, '--json'))];
+}
+
+/**
  * `dsh check` over a root of many small sessions (DSH_BENCH_ROOT_SESSIONS,
  * default 10000; 0 skips): one generated 1-turn session written once, then
  * copied under N session directories (ids differ by folder; check reports the
@@ -399,6 +416,10 @@ async function benchRoot() {
       const r = await bestRun([process.execPath, dshBin, command, root, '-j', String(jobs), '--json']);
       rows.push({ name: `dsh ${command} <root of ${n}> -j ${jobs}`, ms: Math.round(r.ms), sessionsPerSec: n / (r.ms / 1000), peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode });
     }
+  }
+  for (const [name, run] of datasetRuns([root], path.join(outDir, `dataset-root-${n}`), `<root of ${n}>`)) {
+    const r = await run();
+    rows.push({ name, ms: Math.round(r.ms), sessionsPerSec: n / (r.ms / 1000), peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode });
   }
   console.log(`\n== root of ${n} small sessions`);
   for (const r of rows) console.log(`${r.name.padEnd(40)} ${(r.ms / 1000).toFixed(2).padStart(7)} s  ${r.sessionsPerSec.toFixed(0).padStart(6)} sessions/s  peak RSS ${r.peakRssMiB} MiB  exit ${r.exitCode}`);
