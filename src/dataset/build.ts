@@ -23,7 +23,7 @@ import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { createRedactor } from '../redact/index.js';
 import { artifactIdentity, type ArtifactIdentity } from './identity.js';
 import { openTableFile, type TableFile } from './parquet.js';
-import { columnsOf, DATASET_SCHEMA_ID, DATASET_SCHEMA_VERSION, schemaDocument, TABLES, type Row, type TableName } from './schema.js';
+import { columnsOf, DATASET_SCHEMA_ID, DATASET_SCHEMA_VERSION, tableSchemaJson, TABLES, type Row, type TableName } from './schema.js';
 import { sessionRows } from './session-rows.js';
 
 export const MANIFEST_SCHEMA = 'dsh-dataset-manifest/1';
@@ -126,7 +126,7 @@ function fileMetadata(table: TableName, extra: Record<string, string>): Record<s
     'dsh.dataset_schema': DATASET_SCHEMA_ID,
     'dsh.dataset_schema_version': String(DATASET_SCHEMA_VERSION),
     'dsh.table': table,
-    'dsh.schema': JSON.stringify(schemaDocument()),
+    'dsh.schema': tableSchemaJson(table),
     ...extra,
   };
 }

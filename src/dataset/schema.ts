@@ -206,3 +206,14 @@ export type Row = Record<string, string | number | boolean | null | undefined>;
 export function schemaDocument(): { schema: string; version: number; tables: TableDef[] } {
   return { schema: DATASET_SCHEMA_ID, version: DATASET_SCHEMA_VERSION, tables: TABLES as TableDef[] };
 }
+
+const tableJson = new Map<TableName, string>();
+/** The schema of one table as written into its files' metadata (`dsh.schema`): id, version, the table's columns. */
+export function tableSchemaJson(table: TableName): string {
+  let json = tableJson.get(table);
+  if (json === undefined) {
+    json = JSON.stringify({ schema: DATASET_SCHEMA_ID, version: DATASET_SCHEMA_VERSION, table: TABLE_BY_NAME.get(table) });
+    tableJson.set(table, json);
+  }
+  return json;
+}
