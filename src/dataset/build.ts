@@ -53,6 +53,8 @@ export interface ManifestSession {
   /** Identity of the fork parent the rows were built against ('absent': not in the inputs). */
   parentIdentity: string | null;
   loaded: boolean;
+  /** What this session's rows lack, and why (e.g. a compaction audit too large to hold). */
+  warnings?: string[];
   /** Rows per table file written for this session. */
   tables: Partial<Record<TableName, number>>;
   builtAt: string;
@@ -78,6 +80,8 @@ export interface DatasetSummary {
   removed: number;
   unreadable: number;
   rows: Record<TableName, number>;
+  /** Warnings of the sessions written by this run. */
+  warnings: string[];
   ms: number;
 }
 
@@ -271,12 +275,13 @@ export async function buildDataset(inputs: string[], outDir: string, options: Da
   const createdBy = `dsh version ${options.version}`;
   const redactor = opts.redact ? () => createRedactor({ paths: opts.redactPaths }) : undefined;
   let done = 0;
+  const warnings: string[] = [];
   for (const [k, i] of stale.entries()) {
     const t = targets[i]!;
     const shard = shards[i]!;
     const ident = idents[i]!;
     const writer = new ShardWriter(dir, shard, opts.content, createdBy, { 'dsh.source': path.resolve(t.path), 'dsh.identity': ident.identity });
-    let result: { sessionId: string | null; loaded: boolean };
+    let result: { sessionId: string | null; loaded: boolean; warnings: string[] };
     let parent: string | null = null;
     try {
       result = await sessionRows(
@@ -313,9 +318,11 @@ export async function buildDataset(inputs: string[], outDir: string, options: Da
       parentSession: parent,
       parentIdentity: parentIdentity(t, parent),
       loaded: result.loaded,
+      ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
       tables,
       builtAt: new Date().toISOString(),
     };
+    warnings.push(...result.warnings);
     options.onProgress?.(++done, stale.length);
   }
 
@@ -354,6 +361,7 @@ export async function buildDataset(inputs: string[], outDir: string, options: Da
     removed,
     unreadable: Object.values(sessions).filter((s) => !s.loaded).length,
     rows,
+    warnings,
     ms: Date.now() - started,
   };
 }

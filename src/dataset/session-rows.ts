@@ -6,6 +6,7 @@
  * row equals what the corresponding `dsh` view prints.
  */
 import { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES } from '../log/logical-stream.js';
+import { heldBytesBudget } from '../log/inspect.js';
 import { inspectTarget } from '../log/session.js';
 import type { ResolvedTarget } from '../log/target.js';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
@@ -181,8 +182,10 @@ const COMPACTION_TYPES = /^compaction\//;
  * a log DSH refuses (or cannot read) gets its `sessions` row with DSH's error
  * and no other rows.
  */
-export async function sessionRows(target: ResolvedTarget, options: SessionRowsOptions, sink: RowSink): Promise<{ sessionId: string | null; loaded: boolean }> {
+export async function sessionRows(target: ResolvedTarget, options: SessionRowsOptions, sink: RowSink): Promise<{ sessionId: string | null; loaded: boolean; warnings: string[] }> {
   let size = 0;
+  let logicalBytes = 0;
+  const warnings: string[] = [];
   try {
     const s = target.open();
     size = s.size;
@@ -214,7 +217,8 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
       held?.push(e);
       builder.apply(e);
       tools!.observe(e, synthetic);
-      const line = logicalEventJson(e, text);
+      const bytes = Buffer.byteLength(logicalEventJson(e, text));
+      logicalBytes += bytes;
       const op = e.surfaceOp;
       const row: Row = {
         session_id: sessionId,
@@ -224,7 +228,7 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
         turn: typeof e.data?.turn === 'number' ? e.data.turn : (currentTurn ?? null),
         step: num(e.data?.step),
         label: labels.ofEvent(e),
-        logical_bytes: Buffer.byteLength(line),
+        logical_bytes: bytes,
         surface_op: op === undefined ? null : op === 'append' ? 'append' : 'replace',
         replace_start: typeof op === 'object' ? op.start : null,
         replace_end: typeof op === 'object' ? op.end : null,
@@ -270,7 +274,7 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
       identity: options.identity,
     },
   ]);
-  if (r.error) return { sessionId, loaded: false };
+  if (r.error) return { sessionId, loaded: false, warnings };
   if (batch.length > 0) sink('events', batch);
   const index = builder.finish();
   sink(
@@ -278,7 +282,9 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
     index.requests.map((e, i) => dispatchRow(sessionId, e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null)),
   );
   sink('tool_calls', tools ? tools.finish() : []);
-  if (compactionActivity) {
+  if (compactionActivity && !held && logicalBytes > heldBytesBudget()) {
+    warnings.push(`${target.path}: compactions not audited: the audit holds the whole log (${logicalBytes} logical bytes) and that exceeds this process's budget (DSH_MAX_HELD_BYTES or a fifth of the heap); run with a larger --max-old-space-size`);
+  } else if (compactionActivity) {
     // The audit needs the whole log; a large one is read again holding its events, as `dsh compactions` does.
     const events = held ?? (await inspectTarget(target, { ...(options.decoder ? { decoder: options.decoder } : {}), collect: true, keepReplacements: false })).events ?? [];
     const report = auditCompactions(events, { sessionId });
@@ -289,5 +295,5 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
   }
   const edge = r.meta ? lineageRow(r.meta, options.rootIds) : undefined;
   if (edge) sink('lineage', [edge]);
-  return { sessionId, loaded: true };
+  return { sessionId, loaded: true, warnings };
 }

@@ -47,6 +47,7 @@ export async function runBuild(io: Io, inputs: string[], out: string, opts: Data
     ...(progress ? { onProgress: (done: number, total: number) => void io.stderr.write(`\rdsh dataset: ${done}/${total} sessions`) } : {}),
   });
   if (progress) io.stderr.write('\r\u001b[K');
+  for (const w of summary.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
   return summary;
 }
 
