@@ -1,9 +1,9 @@
 // Layering of dsh, checked by `npm run lint:deps` (part of `npm test`):
-//   src/core -> src/physical -> src/log -> src/views -> writers (check, export, redact, salvage, report)
+//   src/core -> src/physical -> src/log -> src/views -> writers (check, export, redact, salvage, report, dataset)
 //   -> src/cli (commander commands and pure renderers), with src/index.ts (the public API) beside cli.
 // Each layer imports only itself and the layers beneath it; nothing imports in a circle
 // (type-only imports included); nothing in src/ imports the test/bench generator in tools/.
-const WRITERS = '(check|export|redact|salvage|report)';
+const WRITERS = '(check|export|redact|salvage|report|dataset)';
 const below = {
   core: ['core'],
   physical: ['core', 'physical'],
@@ -24,7 +24,7 @@ module.exports = {
     ...layerRules,
     {
       name: 'layer-writers',
-      comment: 'check, export, redact, salvage and report sit below the CLI and the public API',
+      comment: 'check, export, redact, salvage, report and dataset sit below the CLI and the public API',
       severity: 'error',
       from: { path: `^src/${WRITERS}/` },
       to: { path: '^src/', pathNot: `^src/(core|physical|log|views|${WRITERS.slice(1, -1)})/` },

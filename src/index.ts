@@ -43,6 +43,9 @@ import { checkResolved, rootLookup, type Finding, type SessionReport } from './c
 import { RULES, type RuleMeta } from './check/rules.js';
 import { exportSession, type ExportManifest, type ExportOptions } from './export/export.js';
 import { ForkUnavailable } from './views/fork.js';
+import { buildDataset as buildDatasetFiles, type DatasetOptions, type DatasetSummary } from './dataset/build.js';
+import { runSql, type QueryResult } from './dataset/sql.js';
+import { schemaDocument } from './dataset/schema.js';
 
 export { VERSION };
 export { isEventOf } from './log/payloads.js';
@@ -424,3 +427,25 @@ export function checkRules(): readonly RuleMeta[] {
 }
 
 export type { Finding as CheckFinding };
+
+/**
+ * Build or refresh a Parquet dataset from roots/targets into `outDir` (`dsh dataset`): one file per session
+ * per table, incremental by artifact identity; see `datasetSchema()` for the tables.
+ */
+export async function buildDataset(inputs: string[], outDir: string, options: Omit<DatasetOptions, 'version'> = {}): Promise<Result<DatasetSummary>> {
+  return attemptAsync(() => buildDatasetFiles(inputs, outDir, { ...options, version: VERSION }));
+}
+
+/** The dataset's tables and columns, versioned (`dsh-dataset/N`), as written into every file's metadata. */
+export function datasetSchema(): ReturnType<typeof schemaDocument> {
+  return schemaDocument();
+}
+
+/** SQL over a dataset with embedded DuckDB (`@duckdb/node-api`, optional; its absence is a usage failure saying how to install it). */
+export async function queryDataset(dir: string, query: string): Promise<Result<QueryResult>> {
+  return attemptAsync(() => runSql(dir, query));
+}
+
+export type { DatasetOptions, DatasetSummary, Manifest as DatasetManifest } from './dataset/build.js';
+export type { QueryResult } from './dataset/sql.js';
+export type { TableDef, ColumnDef, TableName } from './dataset/schema.js';

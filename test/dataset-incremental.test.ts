@@ -276,3 +276,19 @@ describe.skipIf(!HAVE_CORPUS || !HAVE_DUCKDB)('dsh sql', () => {
     expect(ds.code).toBe(0);
   });
 });
+
+describe.skipIf(!HAVE_CORPUS || !HAVE_DUCKDB)('the library API', () => {
+  it('buildDataset, datasetSchema and queryDataset return Results', async () => {
+    const { buildDataset, datasetSchema, queryDataset } = await import('../src/index.js');
+    const out = path.join(tmp, 'ds-api');
+    const built = await buildDataset([path.join(CORPUS, 'synthetic', 'root-zstd')], out);
+    expect(built.ok).toBe(true);
+    if (!built.ok) return;
+    expect(built.value.sessions).toBe(13);
+    expect(datasetSchema().tables.map((t) => t.name)).toEqual(['sessions', 'events', 'dispatches', 'tool_calls', 'compactions', 'findings', 'lineage']);
+    const q = await queryDataset(out, 'select count(*) as n from sessions');
+    expect(q.ok && q.value.rows).toEqual([[13]]);
+    const bad = await buildDataset([path.join(tmp, 'missing-root')], path.join(tmp, 'ds-api-2'));
+    expect(bad.ok).toBe(false);
+  });
+});

@@ -7,7 +7,7 @@ import { UsageError } from '../../log/errors.js';
 import { defaultRoot } from '../../log/target.js';
 import { buildDataset, type DatasetSummary } from '../../dataset/build.js';
 import { schemaDocument } from '../../dataset/schema.js';
-import { VERSION } from '../main.js';
+import { VERSION } from '../../core/version.js';
 
 export interface DatasetBuildOptions extends CommonOptions {
   content?: boolean;
