@@ -6,7 +6,7 @@ import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { inspectTarget, type SessionInspection } from '../log/session.js';
 import { ARTIFACT_NAMES, resolveTarget, scanRoot, type ResolvedTarget } from '../log/target.js';
-import { deepEqualJson } from '../log/surface.js';
+import { compareForkSeed, seedFingerprint } from '../log/seed.js';
 import { LogError } from '../log/errors.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { Encoding, SessionEvent } from '../log/types.js';
@@ -14,7 +14,6 @@ import { RULE_BY_CODE, ruleMeta, type Severity } from './rules.js';
 import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
 import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
-import { createHash } from 'node:crypto';
 import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../redact/secrets.js';
 
 export interface Finding {
@@ -109,15 +108,7 @@ function closersFinding(r: SessionInspection, base: { file: string; sessionId?: 
   });
 }
 
-/** Event identity for seed equality: everything but `time` (DSH's own recorded fixtures re-stamp times). */
-function withoutTime(e: SessionEvent | undefined): unknown {
-  if (e === undefined) return undefined;
-  const { time: _time, ...rest } = e;
-  void _time;
-  return rest;
-}
-
-/** Fork seed equality (§10.2): `events[0..seedLength-1]` equal the parent's prefix; end-seed at seedLength. */
+/** Fork seed equality (§10.2) as L1 findings: `events[0..seedLength-1]` equal the parent's prefix; end-seed at seedLength. */
 export function forkSeedFindings(
   child: readonly SessionEvent[],
   seedLength: number,
@@ -125,25 +116,20 @@ export function forkSeedFindings(
   parent: readonly SessionEvent[] | undefined,
 ): { seq: number; message: string }[] {
   const out: { seq: number; message: string }[] = [];
-  const at = child[seedLength];
-  const endedSeed = seedLength > 0 && child[seedLength - 1]?.type === 'session/end-seed';
-  if (child.length < seedLength) {
-    out.push({ seq: Math.max(0, child.length - 1), message: `header seedLength ${seedLength} exceeds the log's ${child.length} events` });
+  const c = compareForkSeed(child, seedLength, parent);
+  if (c.childTooShort) {
+    out.push({ seq: Math.max(0, c.childTooShort.childEvents - 1), message: `header seedLength ${seedLength} exceeds the log's ${c.childTooShort.childEvents} events` });
     return out;
   }
-  if (at?.type !== 'session/end-seed' && !endedSeed) {
-    out.push({ seq: seedLength, message: `fork child has no session/end-seed at seq ${seedLength} (seedLength ${seedLength}); found ${at ? at.type : 'end of log'}` });
+  if (c.missingEndSeed) {
+    out.push({ seq: seedLength, message: `fork child has no session/end-seed at seq ${seedLength} (seedLength ${seedLength}); found ${c.missingEndSeed.found}` });
   }
-  if (parent === undefined) return out;
-  if (parent.length < seedLength) {
-    out.push({ seq: parent.length, message: `parent session "${parentId}" has only ${parent.length} events but the child's seedLength is ${seedLength}` });
-    return out;
+  if (c.parentTooShort) {
+    out.push({ seq: c.parentTooShort.parentEvents, message: `parent session "${parentId}" has only ${c.parentTooShort.parentEvents} events but the child's seedLength is ${seedLength}` });
   }
-  for (let i = 0; i < seedLength; i++) {
-    if (!deepEqualJson(withoutTime(child[i]), withoutTime(parent[i]))) {
-      out.push({ seq: i, message: `seed event seq ${i} (${child[i]!.type}) differs from parent session "${parentId}" seq ${i} (${parent[i]!.type})` });
-      break;
-    }
+  if (c.firstDifferingSeq !== null) {
+    const i = c.firstDifferingSeq;
+    out.push({ seq: i, message: `seed event seq ${i} (${child[i]!.type}) differs from parent session "${parentId}" seq ${i} (${parent![i]!.type})` });
   }
   return out;
 }
@@ -154,22 +140,6 @@ export interface CheckOptions {
   lookup?: (root: string, id: string) => string | undefined;
   /** Also run the secret rules (DSH-K1, DSH-K2) with these detector options (`--secrets`). */
   secrets?: SecretsOptions;
-}
-
-/** A fork-seed fingerprint: type and seq, and a digest of everything but `time`, canonical in key order. */
-function fingerprint(e: SessionEvent): SessionEvent {
-  return { type: e.type, seq: e.seq, time: 0, data: createHash('sha1').update(canonicalJson(withoutTime(e))).digest('base64') };
-}
-
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'undefined';
 }
 
 /** What a streaming check keeps instead of the events: memory follows the surface and the non-chunk events, not the log. */
@@ -208,11 +178,11 @@ async function parentFingerprints(parentPath: string, count: number, options: Ch
       skipArtifact: true,
       ...(options.decoder ? { decoder: options.decoder } : {}),
       onLogical: (e) => {
-        if (e.seq < count) out.push(fingerprint(e));
+        if (e.seq < count) out.push(seedFingerprint(e));
       },
     });
     if (parent.error) return undefined;
-    for (const c of parent.closers) if (c.seq < count) out.push(fingerprint(c));
+    for (const c of parent.closers) if (c.seq < count) out.push(seedFingerprint(c));
     return out;
   } catch {
     return undefined;
@@ -239,7 +209,7 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
     }
     eventCount += 1;
     if (!KNOWN_EVENT_TYPES.has(e.type)) unknownTypes.set(e.seq, e.type);
-    if (seed && seedLength !== undefined && e.seq <= seedLength) seed.push(fingerprint(e));
+    if (seed && seedLength !== undefined && e.seq <= seedLength) seed.push(seedFingerprint(e));
   };
   let r: SessionInspection;
   try {

@@ -36,7 +36,7 @@ export function bucketsOf(usage: any): Buckets {
   };
 }
 
-function addInto(into: Buckets, b: Buckets, sign = 1): void {
+export function addInto(into: Buckets, b: Buckets, sign = 1): void {
   into.uncachedInputTokens += sign * b.uncachedInputTokens;
   into.outputTokens += sign * b.outputTokens;
   into.cacheReadTokens += sign * b.cacheReadTokens;
@@ -167,6 +167,65 @@ export interface StatsView {
   turnEndReasons: Record<string, number>;
   retries: { llmRetryEvents: number; failedAttempts: number };
   compaction: { summaries: number; prunes: number; auxiliaryUsage: Buckets };
+  /**
+   * Every billed call, each category apart: `tokenUsage` is DSH's figure
+   * (above, unchanged); `failedAttempts` is the usage of earlier attempts of a
+   * step that DSH's rule replaced with a retry's sample (billed by the
+   * provider, dropped by the fold); `summaryCalls` is compaction summary usage;
+   * `total` is their sum.
+   */
+  billed: BilledUsage;
+}
+
+export interface BilledUsage {
+  tokenUsage: Buckets;
+  failedAttempts: Buckets;
+  summaryCalls: Buckets;
+  total: Buckets;
+}
+
+/** One usage sample as DSH's fold saw it, and what became of it. */
+export interface UsageSample {
+  seq: number;
+  time: number;
+  /** `chunk`: an assistant/chunk {type:'usage'}; `message`: assistant/message.usage. */
+  source: 'chunk' | 'message';
+  turn: number;
+  step: number;
+  /** 1-based attempt of the step the sample reports (attempts split at finish chunks). */
+  attempt: number;
+  provider: string | null;
+  model: string | null;
+  usage: Buckets;
+  /** The next sample of the same (turn, step) that replaced this one under DSH's rule; null: it stands in tokenUsage. */
+  replacedBy: { seq: number; sameAttempt: boolean; identical: boolean } | null;
+}
+
+/** A compaction summary call (auxiliary; outside DSH's tokenUsage). */
+export interface SummaryCall {
+  seq: number;
+  time: number;
+  turn: number | null;
+  provider: string | null;
+  model: string | null;
+  usage: Buckets;
+}
+
+export interface UsageRecords {
+  samples: UsageSample[];
+  summaries: SummaryCall[];
+}
+
+/** The billed categories of a set of records (the one place they are derived). */
+export function billedUsage(records: UsageRecords): BilledUsage {
+  const b: BilledUsage = { tokenUsage: zero(), failedAttempts: zero(), summaryCalls: zero(), total: zero() };
+  for (const s of records.samples) {
+    if (s.replacedBy === null) addInto(b.tokenUsage, s.usage);
+    else if (!s.replacedBy.sameAttempt) addInto(b.failedAttempts, s.usage);
+  }
+  for (const c of records.summaries) addInto(b.summaryCalls, c.usage);
+  for (const part of [b.tokenUsage, b.failedAttempts, b.summaryCalls]) addInto(b.total, part);
+  return b;
 }
 
 /** A tool/result that reports failure: an `error` field or an `isError` result block. */
@@ -181,11 +240,13 @@ export function isErrorResult(e: SessionEvent): boolean {
 export function statsFold(
   sessionId: string,
   options: { storedEventCount?: number; createdAt?: number },
-): { observe(e: SessionEvent): void; storedEventCount(n: number): void; finish(eventCount: number): StatsView } {
+): { observe(e: SessionEvent): void; storedEventCount(n: number): void; finish(eventCount: number): StatsView; records(): UsageRecords } {
   // Events at or past this seq are synthetic closers (a streaming caller sets it once the stored events are read).
   let stored = options.storedEventCount ?? Number.POSITIVE_INFINITY;
   const totals = zero();
-  let last: { key: string; buckets: Buckets; modelKey: string } | null = null;
+  let last: { key: string; buckets: Buckets; modelKey: string; record: UsageSample } | null = null;
+  const records: UsageRecords = { samples: [], summaries: [] };
+  let openTurn: number | null = null;
   let samples = 0;
   let replaced = 0;
   let pressureTokens: number | null = null;
@@ -246,15 +307,19 @@ export function statsFold(
     return r;
   };
 
-  const sample = (turn: number, step: number, usage: unknown, who: { provider: string | null; model: string | null }) => {
+  const sample = (e: SessionEvent, source: UsageSample['source'], turn: number, step: number, usage: unknown, who: { provider: string | null; model: string | null }) => {
     samples++;
     const key = `${turn}/${step}`;
     const b = bucketsOf(usage);
     const row = stepRow(turn, step);
     row.samples++;
+    const record: UsageSample = { seq: e.seq, time: e.time, source, turn, step, attempt: row.attempts, provider: who.provider, model: who.model, usage: b, replacedBy: null };
+    records.samples.push(record);
     const prev = last !== null && last.key === key ? last : null;
+    if (prev) prev.record.replacedBy = { seq: e.seq, sameAttempt: prev.record.attempt === record.attempt, identical: sameBuckets(prev.buckets, b) };
     if (prev && sameBuckets(prev.buckets, b)) {
       // Identical replacement: no change (DSH returns the same state).
+      prev.record = record;
       pressureTokens = billedInput(b);
       row.pressureTokens = pressureTokens;
       row.contextWindow = contextWindow;
@@ -275,7 +340,7 @@ export function statsFold(
     addInto(turnRow(turn).usage, b);
     addInto(mrow.usage, b);
     mrow.stepKeys.add(key);
-    last = { key, buckets: b, modelKey: mk };
+    last = { key, buckets: b, modelKey: mk, record };
     pressureTokens = billedInput(b);
     row.pressureTokens = pressureTokens;
     row.contextWindow = contextWindow;
@@ -285,11 +350,13 @@ export function statsFold(
     const d = e.data ?? {};
     switch (e.type) {
       case 'turn/start': {
+        openTurn = typeof d.turn === 'number' ? d.turn : null;
         const t = turnRow(d.turn);
         t.startSeq = e.seq;
         break;
       }
       case 'turn/end': {
+        openTurn = null;
         const t = turnRow(d.turn);
         t.endSeq = e.seq;
         t.endReason = reasonText(d.reason);
@@ -345,7 +412,7 @@ export function statsFold(
         if (openStep && openStep.turn === d.turn && openStep.step === d.step && openStep.firstTokenTime === null && isTokenDelta(chunk)) {
           openStep.firstTokenTime = e.time;
         }
-        if (chunk?.type === 'usage') sample(d.turn, d.step, chunk.usage, current.model !== null ? current : headerModel);
+        if (chunk?.type === 'usage') sample(e, 'chunk', d.turn, d.step, chunk.usage, current.model !== null ? current : headerModel);
         break;
       }
       case 'assistant/message': {
@@ -360,7 +427,7 @@ export function statsFold(
           for (const b of d.message.content) if (b && b.type === 'tool-call' && typeof b.id === 'string' && typeof b.name === 'string') blockNames.set(b.id, b.name);
         }
         attemptOpen.set(key, false);
-        if (d.usage !== undefined) sample(d.turn, d.step, d.usage, who);
+        if (d.usage !== undefined) sample(e, 'message', d.turn, d.step, d.usage, who);
         if (openStep && openStep.turn === d.turn && openStep.step === d.step) {
           const llm = Math.max(0, e.time - openStep.startTime);
           ss.llmMs += llm;
@@ -416,7 +483,11 @@ export function statsFold(
         break;
       case 'compaction/summary':
         summaries++;
-        if (d.usage) addInto(aux, bucketsOf(d.usage));
+        if (d.usage) {
+          const u = bucketsOf(d.usage);
+          addInto(aux, u);
+          records.summaries.push({ seq: e.seq, time: e.time, turn: openTurn, provider: typeof d.provider === 'string' ? d.provider : null, model: typeof d.model === 'string' ? d.model : null, usage: u });
+        }
         break;
       case 'compaction/prune':
         prunes++;
@@ -454,6 +525,7 @@ export function statsFold(
       turnEndReasons,
       retries: { llmRetryEvents, failedAttempts },
       compaction: { summaries, prunes, auxiliaryUsage: aux },
+      billed: billedUsage(records),
     };
   };
   return {
@@ -462,6 +534,7 @@ export function statsFold(
       stored = n;
     },
     finish,
+    records: () => records,
   };
 }
 

@@ -1,78 +1,69 @@
+import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
-import { resolveTarget, scanRoot } from '../../log/target.js';
-import { statsFold, STATS_EXPLAIN, zero, type StatsView } from '../../views/stats.js';
-import { renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
-import { guardedConsumer } from '../stream.js';
-import { reportLoadFailure } from './replay.js';
-import type { ResolvedTarget } from '../../log/target.js';
+import { UsageError } from '../../log/errors.js';
+import { STATS_EXPLAIN, zero, type StatsView } from '../../views/stats.js';
 import type { SessionInspection } from '../../log/session.js';
-import type { SessionEvent } from '../../log/types.js';
-import type { FrameDecoder } from '../../physical/decoders.js';
-
-/** One session's stats in one streaming pass (memory bounded by the fold's tables, not the log). */
-async function streamStats(t: ResolvedTarget, decoder: FrameDecoder | undefined): Promise<{ r: SessionInspection; view?: StatsView }> {
-  let fold: ReturnType<typeof statsFold> | undefined;
-  const consumer = guardedConsumer((e: SessionEvent) => fold?.observe(e));
-  const r = await inspectTarget(t, {
-    ...(decoder ? { decoder } : {}),
-    collect: false,
-    skipArtifact: true,
-    onMeta: (meta) => {
-      fold = statsFold(meta.id, { createdAt: meta.createdAt });
-    },
-    onLogical: consumer.observe,
-  });
-  if (r.error || !r.meta || !fold) return { r };
-  consumer.rethrow();
-  fold.storedEventCount(r.storedEventCount);
-  for (const c of r.closers) fold.observe(c);
-  return { r, view: fold.finish(r.storedEventCount + r.closers.length) };
-}
+import { buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage, type Ledger, type LedgerSession, type SessionInput } from '../../views/ledger.js';
+import { ledgerJson, renderExplain, renderLedger, renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
+import { reportLoadFailure } from './replay.js';
 
 interface StatsOptions extends CommonOptions {
   by?: StatsBy[];
   explain?: boolean;
+  figure?: string;
   sort?: SortKey;
   asc?: boolean;
   desc?: boolean;
+  tree?: boolean;
+  prices?: string;
+  currency: string;
 }
 
 
 export function registerStats(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
     .command('stats')
-    .description("token usage (DSH's tokenUsage rule), cache hit, context pressure, session-stats timings, per turn/step/model/tool; over a root: totals and a per-session table")
+    .description(
+      "token usage (DSH's tokenUsage rule) and every billed call, owned vs inherited across forks and subagents, cost, cache hit, context pressure, session-stats timings, per turn/step/model/tool; over a root: each call counted once, and what a naive per-session sum would add",
+    )
     .argument('<target>', 'session file, directory, id, -, or a session root')
     .addOption(new Option('--by <dims...>', 'tables to show (default: model tool)').choices(['turn', 'step', 'model', 'tool']))
-    .option('--explain', 'print the counting rules (how each figure is derived)')
+    .option('--tree', 'the session with all its descendants (forks and subagents) rolled up')
+    .option('--explain', 'print the counting rules, and for every usage sample and summary call whether and where it was counted')
+    .option('--figure <name>', 'with --explain: only the rows behind one figure: tokenUsage, failedAttempts, summaryCalls, owned, inherited, unattributed, turn:N, model:NAME')
+    .option('--prices <file>', 'price table (JSON, the shipped data/prices.json format) instead of the shipped one')
+    .option('--currency <code>', 'currency of the cost figures (a currency of the price table)', 'USD')
     .addOption(new Option('--sort <key>', 'root table order (default created, newest first)').choices([...SORT_KEYS]))
     .option('--asc', 'ascending order (default for --sort id)')
     .option('--desc', 'descending order (default for every other key)');
-  addCommon(cmd, { json: 'print the figures as JSON (root: {totals, sessions})' });
+  addCommon(cmd, { json: 'print the figures as JSON (root: {totals, sessions}); owned, inherited, unattributed, rolledUp, naive and cost explicit' });
   cmd.action(
     action(io, setExit, async (target: string, opts: StatsOptions) => {
       const env = envFor(io, opts);
+      if (opts.figure !== undefined && !opts.explain) throw new UsageError('--figure needs --explain');
+      if (!/^[A-Za-z]{3}$/.test(opts.currency)) throw new UsageError(`--currency must be a three-letter currency code, got ${JSON.stringify(opts.currency)}`);
+      const currency = opts.currency.toUpperCase();
+      const prices = loadPriceTable(opts.prices ?? undefined);
+      if (!prices.entries.some((e) => e.currency === currency)) io.stderr.write(`dsh: warning: the price table ${escapeControl(prices.file)} has no ${currency} prices: every cost is unpriced\n`);
+      const ledgerOf = (inputs: SessionInput[]): Ledger => buildLedger(inputs, { prices, currency });
       if (opts.explain && !opts.json) await writeOut(io.stdout, STATS_EXPLAIN + '\n');
+
       if (target !== '-' && isRootDir(target)) {
-        const scan = scanRoot(target);
-        for (const p of scan.problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);
-        const rows: RootRow[] = [];
-        for (const s of scan.sessions) {
-          const t = resolveTarget(s.path);
-          t.root = scan.root;
-          const { r, view } = await streamStats(t, decoderFor(opts));
-          if (!view || !r.meta) {
-            const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-            rows.push({ sessionId: r.artifact.meta?.id ?? s.id, path: s.path, createdAt: r.artifact.meta?.createdAt ?? null, error: { class: e.class, message: e.message } });
-            if (!opts.json) io.stderr.write(`dsh: ${escapeControl(s.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
-            continue;
+        const read = await readRootUsage(target, { decoder: decoderFor(opts) });
+        for (const p of read.problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);
+        const ledger = ledgerOf(read.inputs);
+        const rows: RootRow[] = read.reads.map((x, i) => {
+          const led = ledger.sessions[i]!;
+          if (!x.view || !x.r.meta) {
+            const e = x.r.error ?? { class: 'Error', message: 'session events were not collected' };
+            if (!opts.json) io.stderr.write(`dsh: ${escapeControl(x.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
+            return { sessionId: x.id, path: x.path, createdAt: x.r.artifact.meta?.createdAt ?? null, error: { class: e.class, message: e.message }, ledger: led };
           }
-          rows.push({ sessionId: r.meta.id, path: s.path, createdAt: r.meta.createdAt, stats: view });
-        }
+          return { sessionId: x.r.meta.id, path: x.path, createdAt: x.r.meta.createdAt, stats: x.view, ledger: led };
+        });
         const key: SortKey = opts.sort ?? 'created';
         const desc = opts.desc ? true : opts.asc ? false : key !== 'id';
         rows.sort((a, b) => {
@@ -100,17 +91,71 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
             totals.toolErrors += t.errors;
           }
         }
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ root: scan.root, totals, sessions: rows }) + '\n');
-        else await writeOut(io.stdout, renderRootStats(rows, totals, env.c));
+        const lt = ledger.totals;
+        if (opts.json) {
+          const doc = {
+            root: read.root,
+            currency,
+            prices: prices.file,
+            totals: { ...totals, counted: lt.counted, naive: lt.naive, inherited: lt.inherited, unattributed: lt.unattributed, cost: lt.cost, byModel: lt.byModel },
+            sessions: rows.map(({ ledger: led, ...r }) => ({ ...r, ...(led ? ledgerJson(led, false) : {}), ...(opts.explain && led ? { explainRows: filterExplain(led.explain, opts.figure) } : {}) })),
+            ...(opts.explain ? { explain: STATS_EXPLAIN } : {}),
+          };
+          await writeOut(io.stdout, JSON.stringify(doc) + '\n');
+        } else {
+          let text = renderRootStats(rows, totals, ledger, env.c);
+          if (opts.explain) for (const r of rows) if (r.ledger && r.ledger.explain.length) text += '\n' + renderExplain(r.ledger, filterExplain(r.ledger.explain, opts.figure), env.c);
+          await writeOut(io.stdout, text);
+        }
         return totals.failed > 0 ? EXIT.failed : EXIT.ok;
       }
-      const { r, view } = await streamStats(await resolveCli(target, opts), decoderFor(opts));
-      if (!view) {
-        return reportLoadFailure(io, opts, r.error);
+
+      const t = await resolveCli(target, opts);
+      const decoder = decoderFor(opts);
+      // In a root: the lineage (ancestors own seeds, descendants roll up) read from the root; else the log alone.
+      let inputs: SessionInput[] | undefined;
+      let mine: { r: SessionInspection; view?: StatsView } | undefined;
+      if (t.root !== undefined && t.path !== '-') {
+        const read = await readRootUsage(t.root, {
+          decoder,
+          only: (headers, byPath) => {
+            const h = byPath.get(path.resolve(t.path));
+            return h ? lineageIds(headers, h.id) : new Set<string>();
+          },
+        });
+        const at = read.reads.findIndex((x) => path.resolve(x.path) === path.resolve(t.path));
+        if (at >= 0) {
+          mine = read.reads[at]!;
+          inputs = read.inputs;
+        }
       }
+      if (!mine) {
+        const got = await readSessionUsage(t, { decoder });
+        mine = got;
+        if (got.view && got.r.meta) inputs = [{ id: got.r.meta.id, path: t.path, header: got.r.meta, view: got.view, records: got.records!, prefix: got.prefix! }];
+      }
+      const { r, view } = mine;
+      if (!view || !r.meta || !inputs) return reportLoadFailure(io, opts, r.error);
       for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(opts.explain ? { ...view, explain: STATS_EXPLAIN } : view) + '\n');
-      else await writeOut(io.stdout, renderStats(view, env.c, opts.by ?? ['model', 'tool']));
+      const ledger = ledgerOf(inputs);
+      const row = ledger.sessions.find((s) => path.resolve(s.path) === path.resolve(t.path)) as LedgerSession;
+      const tree = opts.tree ? descendantRows(ledger, row.sessionId) : [];
+      if (opts.json) {
+        const doc = {
+          ...view,
+          currency,
+          prices: prices.file,
+          ...ledgerJson(row, true),
+          ...(opts.tree ? { descendants: tree.map((s) => ({ sessionId: s.sessionId, kind: s.kind, parentSession: s.parentSession, ...(s.error ? { error: s.error } : {}), owned: s.owned, unattributed: s.unattributed, cost: { owned: s.cost.owned } })) } : {}),
+          ...(opts.explain ? { explain: STATS_EXPLAIN, explainRows: filterExplain(row.explain, opts.figure) } : {}),
+        };
+        await writeOut(io.stdout, JSON.stringify(doc) + '\n');
+      } else {
+        let text = renderStats(view, env.c, opts.by ?? ['model', 'tool']);
+        text += renderLedger(row, env.c, opts.tree ? tree : null);
+        if (opts.explain) text += '\n' + renderExplain(row, filterExplain(row.explain, opts.figure), env.c);
+        await writeOut(io.stdout, text);
+      }
       return EXIT.ok;
     }),
   );

@@ -2,6 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import type { Buckets, StatsView } from '../../views/stats.js';
 import { billedInput, cacheHitPercent } from '../../views/stats.js';
+import type { Cost, ExplainRow, Ledger, LedgerSession, Usage } from '../../views/ledger.js';
 
 const n = (x: number | null | undefined) => (x === null || x === undefined ? '-' : x.toLocaleString('en-US'));
 const pct = (s: string | null) => (s === null ? '-' : `${s}%`);
@@ -39,8 +40,12 @@ export function renderStats(v: StatsView, c: ChalkInstance, by: readonly StatsBy
   out.push(`${label('retries')}${v.retries.failedAttempts} failed attempt(s), ${v.retries.llmRetryEvents} llm/retry event(s)`);
   if (v.compaction.summaries || v.compaction.prunes) {
     const a = v.compaction.auxiliaryUsage;
-    out.push(`${label('compaction')}${v.compaction.summaries} summaries, ${v.compaction.prunes} prunes; summary calls used input ${n(a.uncachedInputTokens)}, output ${n(a.outputTokens)} ${c.dim('(not in the totals)')}`);
+    out.push(`${label('compaction')}${v.compaction.summaries} summaries, ${v.compaction.prunes} prunes; summary calls used input ${n(a.uncachedInputTokens)}, output ${n(a.outputTokens)} ${c.dim('(not in tokenUsage; billed below)')}`);
   }
+  out.push(`${label('billed')}${'tokenUsage (DSH)'.padEnd(20)}${usageText(v.billed.tokenUsage)}`);
+  out.push(`${label('')}${'failed attempts'.padEnd(20)}${usageText(v.billed.failedAttempts)} ${c.dim('(replaced by a retry under DSH rule)')}`);
+  out.push(`${label('')}${'summary calls'.padEnd(20)}${usageText(v.billed.summaryCalls)}`);
+  out.push(`${label('')}${'total billed'.padEnd(20)}${usageText(v.billed.total)}`);
   for (const b of by) {
     out.push('');
     if (b === 'model') {
@@ -98,6 +103,7 @@ export interface RootRow {
   createdAt: number | null;
   stats?: StatsView;
   error?: { class: string; message: string };
+  ledger?: LedgerSession;
 }
 
 export const SORT_KEYS = ['created', 'id', 'turns', 'steps', 'input', 'output', 'cache-read', 'cache-write', 'cache', 'tools', 'tool-errors', 'llm-ms'] as const;
@@ -137,13 +143,19 @@ export function sortValue(r: RootRow, key: SortKey): number | string {
 }
 
 /** Root table + totals (pure). */
-export function renderRootStats(rows: readonly RootRow[], totals: { tokenUsage: Buckets; turns: number; steps: number; llmMs: number; toolCalls: number; toolErrors: number; sessions: number; failed: number }, c: ChalkInstance): string {
+export function renderRootStats(
+  rows: readonly RootRow[],
+  totals: { tokenUsage: Buckets; turns: number; steps: number; llmMs: number; toolCalls: number; toolErrors: number; sessions: number; failed: number },
+  ledger: Ledger,
+  c: ChalkInstance,
+): string {
   const out: string[] = [];
   out.push(
     ...table(
-      ['session', 'turns', 'steps', 'input', 'cache-read', 'cache-write', 'output', 'cache%', 'tools', 'errors', 'llm-ms'],
+      ['session', 'turns', 'steps', 'input', 'cache-read', 'cache-write', 'output', 'cache%', 'tools', 'errors', 'llm-ms', 'inherited-in', 'inherited-out', 'owned-cost'],
       rows.map((r) => {
-        if (!r.stats) return [escapeControl(r.sessionId), c.red(`${r.error?.class ?? 'Error'}`), '', '', '', '', '', '', '', '', ''];
+        if (!r.stats) return [escapeControl(r.sessionId), c.red(`${r.error?.class ?? 'Error'}`), '', '', '', '', '', '', '', '', '', '', '', ''];
+        const led = r.ledger;
         const s = r.stats;
         return [
           escapeControl(r.sessionId),
@@ -157,6 +169,9 @@ export function renderRootStats(rows: readonly RootRow[], totals: { tokenUsage: 
           n(s.byTool.reduce((a, t) => a + t.calls, 0)),
           n(s.byTool.reduce((a, t) => a + t.errors, 0)),
           n(s.sessionStats.llmMs),
+          led ? n(billedInput(led.inherited.billed)) : '-',
+          led ? n(led.inherited.billed.outputTokens) : '-',
+          led ? escapeControl(costText(led.cost.owned, true)) : '-',
         ];
       }),
       c,
@@ -165,7 +180,121 @@ export function renderRootStats(rows: readonly RootRow[], totals: { tokenUsage: 
   const t = totals.tokenUsage;
   out.push('');
   out.push(
-    `${c.bold('total')}  ${totals.sessions} sessions${totals.failed ? c.red(` (${totals.failed} unreadable)`) : ''}; ${n(totals.turns)} turns, ${n(totals.steps)} steps; input ${n(t.uncachedInputTokens)} + cache-read ${n(t.cacheReadTokens)} + cache-write ${n(t.cacheWriteTokens)}, output ${n(t.outputTokens)}, cache hit ${pct(cacheHitPercent(t))}; ${n(totals.toolCalls)} tool calls (${n(totals.toolErrors)} errors); llm ${n(totals.llmMs)}ms`,
+    `${c.bold('total')}  ${totals.sessions} sessions${totals.failed ? c.red(` (${totals.failed} unreadable)`) : ''}; ${n(totals.turns)} turns, ${n(totals.steps)} steps; ${n(totals.toolCalls)} tool calls (${n(totals.toolErrors)} errors); llm ${n(totals.llmMs)}ms`,
   );
+  const lt = ledger.totals;
+  const label = (x: string) => c.bold(x.padEnd(13));
+  out.push(`${label('counted once')}${'tokenUsage (DSH)'.padEnd(20)}${usageText(lt.counted.tokenUsage)}, cache hit ${pct(cacheHitPercent(lt.counted.tokenUsage))}`);
+  out.push(`${label('')}${'failed attempts'.padEnd(20)}${usageText(lt.counted.failedAttempts)}`);
+  out.push(`${label('')}${'summary calls'.padEnd(20)}${usageText(lt.counted.summaryCalls)}`);
+  out.push(`${label('')}${'total billed'.padEnd(20)}${usageText(lt.counted.billed)}  cost ${escapeControl(costText(lt.cost.counted))}`);
+  if (billedInput(lt.unattributed.billed) + lt.unattributed.billed.outputTokens > 0) {
+    out.push(`${label('')}${'of which unattrib.'.padEnd(20)}${usageText(lt.unattributed.billed)} ${c.yellow('(inherited by forks whose parent is missing)')}`);
+  }
+  out.push(
+    `${label('naive sum')}${'per-session sum'.padEnd(20)}${usageText(lt.naive.billed)}  cost ${escapeControl(costText(lt.cost.naive))}; ${c.yellow('would add')} ${usageText(lt.inherited.billed)} (inherited fork seeds), cost ${escapeControl(costText(lt.cost.inherited))}`,
+  );
+  out.push(`${label('')}${c.dim(`DSH tokenUsage summed per session (as each session shows it): input ${n(t.uncachedInputTokens)} + cache-read ${n(t.cacheReadTokens)} + cache-write ${n(t.cacheWriteTokens)}, output ${n(t.outputTokens)}`)}`);
+  if (lt.byModel.length) {
+    out.push('');
+    out.push(c.bold('by model (each call once)'));
+    out.push(...table(['provider/model', ...USAGE_HEAD, 'billed-in', 'billed-out', 'cost'], lt.byModel.map((m) => [escapeControl(`${m.provider ?? '?'}/${m.model ?? '?'}`), ...usageCells(m.counted.tokenUsage), n(billedInput(m.counted.billed)), n(m.counted.billed.outputTokens), escapeControl(costText(m.cost, true))]), c));
+  }
+  return out.join('\n') + '\n';
+}
+
+/** Compact usage text: `input U + cache-read R + cache-write W, output O`. */
+export function usageText(b: Buckets): string {
+  return `input ${n(b.uncachedInputTokens)} + cache-read ${n(b.cacheReadTokens)} + cache-write ${n(b.cacheWriteTokens)}, output ${n(b.outputTokens)}`;
+}
+
+/** A cost: the exact amount and currency; unpriced parts named, never shown as zero. */
+export function costText(cost: Cost, short = false): string {
+  const amount = cost.exact === null ? 'unpriced' : `${cost.exact} ${cost.currency}`;
+  if (cost.complete) return amount;
+  if (short) return `${amount}${cost.exact === null ? '' : ' + unpriced'}`;
+  const parts = cost.unpriced.map((u) => `${u.provider ?? '?'}/${u.model ?? '?'}: ${n(billedInput(u.usage))} in, ${n(u.usage.outputTokens)} out (${u.reason})`);
+  return `${cost.exact === null ? 'unpriced' : `${amount} + unpriced`}: ${parts.join('; ')}`;
+}
+
+/** The ledger figures of one session, explicit, for --json. */
+export function ledgerJson(row: LedgerSession, single: boolean): Record<string, unknown> {
+  return {
+    owned: row.owned,
+    inherited: row.inherited,
+    unattributed: row.unattributed,
+    naive: row.naive,
+    rolledUp: row.rolledUp,
+    tree: row.tree,
+    seed: row.seed ? { verified: row.seed.verified, firstDifferingSeq: row.seed.firstDifferingSeq, parentMissing: row.seed.parentMissing } : null,
+    cost: row.cost,
+    ...(single ? { ledgerByModel: row.byModel, ledgerByTurn: row.byTurn } : {}),
+  };
+}
+
+function usageLine(u: Usage): string {
+  return `${usageText(u.billed)}${u.failedAttempts.outputTokens + billedInput(u.failedAttempts) + u.summaryCalls.outputTokens + billedInput(u.summaryCalls) > 0 ? ` (tokenUsage ${n(billedInput(u.tokenUsage))} in / ${n(u.tokenUsage.outputTokens)} out)` : ''}`;
+}
+
+/** Own vs inherited, roll-ups, seed verification and cost of one session (pure). */
+export function renderLedger(row: LedgerSession, c: ChalkInstance, tree: readonly LedgerSession[] | null): string {
+  const out: string[] = [''];
+  const label = (x: string) => c.bold(x.padEnd(11));
+  const sub = (x: string) => x.padEnd(20);
+  out.push(`${label('ledger')}${sub('owned')}${usageLine(row.owned)}  cost ${escapeControl(costText(row.cost.owned))}`);
+  const from = row.inherited.from.map((f) => `"${escapeControl(f.sessionId)}"`).join(', ');
+  out.push(`${label('')}${sub('inherited')}${usageLine(row.inherited)}${from ? ` from ${from}` : ''}  cost ${escapeControl(costText(row.cost.inherited))}`);
+  if (billedInput(row.unattributed.billed) + row.unattributed.billed.outputTokens > 0 || row.seed?.parentMissing) {
+    out.push(`${label('')}${sub('unattributed')}${usageLine(row.unattributed)} ${c.yellow(`(parent "${escapeControl(row.parentSession ?? '?')}" missing: counted here, once)`)}  cost ${escapeControl(costText(row.cost.unattributed))}`);
+  }
+  out.push(`${label('')}${sub('whole log (naive)')}${usageLine(row.naive)}  cost ${escapeControl(costText(row.cost.naive))}`);
+  out.push(`${label('')}${sub('subagents (rolled up)')}${usageLine(row.rolledUp.subagents)}`);
+  if (row.seed) {
+    const s = row.seed;
+    const text =
+      s.parentMissing ? c.yellow(`seedLength ${row.seedLength}: parent "${escapeControl(row.parentSession ?? '?')}" not found; the seed's usage is unattributed`)
+      : s.verified ? `seedLength ${row.seedLength}: verified equal to parent "${escapeControl(row.parentSession ?? '?')}" (its usage is inherited)`
+      : c.red(`seedLength ${row.seedLength}: differs from parent "${escapeControl(row.parentSession ?? '?')}"${s.firstDifferingSeq !== null ? ` from seq ${s.firstDifferingSeq}` : ''} (check DSH-L1); from there the seed counts as this session's own`);
+    out.push(`${label('seed')}${text}`);
+  }
+  if (tree) {
+    out.push('');
+    out.push(c.bold('tree (each call once)'));
+    out.push(
+      ...table(
+        ['session', 'kind', 'billed-in', 'billed-out', 'cost'],
+        [row, ...tree].map((s) => [escapeControl(s.sessionId), s.error ? c.red(s.error.class) : s.kind ?? '-', n(billedInput(s.owned.billed) + billedInput(s.unattributed.billed)), n(s.owned.billed.outputTokens + s.unattributed.billed.outputTokens), escapeControl(costText(s.cost.owned, true))]),
+        c,
+      ),
+    );
+    out.push(`${label('tree total')}${usageLine(row.tree)}  cost ${escapeControl(costText(row.cost.tree))}`);
+  }
+  if (row.byModel.length) {
+    out.push('');
+    out.push(c.bold('cost by model (owned)'));
+    out.push(...table(['provider/model', 'billed-in', 'billed-out', 'cost'], row.byModel.map((m) => [escapeControl(`${m.provider ?? '?'}/${m.model ?? '?'}`), n(billedInput(m.owned.billed)), n(m.owned.billed.outputTokens), escapeControl(costText(m.cost))]), c));
+  }
+  if (row.byTurn.length) {
+    out.push('');
+    out.push(c.bold('cost by turn'));
+    out.push(
+      ...table(
+        ['turn', 'standing', 'billed-in', 'billed-out', 'cost'],
+        row.byTurn.map((t) => [t.turn === null ? '-' : String(t.turn), t.standing === 'inherited' ? `inherited from ${escapeControl(t.holder)}` : t.standing, n(billedInput(t.usage.billed)), n(t.usage.billed.outputTokens), escapeControl(costText(t.cost, true))]),
+        c,
+      ),
+    );
+  }
+  return out.join('\n') + '\n';
+}
+
+/** Every usage sample and summary call of a session: where it was counted, and why (pure). */
+export function renderExplain(row: LedgerSession, rows: readonly ExplainRow[], c: ChalkInstance): string {
+  const out: string[] = [c.bold(`explain ${escapeControl(row.sessionId)}: ${rows.length} usage record(s)`)];
+  for (const r of rows) {
+    const where = r.turn === null ? '' : r.step === null ? ` turn ${r.turn}` : ` ${r.turn}/${r.step}#${r.attempt}`;
+    out.push(`  seq ${String(r.seq).padStart(6)}  ${r.event}${where}  ${escapeControl(`${r.provider ?? '?'}/${r.model ?? '?'}`)}  ${usageText(r.usage)}`);
+    out.push(`  ${''.padStart(10)}  ${r.category ? c.cyan(`[${r.category}${r.standing ? `, ${r.standing}` : ''}]`) : c.dim('[not counted]')} ${escapeControl(r.why)}`);
+  }
   return out.join('\n') + '\n';
 }
