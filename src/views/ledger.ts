@@ -90,17 +90,21 @@ class CostSum {
   }
 }
 
-/** One billed item of a session's log. */
-export interface LedgerItem {
+/** Where a usage record sits in its log, and what it reports. */
+export interface UsageAt {
   seq: number;
-  time: number;
-  category: Category;
   turn: number | null;
   step: number | null;
   attempt: number | null;
   provider: string | null;
   model: string | null;
   usage: Buckets;
+}
+
+/** One billed item of a session's log. */
+export interface LedgerItem extends UsageAt {
+  time: number;
+  category: Category;
   /** The session that first recorded it (after walking verified seeds), or null when its recorder's log is missing. */
   owner: string | null;
   /** The session of the walk's end: the owner, or the orphan holding it unattributed. */
@@ -109,15 +113,8 @@ export interface LedgerItem {
 }
 
 /** Why a sample or summary was or was not counted (for `--explain`). */
-export interface ExplainRow {
-  seq: number;
+export interface ExplainRow extends UsageAt {
   event: 'usage chunk' | 'assistant/message usage' | 'compaction/summary';
-  turn: number | null;
-  step: number | null;
-  attempt: number | null;
-  provider: string | null;
-  model: string | null;
-  usage: Buckets;
   /** The billed category it enters, or null (the same call re-reported). */
   category: Category | null;
   /** owned | inherited | unattributed | null (not an item). */

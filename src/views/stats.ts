@@ -556,6 +556,26 @@ tokens     A usage sample is an assistant/chunk whose chunk is {type:'usage'}, o
            later sample of that step arrives). Buckets: uncached input = inputTokens, output,
            cache read, cache write (absent = 0); reasoning is part of output. Compaction
            summary usage is auxiliary and NOT in these totals (shown separately).
+billed     Every billed call, each category on its own line: tokenUsage (DSH's figure
+           above, unchanged); failed attempts = samples DSH's rule replaced with a sample
+           of a LATER attempt of the same step (the provider billed them; a sample
+           replaced by a later sample of the SAME attempt is one call re-reported and
+           is not billed twice); summary calls = compaction/summary usage. Attempts
+           split at every finish chunk. Title and web-search LLM requests log no usage.
+ownership  Each billed item belongs to the session whose log first recorded it. A
+           fork's first seedLength events are its parent's prefix once verified equal
+           (everything but time, as check rule DSH-L1): items there are INHERITED, owned
+           by the ancestor that recorded them (walked up through forks of forks). From
+           the first differing seq the seed counts as the child's own (flagged). With
+           the parent missing or unreadable the seed's items are UNATTRIBUTED: counted
+           once, in the orphan. Subagents own their dispatches; a parent shows them
+           ROLLED UP (rolledUp.subagents), never added to its own figures.
+root       counted = sum of owned + unattributed (each item once); naive = sum of each
+           session's whole log; naive - counted = the inherited sum, exactly.
+cost       Each item priced at its provider/model and event time from the price table
+           (data/prices.json or --prices): cache-miss rate for uncached input and cache
+           writes, cache-hit rate for cache reads, output rate for output (reasoning
+           included). No price for a model, currency or date: UNPRICED, listed, never 0.
 cache hit  cacheRead / (uncached input + cacheRead + cacheWrite), as the web stats line:
            integer percent rounded half up; if that rounds to 100 while some input missed
            the cache, the fewest decimals that stay below 100.

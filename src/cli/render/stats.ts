@@ -240,7 +240,7 @@ function usageLine(u: Usage): string {
 export function renderLedger(row: LedgerSession, c: ChalkInstance, tree: readonly LedgerSession[] | null): string {
   const out: string[] = [''];
   const label = (x: string) => c.bold(x.padEnd(11));
-  const sub = (x: string) => x.padEnd(20);
+  const sub = (x: string) => x.padEnd(22);
   out.push(`${label('ledger')}${sub('owned')}${usageLine(row.owned)}  cost ${escapeControl(costText(row.cost.owned))}`);
   const from = row.inherited.from.map((f) => `"${escapeControl(f.sessionId)}"`).join(', ');
   out.push(`${label('')}${sub('inherited')}${usageLine(row.inherited)}${from ? ` from ${from}` : ''}  cost ${escapeControl(costText(row.cost.inherited))}`);
