@@ -212,7 +212,14 @@ describe('usage ledger on generated lineages', () => {
     const d = JSON.parse(one.stdout);
     expect(d.inherited.billed).toEqual(row('F2').inherited.billed);
     expect(d.tokenUsage).toEqual(row('F2').tokenUsage);
+    // Without --tree only the ancestors are read: roll-ups are null (not computed), never zero.
+    const plain = JSON.parse((await runInProcess(['stats', 'F1', '--root', root, '--json'])).stdout);
+    expect(plain.rolledUp).toBeNull();
+    expect(plain.cost.tree).toBeNull();
+    expect(plain.inherited).toEqual(JSON.parse(JSON.stringify(row('F1').inherited)));
+    expect((await runInProcess(['stats', 'F1', '--root', root, '--color', 'never'])).stdout).toMatch(/subagents \(rolled up\) +not read: --tree/);
     const f1 = JSON.parse((await runCli(['stats', 'F1', '--root', root, '--json', '--tree'])).stdout);
+    expect(f1.rolledUp.subagents).toEqual(JSON.parse(JSON.stringify(strip(row('S').owned))));
     expect(f1.descendants.map((x: any) => x.sessionId).sort()).toEqual(['F2', 'S']);
     expect(f1.tree).toEqual(JSON.parse(JSON.stringify(strip(row('F1').tree))));
   });

@@ -489,20 +489,40 @@ export interface RootUsage {
  * much of each seed to fingerprint), then one streaming pass per session.
  * `only`: restrict the full reads to these ids (one lineage).
  */
-export async function readRootUsage(root: string, options: { decoder?: FrameDecoder; only?: (headers: Map<string, SessionHeader>, byPath: Map<string, SessionHeader>) => Set<string> } = {}): Promise<RootUsage> {
+export async function readRootUsage(
+  root: string,
+  options: {
+    decoder?: FrameDecoder;
+    only?: (headers: Map<string, SessionHeader>, byPath: Map<string, SessionHeader>) => Set<string>;
+    /** Read only the headers of this artifact and its ancestors (found by id in the layout), not of the whole root. */
+    ancestorsOf?: string;
+  } = {},
+): Promise<RootUsage> {
   const scan = scanRoot(root);
   const headers = new Map<string, SessionHeader>();
   const byPath = new Map<string, SessionHeader>();
-  for (const s of scan.sessions) {
+  const readHeader = async (s: (typeof scan.sessions)[number]): Promise<SessionHeader | undefined> => {
     try {
       const read = await readHeaderCheap(s.path, s.encoding, options.decoder);
-      if (read.header) {
-        byPath.set(path.resolve(s.path), read.header);
-        if (!headers.has(read.header.id)) headers.set(read.header.id, read.header);
-      }
+      if (!read.header) return undefined;
+      byPath.set(path.resolve(s.path), read.header);
+      if (!headers.has(read.header.id)) headers.set(read.header.id, read.header);
+      return read.header;
     } catch {
-      // The full read below classifies the failure.
+      return undefined; // The full read below classifies the failure.
     }
+  };
+  if (options.ancestorsOf !== undefined) {
+    const want = path.resolve(options.ancestorsOf);
+    let at = scan.sessions.find((s) => path.resolve(s.path) === want);
+    const seen = new Set<string>();
+    while (at && !seen.has(at.path)) {
+      seen.add(at.path);
+      const parent = (await readHeader(at))?.parentSession;
+      at = parent === undefined ? undefined : scan.sessions.find((s) => s.id === parent);
+    }
+  } else {
+    for (const s of scan.sessions) await readHeader(s);
   }
   const only = options.only?.(headers, byPath);
   const need = prefixNeeds(headers.values());
@@ -510,7 +530,7 @@ export async function readRootUsage(root: string, options: { decoder?: FrameDeco
   const reads: RootUsage['reads'] = [];
   for (const s of scan.sessions) {
     const h = byPath.get(path.resolve(s.path));
-    if (only && !(h && only.has(h.id))) continue;
+    if (options.ancestorsOf !== undefined ? !h : only && !(h && only.has(h.id))) continue;
     const t = resolveTarget(s.path);
     t.root = scan.root;
     const got = await readSessionUsage(t, { ...(options.decoder ? { decoder: options.decoder } : {}), prefixLength: h ? need.get(h.id) ?? 0 : 0 });

@@ -116,13 +116,19 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
       let inputs: SessionInput[] | undefined;
       let mine: { r: SessionInspection; view?: StatsView } | undefined;
       if (t.root !== undefined && t.path !== '-') {
-        const read = await readRootUsage(t.root, {
-          decoder,
-          only: (headers, byPath) => {
-            const h = byPath.get(path.resolve(t.path));
-            return h ? lineageIds(headers, h.id) : new Set<string>();
-          },
-        });
+        // --tree needs every header (to find descendants); otherwise only the ancestors are read.
+        const read = await readRootUsage(
+          t.root,
+          opts.tree
+            ? {
+                decoder,
+                only: (headers, byPath) => {
+                  const h = byPath.get(path.resolve(t.path));
+                  return h ? lineageIds(headers, h.id) : new Set<string>();
+                },
+              }
+            : { decoder, ancestorsOf: t.path },
+        );
         const at = read.reads.findIndex((x) => path.resolve(x.path) === path.resolve(t.path));
         if (at >= 0) {
           mine = read.reads[at]!;
@@ -145,7 +151,7 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
           ...view,
           currency,
           prices: prices.file,
-          ...ledgerJson(row, true),
+          ...ledgerJson(row, true, opts.tree === true),
           ...(opts.tree ? { descendants: tree.map((s) => ({ sessionId: s.sessionId, kind: s.kind, parentSession: s.parentSession, ...(s.error ? { error: s.error } : {}), owned: s.owned, unattributed: s.unattributed, cost: { owned: s.cost.owned } })) } : {}),
           ...(opts.explain ? { explain: STATS_EXPLAIN, explainRows: filterExplain(row.explain, opts.figure) } : {}),
         };

@@ -217,17 +217,22 @@ export function costText(cost: Cost, short = false): string {
   return `${cost.exact === null ? 'unpriced' : `${amount} + unpriced`}: ${parts.join('; ')}`;
 }
 
-/** The ledger figures of one session, explicit, for --json. */
-export function ledgerJson(row: LedgerSession, single: boolean): Record<string, unknown> {
+/**
+ * The ledger figures of one session, explicit, for --json. Without
+ * `descendantsRead` (one session read without --tree) the roll-ups are null:
+ * not computed, never a zero.
+ */
+export function ledgerJson(row: LedgerSession, single: boolean, descendantsRead = true): Record<string, unknown> {
+  const { rolledUp: _r, tree: _t, ...cost } = row.cost;
   return {
     owned: row.owned,
     inherited: row.inherited,
     unattributed: row.unattributed,
     naive: row.naive,
-    rolledUp: row.rolledUp,
-    tree: row.tree,
+    rolledUp: descendantsRead ? row.rolledUp : null,
+    tree: descendantsRead ? row.tree : null,
     seed: row.seed ? { verified: row.seed.verified, firstDifferingSeq: row.seed.firstDifferingSeq, parentMissing: row.seed.parentMissing } : null,
-    cost: row.cost,
+    cost: descendantsRead ? row.cost : { ...cost, rolledUp: null, tree: null },
     ...(single ? { ledgerByModel: row.byModel, ledgerByTurn: row.byTurn } : {}),
   };
 }
@@ -248,7 +253,7 @@ export function renderLedger(row: LedgerSession, c: ChalkInstance, tree: readonl
     out.push(`${label('')}${sub('unattributed')}${usageLine(row.unattributed)} ${c.yellow(`(parent "${escapeControl(row.parentSession ?? '?')}" missing: counted here, once)`)}  cost ${escapeControl(costText(row.cost.unattributed))}`);
   }
   out.push(`${label('')}${sub('whole log (naive)')}${usageLine(row.naive)}  cost ${escapeControl(costText(row.cost.naive))}`);
-  out.push(`${label('')}${sub('subagents (rolled up)')}${usageLine(row.rolledUp.subagents)}`);
+  out.push(`${label('')}${sub('subagents (rolled up)')}${tree ? usageLine(row.rolledUp.subagents) : c.dim('not read: --tree reads the descendants')}`);
   if (row.seed) {
     const s = row.seed;
     const text =
