@@ -71,6 +71,12 @@ export type { RuleMeta, Severity } from './check/rules.js';
 export type { ExportManifest } from './export/export.js';
 export type { DshErrorClass, FailureKind } from './core/errors.js';
 export { RULE_CODES, type RuleCode } from './core/rules.js';
+/** The usage ledger (`dsh stats`): each billed call counted once across forks and subagents, and its cost. */
+export { buildLedger, readRootUsage, readSessionUsage, descendantRows, filterExplain, CATEGORIES } from './views/ledger.js';
+export type { Ledger, LedgerSession, LedgerItem, ExplainRow, Usage, Cost, SessionInput, RootUsage, Category } from './views/ledger.js';
+export { priceUsage, loadPriceTable, parsePriceTable, formatAtto, DEFAULT_PRICES_FILE, PriceTableError } from './views/prices.js';
+export type { PriceTable, PriceEntry, Priced, PriceOptions } from './views/prices.js';
+export type { Buckets, BilledUsage, UsageSample, SummaryCall, UsageRecords } from './views/stats.js';
 
 /** Why a call failed: DSH's error class and exact text for a log DSH refuses or cannot read. */
 export interface DshError {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusArtifacts } from './helpers/corpus.js';
 import { runCli, runInProcess } from './helpers/cli.js';
-import { collectSession, type GenerateOptions } from '../src/log/generate.js';
+import { collectSession, type GenerateOptions } from '../tools/generate.js';
 import { sessionPath, writeArtifactFile } from '../src/log/writer.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';

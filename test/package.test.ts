@@ -72,6 +72,13 @@ describe('the packed package', () => {
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('bin/dsh.js');
+    // The price table ships, and the installed library finds it.
+    expect(files).toContain('data/prices.json');
+    const prices = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('dsh'); const t = m.loadPriceTable(); console.log(JSON.stringify({ n: t.entries.length, file: t.file }))"], { cwd: dir, encoding: 'utf8' });
+    expect(prices.status, prices.stderr).toBe(0);
+    const got = JSON.parse(prices.stdout);
+    expect(got.n).toBeGreaterThan(0);
+    expect(got.file).toContain(path.join('node_modules', 'dsh', 'data', 'prices.json'));
     expect(files.filter((f) => /^(tools|build|test|src|bench|scripts)\//.test(f) || /generate/.test(f))).toEqual([]);
     const pkg = JSON.parse(readFileSync(path.join(dir, 'node_modules', 'dsh', 'package.json'), 'utf8'));
     expect(pkg.exports['.'].default).toBe('./dist/index.js');

@@ -27,7 +27,7 @@ import type { FrameDecoder } from '../physical/decoders.js';
 import { readHeaderCheap, sessionKind, type SessionKind } from './listing.js';
 import { addInto, statsFold, zero, type Buckets, type StatsView, type UsageRecords } from './stats.js';
 import { formatAtto, priceUsage, type PriceTable } from './prices.js';
-import { UsageError } from '../log/errors.js';
+import { UsageError } from '../core/errors.js';
 
 export { priceUsage, loadPriceTable, parsePriceTable, formatAtto, DEFAULT_PRICES_FILE, PriceTableError, type PriceTable, type PriceEntry, type Priced } from './prices.js';
 

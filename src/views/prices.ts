@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Buckets } from './stats.js';
-import { UsageError } from '../log/errors.js';
+import { UsageError } from '../core/errors.js';
 
 export interface PriceEntry {
   provider: string;
