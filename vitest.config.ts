@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,5 +8,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Session indexes written by tests go to a scratch directory, never ~/.cache (test/helpers/cli.ts
+    // gives each test process its own; this covers anything spawned with the runner's environment).
+    env: { DSH_CACHE_DIR: path.join(os.tmpdir(), `dsh-vitest-cache-${process.getuid?.() ?? 'user'}`) },
   },
 });

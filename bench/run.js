@@ -33,6 +33,14 @@ const COMMANDS = [
   ['surface', '{file}', '--json'],
 ];
 
+/** Indexed commands measured cold (no cache), building the session index, warm, and after appending 1% to the log. */
+const CACHE_COMMANDS = [
+  ['trace', '{file}', '{lastSummary}', '--json'],
+  ['history', '{file}', '--json'],
+  ['request', '{file}', '{lastDispatch}', '--json'],
+  ['surface', '{file}', '--at', '{lastSummary}', '--json'],
+];
+
 /** Commands whose time to first output is measured (spawned, killed after the first stdout bytes). */
 const FIRST_OUTPUT = [
   ['events', '{file}', '--json'],
@@ -224,7 +232,7 @@ async function readerPass(file) {
 }
 
 /** Run a command with stdout discarded; wall time and peak RSS (KiB). */
-function runMeasured(argv, { shell = false } = {}) {
+function runMeasured(argv, { shell = false, env } = {}) {
   const timeBin = existsSync('/usr/bin/time') && !process.env.DSH_BENCH_NO_TIME ? '/usr/bin/time' : null;
   return new Promise((resolve) => {
     const t0 = performance.now();
@@ -250,7 +258,8 @@ function runMeasured(argv, { shell = false } = {}) {
       args = ['--input-type=module', '-e', wrapper];
       process.env.DSH_BENCH_ARGS = JSON.stringify(rest);
     }
-    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: projectRoot });
+    // Rows outside cacheRows measure the cold path: no session index is read or written.
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: projectRoot, env: { ...process.env, ...(env ?? { DSH_NO_CACHE: '1' }) } });
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d.toString();
@@ -288,6 +297,44 @@ async function bestRun(argv, opts) {
   return best;
 }
 
+/**
+ * Cold vs warm rows for the session index: each command with --no-cache, on a fresh cache (the
+ * run that writes the index), warm, and on the same log with 1% more appended (generated with the
+ * same seed; its first bytes are the original log's, which the row checks).
+ */
+async function cacheRows(log, argsOf, marks) {
+  const cacheDir = path.join(outDir, 'cache');
+  const grown = path.join(outDir, 'grown', path.basename(path.dirname(log.file)), 'session.jsonl.zstd');
+  mkdirSync(path.dirname(grown), { recursive: true });
+  rmSync(grown, { force: true });
+  const info = await writeGeneratedArtifact(grown, { seed: SEED, id: path.basename(path.dirname(log.file)), cwd: '/home/dev/bench', targetBytes: Math.round(log.logicalBytes * 1.01), encoding: 'zstd' });
+  const original = readFileSync(log.file);
+  const grownBytes = readFileSync(grown);
+  const prefixEqual = grownBytes.length > original.length && grownBytes.subarray(0, original.length).equals(original);
+  const out = [];
+  const withCache = (extra) => ({ env: { DSH_CACHE_DIR: cacheDir, ...extra } });
+  for (const cmd of CACHE_COMMANDS) {
+    const args = argsOf(cmd);
+    const label = `dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a === '{lastSummary}' ? `${marks.lastSummary}` : a === '{lastDispatch}' ? `${marks.lastDispatch}` : a)).join(' ')}`;
+    const row = (name, r, extra = {}) => {
+      const mbs = mb(log.logicalBytes);
+      out.push({ name: `${label} [${name}]`, ms: Math.round(r.ms), mbPerSec: mbs / (r.ms / 1000), peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode, ...extra });
+    };
+    rmSync(cacheDir, { recursive: true, force: true });
+    const cold = await runMeasured([process.execPath, dshBin, ...args], withCache({ DSH_NO_CACHE: '1' }));
+    row('cold, --no-cache', cold);
+    const build = await runMeasured([process.execPath, dshBin, ...args], withCache({}));
+    row('cold, writes the index', build, { vsCold: build.ms / cold.ms });
+    const warm = await bestRun([process.execPath, dshBin, ...args], withCache({}));
+    row('warm', warm, { coldOverWarm: cold.ms / warm.ms });
+    const grownArgs = args.map((a) => (a === log.file ? grown : a));
+    const appended = await runMeasured([process.execPath, dshBin, ...grownArgs], withCache({}));
+    row(`after appending ${((info.logicalBytes / log.logicalBytes - 1) * 100).toFixed(1)}%`, appended, { vsCold: appended.ms / cold.ms, prefixEqual });
+  }
+  rmSync(cacheDir, { recursive: true, force: true });
+  return out;
+}
+
 async function benchSize(size) {
   const log = await ensureLog(size);
   const logical = log.logicalBytes;
@@ -323,6 +370,7 @@ async function benchSize(size) {
     const r = await run();
     add(name, r.ms, { peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode, ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}) });
   }
+  rows.push(...(await cacheRows(log, argsOf, marks)));
   const firstOutputs = [];
   for (const cmd of FIRST_OUTPUT) {
     const ms = await firstOutput([process.execPath, dshBin, ...argsOf(cmd)]);

@@ -71,3 +71,16 @@ export class LineWriter {
     await writeOut(this.stream, text);
   }
 }
+
+/** A byte count in binary units (`812 B`, `4.5 KiB`, `2.0 GiB`). */
+export function humanBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
+}

@@ -6,18 +6,24 @@ import { statSync } from 'node:fs';
 import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { UsageError } from '../log/errors.js';
+import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
+import type { IndexUse } from '../log/session.js';
+import { SESSION_FOLDS } from '../views/index-folds.js';
 
 export interface CommonOptions {
   json?: boolean;
   color?: ColorMode;
   root?: string;
   decoder?: DecoderName | 'auto';
+  /** False with `--no-cache`: read and write no session index. */
+  cache?: boolean;
 }
 
 export function addCommon(cmd: Command, opts: { json?: string | false } = {}): Command {
   if (opts.json !== false) cmd.option('--json', opts.json ?? 'print machine-readable JSON on stdout');
   cmd.addOption(new Option('--color <when>', 'colour output').choices(['auto', 'always', 'never']).default('auto'));
   cmd.option('--root <dir>', 'session root for ids (default $DSH_HOME/sessions, else ~/.dsh/sessions)');
+  cmd.option('--no-cache', 'read and write no session index (also DSH_NO_CACHE=1): nothing is written anywhere');
   cmd.addOption(new Option('--decoder <name>', 'zstd decoder').choices(['auto', 'node-zlib', 'mongodb-js']).default('auto').hideHelp());
   return cmd;
 }
@@ -42,6 +48,16 @@ export function decoderFor(opts: CommonOptions) {
 }
 
 export { EXIT } from './exit.js';
+/** The cache directory as this command line configures it (notes and warnings go to stderr). */
+export function cacheFor(io: Io, opts: CommonOptions): CacheConfig {
+  return cacheConfig(io.env, { noCache: opts.cache === false, note: (text) => io.stderr.write(`dsh: ${text}\n`) });
+}
+
+/** The persistent session index for an indexed view: every fold a later command may load. */
+export function indexUseFor(io: Io, opts: CommonOptions): IndexUse {
+  return { cache: cacheFor(io, opts), folds: SESSION_FOLDS };
+}
+
 
 /**
  * Wrap a command action: the body returns its exit code; a thrown failure is

@@ -116,14 +116,20 @@ export class Rereader {
       if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
       else merged.push([r[0], r[1]]);
     }
-    for (const [from, to] of merged) await this.sweep(from, to, out);
+    for (let i = 0; i < merged.length; ) i = await this.sweep(merged, i, out);
     return out;
   }
 
-  private async sweep(from: number, to: number, out: Map<number, SessionEvent>): Promise<void> {
-    const cp = floorIndex(this.index.checkpointSeqs, from);
+  /**
+   * Read `ranges[i]` and the ranges after it that lie before the next checkpoint the scan would
+   * otherwise jump to (one scan, not one per range); returns the index of the first range left.
+   */
+  private async sweep(ranges: readonly [number, number][], i: number, out: Map<number, SessionEvent>): Promise<number> {
+    const seqs = this.index.checkpointSeqs;
+    const cp = floorIndex(seqs, (ranges[i] as [number, number])[0]);
     if (cp < 0) throw changed();
-    let expected = this.index.checkpointSeqs[cp] as number;
+    let expected = seqs[cp] as number;
+    let at = i;
     await this.scanLines(this.index.checkpointOffsets[cp] as number, (line) => {
       let events: SessionEvent[];
       try {
@@ -134,11 +140,24 @@ export class Rereader {
       for (const e of events) {
         if (!e || e.seq !== expected) throw changed();
         expected += 1;
-        if (e.seq >= from && e.seq <= to) out.set(e.seq, e);
+        const r = ranges[at] as [number, number];
+        if (e.seq >= r[0] && e.seq <= r[1]) out.set(e.seq, e);
       }
-      return expected <= to;
+      // Past the current range: go on to the next one in this scan unless a checkpoint lies between.
+      while (at < ranges.length && expected > (ranges[at] as [number, number])[1]) {
+        const next = ranges[at + 1];
+        if (!next || (seqs[floorIndex(seqs, next[0])] as number) > expected) {
+          at += 1;
+          return false;
+        }
+        at += 1;
+        // Events of this line already read that fall in the next range.
+        for (const e of events) if (e.seq >= next[0] && e.seq <= next[1]) out.set(e.seq, e);
+      }
+      return true;
     });
-    if (expected <= to) throw changed();
+    if (at === i || expected <= (ranges[at - 1] as [number, number])[1]) throw changed();
+    return at;
   }
 
   /** Visit complete lines from a logical offset on, until `visit` returns false or the text ends. */

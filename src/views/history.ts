@@ -46,8 +46,18 @@ function groupStartOf(e: SessionEvent): number {
  * holding the log, so a streaming reader re-reads only the page.
  */
 export class MessageGroups {
-  private readonly seqs: number[] = [];
-  private readonly starts: number[] = [];
+  constructor(
+    private readonly seqs: number[] = [],
+    private readonly starts: number[] = [],
+  ) {}
+  /** The collected (seq, group start) pairs, for a persistent index. */
+  pairs(): { seqs: readonly number[]; starts: readonly number[] } {
+    return { seqs: this.seqs, starts: this.starts };
+  }
+  /** A copy that can observe more events (closers) without changing this one. */
+  clone(): MessageGroups {
+    return new MessageGroups(this.seqs.slice(), this.starts.slice());
+  }
   observe(e: SessionEvent): void {
     if (!MESSAGE_TYPES.has(e.type) || !isAppendSurfaceEvent(e)) return;
     this.seqs.push(e.seq);

@@ -333,6 +333,49 @@ export class StreamingSurface {
 
   constructor(private readonly atSeq?: number) {}
 
+  /**
+   * The same state `observe` reaches over a whole accepted log, rebuilt from a
+   * session index: the seqs of its surface events (stored ones, ascending),
+   * the final fold's replacements, the closers, and a fetch of the events on
+   * the surface at `atSeq`. The surface fold is replayed from those numbers.
+   */
+  static async restored(
+    atSeq: number | undefined,
+    total: number,
+    storedSurfaceSeqs: readonly number[],
+    replacements: readonly Replacement[],
+    closers: readonly SessionEvent[],
+    fetch: (seqs: readonly number[]) => Promise<readonly SessionEvent[]>,
+  ): Promise<StreamingSurface> {
+    const s = new StreamingSurface(atSeq);
+    s.count = total;
+    const found = atSeq !== undefined && atSeq < total;
+    s.atFound = found;
+    const limit = found ? (atSeq as number) : total - 1;
+    s.lastFolded = total > 0 ? limit : null;
+    const bySeq = new Map(replacements.map((r) => [r.seq, r]));
+    const surfaceSeqs = [...storedSurfaceSeqs, ...closers.filter((c) => isSurfaceEvent(c)).map((c) => c.seq)];
+    const fold = s.fold;
+    for (const seq of surfaceSeqs) {
+      if (seq > limit) break;
+      s.surfaceEventSeqs.push(seq);
+      const r = bySeq.get(seq);
+      if (!r) {
+        s.appendSurfaceSeqs.push(seq);
+        fold.nodes.push(seq);
+        continue;
+      }
+      s.replacementSurfaceSeqs.push(seq);
+      const from = fold.nodes.indexOf(r.start);
+      fold.nodes.splice(from, fold.nodes.indexOf(r.end) - from + 1, seq);
+      fold.replaceGeneration += 1;
+      fold.replacements.push(r);
+    }
+    const events = await fetch(fold.nodes);
+    for (const seq of fold.nodes) s.onSurface.set(seq, events[seq] as SessionEvent);
+    return s;
+  }
+
   observe(event: SessionEvent): void {
     this.count += 1;
     if (this.failure || (this.atSeq !== undefined && this.atFound)) return;

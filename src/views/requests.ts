@@ -382,6 +382,10 @@ class LazyDispatchEntry {
     this.#length = length;
     this.#events = events;
   }
+  /** The shared surface snapshot this entry views, and how much of it (for a persistent index). */
+  static snapshotOf(entry: object): [readonly number[], number] | undefined {
+    return #snapshot in entry ? [(entry as LazyDispatchEntry).#snapshot, (entry as LazyDispatchEntry).#length] : undefined;
+  }
   get surfaceNodes(): number[] {
     return settle(this, 'surfaceNodes', this.#snapshot.slice(0, this.#length));
   }
@@ -400,6 +404,16 @@ class LazyDispatchEntry {
   set messagesSha256(v: string) {
     settle(this, 'messagesSha256', v);
   }
+}
+
+/** A lazy entry's shared surface snapshot and length (undefined for an eager entry). */
+export function lazySnapshot(entry: DispatchEntry): [readonly number[], number] | undefined {
+  return LazyDispatchEntry.snapshotOf(entry);
+}
+
+/** A lazy entry rebuilt from saved fields (the persistent index's warm path). */
+export function restoredEntry(fields: object, snapshot: readonly number[], length: number, events: () => readonly SessionEvent[]): DispatchEntry {
+  return new LazyDispatchEntry(fields, {}, snapshot, length, events) as unknown as DispatchEntry;
 }
 
 /** Replace a lazy accessor by its value (an enumerable data field from then on). */

@@ -1,10 +1,23 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { PROJECT_ROOT } from './corpus.js';
 import { main } from '../../src/cli/main.js';
 
 export const BIN = path.join(PROJECT_ROOT, 'bin', 'dsh.js');
+
+let testCache: string | undefined;
+/** A session-index cache directory private to this test process (tests never touch ~/.cache). */
+export function testCacheDir(): string {
+  if (!testCache) {
+    testCache = mkdtempSync(path.join(os.tmpdir(), 'dsh-test-cache-'));
+    const dir = testCache;
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return testCache;
+}
 
 export interface RunResult {
   code: number;
@@ -16,7 +29,7 @@ export interface RunResult {
 export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: Buffer; cwd?: string } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      env: { ...process.env, NO_COLOR: '1', DSH_CACHE_DIR: testCacheDir(), ...options.env },
       cwd: options.cwd ?? PROJECT_ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -46,6 +59,6 @@ class Capture extends Writable {
 export async function runInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
   const stdout = new Capture();
   const stderr = new Capture();
-  const code = await main(['node', 'dsh', ...args], { stdout, stderr, env: { NO_COLOR: '1', ...env } });
+  const code = await main(['node', 'dsh', ...args], { stdout, stderr, env: { NO_COLOR: '1', DSH_CACHE_DIR: testCacheDir(), ...env } });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
-import { escapeControl, writeOut } from '../io.js';
+import { escapeControl, humanBytes, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import type { RedactStats } from '../../redact/index.js';
 import { UsageError } from '../../log/errors.js';
@@ -22,22 +22,11 @@ interface ExportCliOptions extends CommonOptions {
   redactPaths?: boolean;
 }
 
-function human(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v.toFixed(1)} ${units[u]}`;
-}
 
 function summary(m: ExportManifest): string {
   const count = (p: (n: string) => boolean) => m.entries.filter((e) => p(e.name)).length;
   const lines = [
-    `wrote ${escapeControl(m.output)} (${human(m.archive.bytes)}, sha256 ${m.archive.sha256})`,
+    `wrote ${escapeControl(m.output)} (${humanBytes(m.archive.bytes)}, sha256 ${m.archive.sha256})`,
     `  session.jsonl            ${escapeControl(m.root.id)}`,
     `  subagents/               ${count((n) => n.startsWith('subagents/'))} descendant(s)`,
     `  media/                   ${count((n) => n.startsWith('media/'))} image(s)`,
@@ -129,7 +118,7 @@ as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corr
                 const now = Date.now();
                 if (now - lastDraw < 100) return;
                 lastDraw = now;
-                io.stderr.write(`\r\x1b[Kexport: ${p.entries} entries, ${human(p.bytesIn)} in, ${human(p.bytesOut)} out`);
+                io.stderr.write(`\r\x1b[Kexport: ${p.entries} entries, ${humanBytes(p.bytesIn)} in, ${humanBytes(p.bytesOut)} out`);
               },
             }
           : {}),

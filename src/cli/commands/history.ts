@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { allPages, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, MessageGroups, pageSizeWarnings, paginate, type HistoryPage } from '../../views/history.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { foldOf, MESSAGE_GROUPS } from '../../views/index-folds.js';
+import { allPages, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../views/history.js';
 import { inspectTargetIndexed } from '../../log/session.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
-import { guardedConsumer } from '../stream.js';
 import { renderHistoryPage } from '../render/history.js';
 import { intOption, loadTarget, reportLoadFailure } from './replay.js';
 
@@ -77,16 +77,14 @@ async function streamedPage(
   maxMessages: number,
 ): Promise<{ ok: true; header: SessionHeader; page: HistoryPage } | { ok: false; code: number }> {
   const resolved = await resolveCli(target, opts);
-  const groups = new MessageGroups();
-  const consumer = guardedConsumer((e: SessionEvent) => groups.observe(e));
-  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: consumer.observe });
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
   try {
     const r = indexed.inspection;
     if (r.error || !r.meta) {
       return { ok: false, code: await reportLoadFailure(io, opts, r.error) };
     }
     for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-    consumer.rethrow();
+    const groups = foldOf(indexed.folds, MESSAGE_GROUPS).clone();
     for (const c of r.closers) groups.observe(c);
     const total = r.storedEventCount + r.closers.length;
     const end = beforeSeq === undefined ? total : Math.min(beforeSeq, total);

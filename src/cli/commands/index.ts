@@ -36,6 +36,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'secrets', load: async () => (await import('./secrets.js')).registerSecrets },
   { name: 'dataset', load: async () => (await import('./dataset.js')).registerDataset },
   { name: 'sql', load: async () => (await import('./sql.js')).registerSql },
+  { name: 'cache', load: async () => (await import('./cache.js')).registerCache },
 ];
 
 /**

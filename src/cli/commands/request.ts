@@ -1,12 +1,13 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { guardedConsumer } from '../stream.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { DISPATCHES } from '../../views/dispatch-fold.js';
+import { foldOf } from '../../views/index-folds.js';
 import { inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
-import { DispatchBuilder, diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchEntry, type DispatchIndex } from '../../views/requests.js';
+import { diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchEntry, type DispatchIndex } from '../../views/requests.js';
 
 export { pickDispatch, requestJson };
 import { BodyError, deepseekBody } from '../../views/deepseek-body.js';
@@ -56,12 +57,13 @@ Examples:
       if (picks > 1) throw new UsageError('give either <seq> or --step, not both');
       if (opts.list && (opts.diff || opts.body)) throw new UsageError('--list does not combine with --diff or --body');
       if (opts.diff && opts.body) throw new UsageError('--diff and --body are separate views; pick one');
-      const opened = await openDispatchIndex(io, target, opts);
+      const opened = await openDispatchIndex(io, target, opts, '', { hydrateAll: false });
       if (typeof opened === 'number') return opened;
-      const { index, fetch, r } = opened;
+      const { index, fetch, r, hydrate } = opened;
       try {
         const sessionId = r.meta?.id ?? null;
         if (opts.list) {
+          await hydrate(index.requests);
           const rows = index.requests.map((e, i) => summarizeDispatch(e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null));
           if (opts.json) await writeOut(io.stdout, JSON.stringify({ sessionId, requests: rows }) + '\n');
           else await writeOut(io.stdout, renderList(rows, { sessionId, closers: r.closers.length, torn: r.torn !== null }, env.c));
@@ -70,6 +72,8 @@ Examples:
         const asked = seqArg !== undefined && /^\d+$/.test(seqArg.trim()) ? Number(seqArg.trim()) : undefined;
         let sparse: SessionEvent[] = asked !== undefined ? await fetch([[asked, asked]]) : [];
         const picked = pickDispatch(index, sparse, seqArg, opts.step);
+        const at = picked.entry.index;
+        await hydrate([index.requests[at - 1], picked.entry, index.requests[at + 1]]);
         sparse = await fetch(neededRanges(index, picked.entry, { asked, diff: Boolean(opts.diff), human: !opts.json && !opts.body }));
         return await show(io, opts, picked, index, sparse, r, sessionId);
       } finally {
@@ -79,10 +83,12 @@ Examples:
   );
 }
 
-/** A session's dispatch index from one validating pass, and a re-reader for the few events a view shows. */
+/** A session's dispatch index from one validating pass (or the saved session index), and a re-reader for the few events a view shows. */
 export interface OpenedDispatchIndex {
   index: DispatchIndex;
   fetch: (ranges: readonly [number, number][], into?: SessionEvent[]) => Promise<SessionEvent[]>;
+  /** Fill the text-valued fields (header, context, finish, usage) of entries a view shows; see `Dispatches.hydrate`. */
+  hydrate: (entries: readonly (DispatchEntry | null | undefined)[]) => Promise<void>;
   r: SessionInspection;
   close(): void;
 }
@@ -90,18 +96,21 @@ export interface OpenedDispatchIndex {
 /**
  * Index the dispatches of a target without holding its events. A log DSH
  * refuses: DSH's error on stderr (each line prefixed with `label`, when given)
- * and the exit code (1) instead.
+ * and the exit code (1) instead. Every entry is complete unless
+ * `hydrateAll: false` (the caller then hydrates the entries it shows).
  */
-export async function openDispatchIndex(io: Io, target: string, opts: CommonOptions, label = ''): Promise<OpenedDispatchIndex | number> {
+export async function openDispatchIndex(
+  io: Io,
+  target: string,
+  opts: CommonOptions,
+  label = '',
+  how: { hydrateAll?: boolean } = {},
+): Promise<OpenedDispatchIndex | number> {
   const resolved = await resolveCli(target, opts);
-  // One validating pass that keeps the dispatch index and a log index, not the events;
-  // then only the events a view shows are re-read (the log can be far larger than memory).
+  // One validating pass (or the saved session index) keeps the dispatch index and a log index, not
+  // the events; then only the events a view shows are re-read (the log can be far larger than memory).
   const held: { events: SessionEvent[] } = { events: [] };
-  const builder = new DispatchBuilder({ lazy: () => held.events });
-  // The pipeline validates each event before the builder sees it, but a log DSH refuses can
-  // still trip the builder before the pipeline's verdict is in: DSH's verdict wins.
-  const consumer = guardedConsumer((e: SessionEvent) => builder.apply(e));
-  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: consumer.observe });
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
   const r: SessionInspection = indexed.inspection;
   const reread = indexed.events;
   try {
@@ -114,15 +123,17 @@ export async function openDispatchIndex(io: Io, target: string, opts: CommonOpti
       indexed.close();
       return EXIT.failed;
     }
-    consumer.rethrow();
-    for (const c of r.closers) builder.apply(c);
+    const dispatches = foldOf(indexed.folds, DISPATCHES);
+    dispatches.useEvents(() => held.events);
+    const index = dispatches.index;
+    const fetch = async (ranges: readonly [number, number][], into?: SessionEvent[]) => (held.events = await reread(ranges, into));
+    const hydrate = (entries: readonly (DispatchEntry | null | undefined)[]) => dispatches.hydrate(entries, (ranges) => reread(ranges));
+    if (how.hydrateAll !== false) await hydrate(index.requests);
+    return { index, fetch, hydrate, r, close: () => indexed.close() };
   } catch (error) {
     indexed.close();
     throw error;
   }
-  const index = builder.finish();
-  const fetch = async (ranges: readonly [number, number][], into?: SessionEvent[]) => (held.events = await reread(ranges, into));
-  return { index, fetch, r, close: () => indexed.close() };
 }
 
 /** Seq ranges `diffDispatches(from, to)` reads. */

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget, inspectTargetIndexed } from '../../log/session.js';
+import { foldOf, SURFACE_EVENTS } from '../../views/index-folds.js';
 import { LogError, UsageError } from '../../log/errors.js';
 import { loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../views/messages.js';
 import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
@@ -52,22 +53,31 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
     action(io, setExit, async (target: string, opts: SurfaceOptions) => {
       const env = envFor(io, opts);
       const at = seqArg('--at', opts.at);
-      // One streaming pass holding only the events on the surface (works on logs larger than memory).
+      // One validating pass (or the saved session index) gives the surface events and replacements;
+      // the fold is replayed to <seq> and only the events on the surface then are re-read.
       const resolved = await resolveCli(target, opts);
-      const stream = new StreamingSurface(at);
-      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: false, skipArtifact: true, onLogical: (e) => stream.observe(e) });
-      if (r.error) {
-        if (opts.json) await writeOut(io.stdout, failureJson(r.error));
-        else io.stderr.write(renderFailure(r.error));
-        return EXIT.failed;
-      }
-      for (const closer of r.closers) stream.observe(closer);
-      if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
       let view;
       try {
-        view = stream.view(r.meta!.id, r.meta!, r.storedEventCount);
-      } catch (error) {
-        throw queryError(error);
+        const r = indexed.inspection;
+        if (r.error || !indexed.events) {
+          if (opts.json) await writeOut(io.stdout, failureJson(r.error!));
+          else io.stderr.write(renderFailure(r.error!));
+          return EXIT.failed;
+        }
+        const fetch = indexed.events;
+        if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+        const total = r.storedEventCount + r.closers.length;
+        const stream = await StreamingSurface.restored(at, total, foldOf(indexed.folds, SURFACE_EVENTS), r.surface!.replacements, r.closers, (seqs) =>
+          fetch(seqs.map((x) => [x, x] as [number, number])),
+        );
+        try {
+          view = stream.view(r.meta!.id, r.meta!, r.storedEventCount);
+        } catch (error) {
+          throw queryError(error);
+        }
+      } finally {
+        indexed.close();
       }
       if (opts.json) await writeOut(io.stdout, JSON.stringify(view.messages) + '\n');
       else await writeOut(io.stdout, renderSurface(view, env.c, Math.max(40, (io.stdout.columns ?? 120) - 20)));

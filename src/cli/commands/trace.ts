@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { inspectTargetIndexed } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
-import { analysisOf, DerivedCollector, explainEvent, provenanceSources, type TraceExplanation } from '../../views/trace.js';
+import { CITATIONS, foldOf } from '../../views/index-folds.js';
+import { analysisOf, explainEvent, provenanceSources, type TraceExplanation } from '../../views/trace.js';
 import { renderTrace } from '../render/trace.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 import { queryError, seqArg } from './surface.js';
@@ -32,10 +33,9 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
       const depthArg = seqArg('--depth', opts.depth);
       const depth = opts.all ? Infinity : (depthArg ?? 1);
       const resolved = await resolveCli(target, opts);
-      // One validating pass keeps the fold, an index of the log and who cites <seq>;
-      // then only the events of the provenance tree are re-read.
-      const citing = new DerivedCollector([seq]);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), onLogical: (e) => citing.observe(e) });
+      // One validating pass (or the saved session index) gives the fold, an index of the log and
+      // who cites <seq>; then only the events of the provenance tree are re-read.
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
       let x: TraceExplanation;
       try {
         const r = indexed.inspection;
@@ -47,7 +47,7 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
         if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const sessionId = r.meta!.id;
         try {
-          for (const c of r.closers) citing.observe(c);
+          const derived = foldOf(indexed.folds, CITATIONS).derivedOf([seq], r.closers);
           const fetch = indexed.events!;
           const events = await fetch([[seq, seq]]);
           // Breadth-first: every event within `depth` citations of the target (a superset of what the tree shows).
@@ -65,7 +65,7 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
             if (next.length > 0) await fetch(next.map((s) => [s, s] as [number, number]), events);
             frontier = next;
           }
-          x = explainEvent(sessionId, events, seq, { depth, storedEventCount: r.storedEventCount }, analysisOf(r.surface!, citing.derived));
+          x = explainEvent(sessionId, events, seq, { depth, storedEventCount: r.storedEventCount }, analysisOf(r.surface!, derived));
         } catch (error) {
           throw queryError(error);
         }

@@ -1,0 +1,186 @@
+/**
+ * Where session indexes live and how they are kept: one file per artifact
+ * content in the cache directory ($DSH_CACHE_DIR, else $XDG_CACHE_HOME/dsh,
+ * else ~/.cache/dsh), written to a temporary name and renamed, bounded by a
+ * least-recently-used budget. Nothing here ever writes beside an input, and
+ * `--no-cache` / DSH_NO_CACHE=1 turn every read and write off.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** Default bound of the cache directory's index files. */
+export const DEFAULT_CACHE_MAX_BYTES = 2 * 1024 ** 3;
+const SUBDIR = 'index-v1';
+const SUFFIX = '.idx';
+
+export interface CacheConfig {
+  /** The directory (whether or not it exists yet). */
+  dir: string;
+  /** False: read nothing from it, write nothing anywhere. */
+  enabled: boolean;
+  maxBytes: number;
+  /** Where a warning or note goes (stderr in the CLI). */
+  note: (text: string) => void;
+}
+
+export function cacheDirFor(env: NodeJS.ProcessEnv): string {
+  if (env['DSH_CACHE_DIR']) return path.resolve(env['DSH_CACHE_DIR']);
+  if (env['XDG_CACHE_HOME'] && path.isAbsolute(env['XDG_CACHE_HOME'])) return path.join(env['XDG_CACHE_HOME'], 'dsh');
+  return path.join(env['HOME'] || os.homedir(), '.cache', 'dsh');
+}
+
+export function cacheDisabledByEnv(env: NodeJS.ProcessEnv): boolean {
+  const v = env['DSH_NO_CACHE'];
+  return v !== undefined && v !== '' && v !== '0';
+}
+
+export function cacheMaxBytes(env: NodeJS.ProcessEnv): number {
+  const v = Number(env['DSH_CACHE_MAX_BYTES']);
+  return Number.isFinite(v) && v >= 0 && env['DSH_CACHE_MAX_BYTES'] !== '' && env['DSH_CACHE_MAX_BYTES'] !== undefined ? v : DEFAULT_CACHE_MAX_BYTES;
+}
+
+export function cacheConfig(env: NodeJS.ProcessEnv, options: { noCache?: boolean; note?: (text: string) => void } = {}): CacheConfig {
+  return {
+    dir: cacheDirFor(env),
+    enabled: !options.noCache && !cacheDisabledByEnv(env),
+    maxBytes: cacheMaxBytes(env),
+    note: options.note ?? (() => {}),
+  };
+}
+
+function entriesDir(config: CacheConfig): string {
+  return path.join(config.dir, SUBDIR);
+}
+
+export function entryPath(config: CacheConfig, name: string): string {
+  return path.join(entriesDir(config), name + SUFFIX);
+}
+
+/** The entry's bytes, or undefined when there is none (or it cannot be read). Marks it used. */
+export function readEntry(config: CacheConfig, name: string): Buffer | undefined {
+  if (!config.enabled) return undefined;
+  const file = entryPath(config, name);
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  try {
+    const now = new Date();
+    fs.utimesSync(file, now, now);
+  } catch {
+    // Recency is advisory.
+  }
+  return bytes;
+}
+
+let warned = false;
+
+/**
+ * Write an entry atomically (temporary name, then rename: concurrent writers
+ * leave one complete file), then evict past the budget. Failure is a warning.
+ */
+export function writeEntry(config: CacheConfig, name: string, bytes: Buffer): boolean {
+  if (!config.enabled) return false;
+  const dir = entriesDir(config);
+  const file = entryPath(config, name);
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(tmp, bytes, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(tmp, file);
+  } catch (error) {
+    try {
+      fs.rmSync(tmp, { force: true });
+    } catch {
+      // Nothing more to do.
+    }
+    if (!warned) {
+      warned = true;
+      config.note(`warning: could not write the session index to ${dir} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); answers are unaffected, the next command reads the log in full again`);
+    }
+    return false;
+  }
+  evict(config, name);
+  return true;
+}
+
+/** Drop an entry (a damaged one, before it is rebuilt). */
+export function dropEntry(config: CacheConfig, name: string): void {
+  if (!config.enabled) return;
+  try {
+    fs.rmSync(entryPath(config, name), { force: true });
+  } catch {
+    // Rebuilding overwrites it anyway.
+  }
+}
+
+export interface CacheEntryFile {
+  name: string;
+  file: string;
+  bytes: number;
+  /** Last use (mtime). */
+  usedMs: number;
+}
+
+export function listEntryFiles(config: CacheConfig): CacheEntryFile[] {
+  const dir = entriesDir(config);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: CacheEntryFile[] = [];
+  for (const n of names) {
+    if (!n.endsWith(SUFFIX)) continue;
+    const file = path.join(dir, n);
+    try {
+      const st = fs.statSync(file);
+      if (st.isFile()) out.push({ name: n.slice(0, -SUFFIX.length), file, bytes: st.size, usedMs: st.mtimeMs });
+    } catch {
+      // Removed meanwhile.
+    }
+  }
+  return out.sort((a, b) => b.usedMs - a.usedMs || a.name.localeCompare(b.name));
+}
+
+/** Remove least-recently-used entries until the total fits the budget (`keep` is never removed). */
+export function evict(config: CacheConfig, keep?: string): number {
+  const entries = listEntryFiles(config);
+  let total = entries.reduce((a, e) => a + e.bytes, 0);
+  let removed = 0;
+  for (let i = entries.length - 1; i >= 0 && total > config.maxBytes; i--) {
+    const e = entries[i]!;
+    if (e.name === keep) continue;
+    try {
+      fs.rmSync(e.file, { force: true });
+      total -= e.bytes;
+      removed++;
+    } catch {
+      // Another process may hold or have removed it.
+    }
+  }
+  return removed;
+}
+
+/** Remove every entry (and stale temporaries); returns how many index files went. */
+export function clearEntries(config: CacheConfig): number {
+  const dir = entriesDir(config);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let n = 0;
+  for (const name of names) {
+    if (!name.endsWith(SUFFIX) && !name.endsWith('.tmp')) continue;
+    fs.rmSync(path.join(dir, name), { force: true });
+    if (name.endsWith(SUFFIX)) n++;
+  }
+  return n;
+}

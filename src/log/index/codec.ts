@@ -1,0 +1,158 @@
+/**
+ * The session index's byte encoding: unsigned varints (numbers up to 2^53),
+ * arrays of them (delta-coded when ascending), and named sections so a reader
+ * decodes only what a view needs. A file is
+ * `magic | format version | sections | sha256 of everything before it`.
+ */
+import { createHash } from 'node:crypto';
+
+export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
+/** Bumped whenever the layout or the meaning of a stored fact changes. */
+export const INDEX_FORMAT_VERSION = 1;
+const DIGEST_BYTES = 32;
+
+export class IndexFormatError extends Error {}
+
+export class VarWriter {
+  private buf = Buffer.allocUnsafe(1 << 12);
+  private at = 0;
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
+    this.buf.copy(next, 0, 0, this.at);
+    this.buf = next;
+  }
+  uint(v: number): this {
+    if (!Number.isSafeInteger(v) || v < 0) throw new IndexFormatError(`not an unsigned integer: ${v}`);
+    this.room(8);
+    while (v >= 0x80) {
+      this.buf[this.at++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buf[this.at++] = v;
+    return this;
+  }
+  /** A signed integer (zig-zag). */
+  int(v: number): this {
+    return this.uint(v < 0 ? -2 * v - 1 : 2 * v);
+  }
+  bytes(b: Buffer): this {
+    this.uint(b.length);
+    this.room(b.length);
+    b.copy(this.buf, this.at);
+    this.at += b.length;
+    return this;
+  }
+  string(s: string): this {
+    return this.bytes(Buffer.from(s, 'utf8'));
+  }
+  uints(values: ArrayLike<number>): this {
+    this.uint(values.length);
+    for (let i = 0; i < values.length; i++) this.uint(values[i] as number);
+    return this;
+  }
+  /** An array whose values never decrease, as deltas. */
+  ascending(values: ArrayLike<number>): this {
+    this.uint(values.length);
+    let prev = 0;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i] as number;
+      this.uint(v - prev);
+      prev = v;
+    }
+    return this;
+  }
+  done(): Buffer {
+    return this.buf.subarray(0, this.at);
+  }
+}
+
+export class VarReader {
+  private at = 0;
+  constructor(private readonly buf: Buffer) {}
+  get offset(): number {
+    return this.at;
+  }
+  get atEnd(): boolean {
+    return this.at >= this.buf.length;
+  }
+  uint(): number {
+    let v = 0;
+    let scale = 1;
+    for (;;) {
+      if (this.at >= this.buf.length) throw new IndexFormatError('truncated varint');
+      const b = this.buf[this.at++] as number;
+      v += (b & 0x7f) * scale;
+      if (b < 0x80) break;
+      scale *= 0x80;
+      if (scale > 2 ** 56) throw new IndexFormatError('varint too long');
+    }
+    return v;
+  }
+  int(): number {
+    const z = this.uint();
+    return z % 2 === 1 ? -(z + 1) / 2 : z / 2;
+  }
+  bytes(): Buffer {
+    const n = this.uint();
+    if (this.at + n > this.buf.length) throw new IndexFormatError('truncated bytes');
+    const out = this.buf.subarray(this.at, this.at + n);
+    this.at += n;
+    return out;
+  }
+  string(): string {
+    return this.bytes().toString('utf8');
+  }
+  private count(): number {
+    const n = this.uint();
+    // Every value takes at least one byte: a bigger count is a damaged file, not an allocation request.
+    if (n > this.buf.length - this.at) throw new IndexFormatError('array longer than its section');
+    return n;
+  }
+  uints(): number[] {
+    const n = this.count();
+    const out = new Array<number>(n);
+    for (let i = 0; i < n; i++) out[i] = this.uint();
+    return out;
+  }
+  ascending(): number[] {
+    const n = this.count();
+    const out = new Array<number>(n);
+    let prev = 0;
+    for (let i = 0; i < n; i++) {
+      prev += this.uint();
+      out[i] = prev;
+    }
+    return out;
+  }
+}
+
+/** Sections by numeric tag, each an opaque byte run. */
+export function encodeIndexFile(sections: ReadonlyMap<number, Buffer>): Buffer {
+  const w = new VarWriter();
+  w.uint(INDEX_FORMAT_VERSION).uint(sections.size);
+  for (const [tag, body] of sections) w.uint(tag).bytes(body);
+  const body = Buffer.concat([INDEX_MAGIC, w.done()]);
+  const digest = createHash('sha256').update(body).digest();
+  return Buffer.concat([body, digest]);
+}
+
+/** Parse and verify an index file; throws `IndexFormatError` saying why it is unusable. */
+export function decodeIndexFile(file: Buffer): Map<number, Buffer> {
+  if (file.length < INDEX_MAGIC.length + DIGEST_BYTES || !file.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC)) {
+    throw new IndexFormatError('not a dsh index file');
+  }
+  const body = file.subarray(0, file.length - DIGEST_BYTES);
+  const digest = createHash('sha256').update(body).digest();
+  if (!digest.equals(file.subarray(file.length - DIGEST_BYTES))) throw new IndexFormatError('its checksum does not match (damaged or tampered)');
+  const r = new VarReader(body.subarray(INDEX_MAGIC.length));
+  const version = r.uint();
+  if (version !== INDEX_FORMAT_VERSION) throw new IndexFormatError(`it has format version ${version}, this dsh reads ${INDEX_FORMAT_VERSION}`);
+  const n = r.uint();
+  const out = new Map<number, Buffer>();
+  for (let i = 0; i < n; i++) {
+    const tag = r.uint();
+    out.set(tag, r.bytes());
+  }
+  return out;
+}

@@ -1,0 +1,281 @@
+/**
+ * The persistent session index: what one validating pass of an accepted log
+ * learned, stored in the cache directory under the artifact's content hash,
+ * so the next question about the same bytes costs only its answer.
+ *
+ * It holds numbers, types and hashes only, never log text: the verdict
+ * (accepted; refused and corrupt logs are not indexed), the stored event
+ * count, the torn-tail facts, the final surface fold, the re-read index
+ * (`LogIndex`), where the open last turn starts (the crash closers are
+ * re-derived from it), and the folds upper layers register
+ * (`PersistentFold`). The session header and any event a view prints are
+ * re-read from the log itself.
+ */
+import { createHash } from 'node:crypto';
+import type { ByteSource } from '../../physical/source.js';
+import type { FrameDecoder } from '../../physical/decoders.js';
+import { FrameWalker } from '../../physical/zstd-frames.js';
+import type { LogIndex } from '../reread.js';
+import type { PlaintextSegment } from '../read.js';
+import type { Replacement } from '../surface.js';
+import type { Encoding, SessionEvent, SessionHeader } from '../types.js';
+import type { TornSummary } from '../inspect.js';
+import { LogScanner } from '../scanner.js';
+import { UsageError } from '../errors.js';
+import { decodeIndexFile, encodeIndexFile, IndexFormatError, VarReader, VarWriter } from './codec.js';
+import { dropEntry, readEntry, writeEntry, type CacheConfig } from './cache.js';
+
+/** A fold an upper layer wants kept with the index: built on the cold pass, loaded on warm ones. */
+export interface PersistentFold<T = unknown> {
+  /** Section tag, >= 100, unique. */
+  readonly tag: number;
+  create(): FoldBuilder<T>;
+  decode(bytes: Buffer): T;
+}
+
+export interface FoldBuilder<T> {
+  /** Every logical stored event, in order (closers are not fed). */
+  observe(event: SessionEvent): void;
+  /** After an accepted pass: the crash closers, in seq order (a fold that needs them applies them). */
+  end?(closers: readonly SessionEvent[]): void;
+  result(): T;
+  /** The fold's bytes, or undefined when this log's fold cannot be kept (the index is then not saved). */
+  encode(): Buffer | undefined;
+}
+
+/** The folds' results by tag. */
+export interface FoldResults {
+  get(tag: number): unknown;
+}
+
+/** Saved folds, each decoded on first use (a view loads only the folds it reads). */
+class LazyFolds implements FoldResults {
+  private readonly done = new Map<number, unknown>();
+  constructor(private readonly folds: ReadonlyMap<number, { fold: PersistentFold; bytes: Buffer }>) {}
+  get(tag: number): unknown {
+    if (this.done.has(tag)) return this.done.get(tag);
+    const f = this.folds.get(tag);
+    if (!f) return undefined;
+    let v: unknown;
+    try {
+      v = f.fold.decode(f.bytes);
+    } catch (error) {
+      // The file's checksum matched, so its writer wrote this: not a stale answer, but not one to trust.
+      throw new UsageError(`the cached session index has an undecodable section ${tag} (${(error as Error).message}); run \`dsh cache clear\` or use --no-cache`, 'io');
+    }
+    this.done.set(tag, v);
+    return v;
+  }
+}
+
+const TAG = { key: 1, listing: 2, summary: 3, logIndex: 4 } as const;
+
+/** What a cached entry is keyed by: the bytes, and everything else that can change the answer. */
+export interface ContentKey {
+  sha256: Buffer;
+  size: number;
+  encoding: Encoding;
+  decoder: string;
+  maxLineBytes: number;
+}
+
+const READ_CHUNK = 8 << 20;
+
+/** sha256 over every byte of the artifact (a changed byte anywhere changes the key). */
+export function contentKey(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number): ContentKey {
+  const h = createHash('sha256');
+  for (let at = 0; at < source.size; at += READ_CHUNK) h.update(source.read(at, Math.min(source.size, at + READ_CHUNK)));
+  return { sha256: h.digest(), size: source.size, encoding, decoder, maxLineBytes };
+}
+
+/** The cache entry's file name for a key. */
+export function entryName(key: ContentKey): string {
+  return createHash('sha256')
+    .update(key.sha256)
+    .update(`\0${key.size}\0${key.encoding}\0${key.decoder}\0${key.maxLineBytes}`)
+    .digest('hex')
+    .slice(0, 40);
+}
+
+function encodeKey(key: ContentKey): Buffer {
+  return new VarWriter().bytes(key.sha256).uint(key.size).string(key.encoding).string(key.decoder).uint(key.maxLineBytes).done();
+}
+
+function sameKey(bytes: Buffer, key: ContentKey): boolean {
+  const r = new VarReader(bytes);
+  return r.bytes().equals(key.sha256) && r.uint() === key.size && r.string() === key.encoding && r.string() === key.decoder && r.uint() === key.maxLineBytes;
+}
+
+/** The accepted-log facts the index keeps (all numbers). */
+export interface IndexSummary {
+  storedEventCount: number;
+  torn: TornSummary | null;
+  /** Seq of the open last turn's `turn/start` (closers are re-derived from there), or null. */
+  openTurnStartSeq: number | null;
+  surface: { nodes: number[]; replaceGeneration: number; replacements: Replacement[] };
+}
+
+function encodeSummary(s: IndexSummary): Buffer {
+  const w = new VarWriter().uint(s.storedEventCount);
+  if (s.torn) {
+    const t = s.torn;
+    w.uint(1).uint(t.truncateTo).ascending(t.recoveredEventSeqs).uint(t.tornBytes).uint(t.lostPlaintextBytes);
+  } else w.uint(0);
+  w.uint(s.openTurnStartSeq === null ? 0 : s.openTurnStartSeq + 1);
+  w.uints(s.surface.nodes).uint(s.surface.replaceGeneration).uint(s.surface.replacements.length);
+  for (const r of s.surface.replacements) w.uint(r.seq).uint(r.start).uint(r.end).uints(r.shadowedSeqs);
+  return w.done();
+}
+
+function decodeSummary(bytes: Buffer): IndexSummary {
+  const r = new VarReader(bytes);
+  const storedEventCount = r.uint();
+  let torn: TornSummary | null = null;
+  if (r.uint() === 1) torn = { truncateTo: r.uint(), recoveredEventSeqs: r.ascending(), tornBytes: r.uint(), lostPlaintextBytes: r.uint() };
+  const open = r.uint();
+  const nodes = r.uints();
+  const replaceGeneration = r.uint();
+  const n = r.uint();
+  const replacements: Replacement[] = [];
+  for (let i = 0; i < n; i++) replacements.push({ seq: r.uint(), start: r.uint(), end: r.uint(), shadowedSeqs: r.uints() });
+  return { storedEventCount, torn, openTurnStartSeq: open === 0 ? null : open - 1, surface: { nodes, replaceGeneration, replacements } };
+}
+
+const SEGMENT_KINDS: PlaintextSegment['kind'][] = ['group', 'stream', 'torn'];
+
+function encodeLogIndex(x: LogIndex): Buffer {
+  const w = new VarWriter().string(x.encoding).uint(x.storedEventCount).ascending(x.checkpointSeqs).ascending(x.checkpointOffsets).uint(x.segments.length);
+  for (const s of x.segments) w.uint(SEGMENT_KINDS.indexOf(s.kind)).uint(s.start).uint(s.end).uint(s.logicalStart).uint(s.logicalEnd);
+  return w.done();
+}
+
+function decodeLogIndex(bytes: Buffer): LogIndex {
+  const r = new VarReader(bytes);
+  const encoding = r.string() as Encoding;
+  const storedEventCount = r.uint();
+  const checkpointSeqs = r.ascending();
+  const checkpointOffsets = r.ascending();
+  const n = r.uint();
+  const segments: PlaintextSegment[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = SEGMENT_KINDS[r.uint()];
+    if (!kind) throw new IndexFormatError('unknown segment kind');
+    segments.push({ kind, start: r.uint(), end: r.uint(), logicalStart: r.uint(), logicalEnd: r.uint() });
+  }
+  return { encoding, storedEventCount, checkpointSeqs, checkpointOffsets, segments };
+}
+
+/** Who the entry is about, for `dsh cache` (the session id and the path read; no log content). */
+export interface IndexListing {
+  sessionId: string;
+  path: string;
+  logBytes: number;
+  createdMs: number;
+}
+
+function encodeListing(l: IndexListing): Buffer {
+  return new VarWriter().string(l.sessionId).string(l.path).uint(l.logBytes).uint(Math.floor(l.createdMs)).done();
+}
+
+export function decodeListing(bytes: Buffer): IndexListing {
+  const r = new VarReader(bytes);
+  return { sessionId: r.string(), path: r.string(), logBytes: r.uint(), createdMs: r.uint() };
+}
+
+/** Read the listing section of an index file (for `dsh cache`); undefined when the file is damaged. */
+export function listingOf(file: Buffer): IndexListing | undefined {
+  try {
+    const sections = decodeIndexFile(file);
+    const l = sections.get(TAG.listing);
+    return l ? decodeListing(l) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface LoadedIndex {
+  summary: IndexSummary;
+  logIndex: LogIndex;
+  folds: FoldResults;
+}
+
+/**
+ * Load the entry for `key`, verified (own checksum, format version, key).
+ * Undefined when there is none, or when it lacks a fold asked for; a damaged
+ * or foreign entry is dropped with a note (the caller rebuilds it).
+ */
+export function loadIndex(config: CacheConfig, key: ContentKey, folds: readonly PersistentFold[]): LoadedIndex | undefined {
+  const name = entryName(key);
+  const file = readEntry(config, name);
+  if (!file) return undefined;
+  try {
+    const sections = decodeIndexFile(file);
+    const k = sections.get(TAG.key);
+    if (!k || !sameKey(k, key)) throw new IndexFormatError('it belongs to other content');
+    const summary = decodeSummary(required(sections, TAG.summary));
+    const logIndex = decodeLogIndex(required(sections, TAG.logIndex));
+    const out = new Map<number, { fold: PersistentFold; bytes: Buffer }>();
+    for (const f of folds) {
+      const body = sections.get(f.tag);
+      if (!body) return undefined;
+      out.set(f.tag, { fold: f, bytes: body });
+    }
+    return { summary, logIndex, folds: new LazyFolds(out) };
+  } catch (error) {
+    const why = error instanceof IndexFormatError ? error.message : `it does not decode (${(error as Error).message})`;
+    config.note(`note: the cached session index ${name} is unusable (${why}); rebuilding it`);
+    dropEntry(config, name);
+    return undefined;
+  }
+}
+
+function required(sections: Map<number, Buffer>, tag: number): Buffer {
+  const b = sections.get(tag);
+  if (!b) throw new IndexFormatError(`section ${tag} is missing`);
+  return b;
+}
+
+/** Save a freshly built index (best effort: failure is a warning from the cache). */
+export function saveIndex(
+  config: CacheConfig,
+  key: ContentKey,
+  listing: IndexListing,
+  summary: IndexSummary,
+  logIndex: LogIndex,
+  folds: ReadonlyMap<number, Buffer | undefined>,
+): boolean {
+  if (!config.enabled) return false;
+  for (const body of folds.values()) if (body === undefined) return false;
+  const sections = new Map<number, Buffer>([
+    [TAG.key, encodeKey(key)],
+    [TAG.listing, encodeListing(listing)],
+    [TAG.summary, encodeSummary(summary)],
+    [TAG.logIndex, encodeLogIndex(logIndex)],
+  ]);
+  for (const [tag, body] of folds) sections.set(tag, body as Buffer);
+  return writeEntry(config, entryName(key), encodeIndexFile(sections));
+}
+
+/** Re-read the session header record (frame 0, or the first raw line) and parse it as the cold pass does. */
+export async function rereadHeader(source: ByteSource, encoding: Encoding, rawPath: string, decoder: FrameDecoder): Promise<SessionHeader> {
+  let record: Buffer;
+  if (encoding === 'zstd') {
+    const frame = new FrameWalker(source).next();
+    if (!frame) throw new IndexFormatError('the log has no header frame');
+    record = await decoder.decode(source.read(frame.start, frame.end));
+  } else {
+    const parts: Buffer[] = [];
+    for (let at = 0; ; at += 1 << 16) {
+      const chunk = source.read(at, Math.min(source.size, at + (1 << 16)));
+      if (chunk.length === 0) throw new IndexFormatError('the log has no header line');
+      const nl = chunk.indexOf(0x0a);
+      if (nl !== -1) {
+        parts.push(chunk.subarray(0, nl + 1));
+        break;
+      }
+      parts.push(chunk);
+    }
+    record = Buffer.concat(parts);
+  }
+  return new LogScanner(record, rawPath, () => {}).meta;
+}

@@ -1,0 +1,121 @@
+/**
+ * The view folds kept in the persistent session index (`src/log/index`):
+ * built on every cold validating pass, whatever the command, so any later
+ * command on the same bytes loads them instead of reading the log. Each holds
+ * numbers only.
+ */
+import type { SessionEvent } from '../log/types.js';
+import { VarReader, VarWriter } from '../log/index/codec.js';
+import type { FoldBuilder, FoldResults, PersistentFold } from '../log/index/session-index.js';
+import { MessageGroups } from './history.js';
+import { DISPATCHES } from './dispatch-fold.js';
+import { isSurfaceEvent } from '../log/surface.js';
+
+/**
+ * Every event's citations of earlier events (`sourceEventSeqs` that are
+ * seqs before it), in log order: the reverse citation index `trace` needs.
+ * Kept encoded (count, then distances back) and scanned, never expanded.
+ */
+export class Citations {
+  constructor(private readonly bytes: Buffer, private readonly events: number) {}
+  /** For each of `seqs`, the later events that cite it, in log order (closers and other `extra` events after). */
+  derivedOf(seqs: Iterable<number>, extra: readonly SessionEvent[] = []): Map<number, number[]> {
+    const out = new Map<number, number[]>();
+    for (const s of seqs) out.set(s, []);
+    const r = new VarReader(this.bytes);
+    for (let seq = 0; seq < this.events; seq++) {
+      const n = r.uint();
+      for (let k = 0; k < n; k++) out.get(seq - r.uint())?.push(seq);
+    }
+    for (const e of extra) for (const s of citedBefore(e)) out.get(s)?.push(e.seq);
+    return out;
+  }
+}
+
+function citedBefore(e: SessionEvent): number[] {
+  if (!Array.isArray(e.sourceEventSeqs)) return [];
+  return e.sourceEventSeqs.filter((s): s is number => Number.isSafeInteger(s) && s >= 0 && s < e.seq);
+}
+
+export const CITATIONS: PersistentFold<Citations> = {
+  tag: 100,
+  create(): FoldBuilder<Citations> {
+    const w = new VarWriter();
+    let events = 0;
+    let broken = false;
+    return {
+      observe(e) {
+        // Seqs are contiguous in an accepted log; anything else is not indexed.
+        if (e.seq !== events) broken = true;
+        events++;
+        if (broken) return;
+        const cited = citedBefore(e);
+        w.uint(cited.length);
+        for (const s of cited) w.uint(e.seq - s);
+      },
+      result: () => new Citations(w.done(), events),
+      encode: () => (broken ? undefined : Buffer.concat([new VarWriter().uint(events).done(), w.done()])),
+    };
+  },
+  decode(bytes) {
+    const r = new VarReader(bytes);
+    const events = r.uint();
+    return new Citations(bytes.subarray(r.offset), events);
+  },
+};
+
+export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
+  tag: 101,
+  create(): FoldBuilder<MessageGroups> {
+    const groups = new MessageGroups();
+    return {
+      observe: (e) => groups.observe(e),
+      result: () => groups,
+      encode: () => {
+        const { seqs, starts } = groups.pairs();
+        if (![...seqs, ...starts].every((v) => Number.isSafeInteger(v))) return undefined;
+        const w = new VarWriter().uint(seqs.length);
+        for (let i = 0; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
+        return w.done();
+      },
+    };
+  },
+  decode(bytes) {
+    const r = new VarReader(bytes);
+    const n = r.uint();
+    const seqs: number[] = [];
+    const starts: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const seq = r.uint();
+      seqs.push(seq);
+      starts.push(seq - r.int());
+    }
+    return new MessageGroups(seqs, starts);
+  },
+};
+
+
+export function foldOf<T>(results: FoldResults, fold: PersistentFold<T>): T {
+  const v = results.get(fold.tag);
+  if (v === undefined) throw new Error(`fold ${fold.tag} was not built`);
+  return v as T;
+}
+
+/** Seqs of the surface events (messages with a surfaceOp), ascending: `surface` replays its fold from them. */
+export const SURFACE_EVENTS: PersistentFold<number[]> = {
+  tag: 103,
+  create(): FoldBuilder<number[]> {
+    const seqs: number[] = [];
+    return {
+      observe: (e) => {
+        if (isSurfaceEvent(e)) seqs.push(e.seq);
+      },
+      result: () => seqs,
+      encode: () => new VarWriter().ascending(seqs).done(),
+    };
+  },
+  decode: (bytes) => new VarReader(bytes).ascending(),
+};
+
+/** Every fold the index keeps, in tag order. */
+export const SESSION_FOLDS: readonly PersistentFold[] = [CITATIONS, MESSAGE_GROUPS, DISPATCHES, SURFACE_EVENTS];

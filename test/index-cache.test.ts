@@ -1,0 +1,374 @@
+/**
+ * The persistent session index (src/log/index): every indexed command gives,
+ * cold, on the run that builds the index, warm, and after the log changed,
+ * exactly the stdout, stderr and exit code of a run without the cache.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { runCli, runInProcess, type RunResult } from './helpers/cli.js';
+import { collectSession } from '../tools/generate.js';
+import { ArtifactEncoder } from '../src/log/writer.js';
+import { resolveTarget } from '../src/log/target.js';
+import { inspectTargetIndexed } from '../src/log/session.js';
+import { cacheConfig, listEntryFiles } from '../src/log/index/cache.js';
+import { SESSION_FOLDS } from '../src/views/index-folds.js';
+import type { SessionEvent } from '../src/log/types.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-index-test-'));
+afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
+let dirs = 0;
+/** A fresh, empty cache directory. */
+function freshCache(): string {
+  return path.join(TMP, `cache-${++dirs}`);
+}
+
+interface DispatchMark {
+  key: string;
+  firstChunkSeq: number;
+  lastChunkSeq: number;
+}
+
+/** The read commands the index serves, for a log of `total` logical events and some of its dispatches. */
+function commandLines(file: string, total: number, dispatches: readonly DispatchMark[] = []): string[][] {
+  const mid = Math.floor(total / 2);
+  const last = Math.max(0, total - 1);
+  const picks = dispatches.length > 2 ? [dispatches[0]!, dispatches[Math.floor(dispatches.length / 2)]!, dispatches[dispatches.length - 1]!] : dispatches;
+  const request: string[][] = [
+    ['request', file, '--list'],
+    ['request', file, '--list', '--json'],
+    ['request', file, '0'],
+  ];
+  for (const d of picks) {
+    request.push(['request', file, String(d.firstChunkSeq), '--json']);
+    request.push(['request', file, String(d.lastChunkSeq)]);
+    request.push(['request', file, '--step', d.key, '--diff']);
+    request.push(['request', file, '--step', d.key, '--diff', '--json']);
+    request.push(['request', file, String(d.firstChunkSeq), '--body', 'deepseek']);
+  }
+  return [
+    ...request,
+    ['surface', file],
+    ['surface', file, '--json'],
+    ['surface', file, '--at', '0'],
+    ['surface', file, '--at', String(mid), '--json'],
+    ['surface', file, '--at', String(last)],
+    ['surface', file, '--at', String(total + 3)],
+    ['trace', file, '0'],
+    ['trace', file, String(mid), '--json'],
+    ['trace', file, String(last), '--all'],
+    ['trace', file, String(total + 7)],
+    ['history', file],
+    ['history', file, '--max-messages', '1', '--before-seq', String(mid), '--json'],
+  ];
+}
+
+async function run(args: string[], cacheDir: string, extra: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  return runInProcess(args, { DSH_CACHE_DIR: cacheDir, ...extra });
+}
+
+/** Cold without a cache, then the run that builds the index, then a warm run: all three equal. */
+async function expectSameEveryWay(lines: string[][], cacheDir: string): Promise<void> {
+  for (const args of lines) {
+    const cold = await run([...args, '--no-cache'], cacheDir);
+    const build = await run(args, cacheDir);
+    const warm = await run(args, cacheDir);
+    expect({ args, ...build }).toEqual({ args, ...cold });
+    expect({ args, ...warm }).toEqual({ args, ...cold });
+  }
+}
+
+function totalOf(expected: any): number {
+  return Array.isArray(expected?.inspection?.events) ? expected.inspection.events.length : 3;
+}
+
+describe.skipIf(!HAVE_CORPUS)('index cache on the corpus', () => {
+  it('every indexed command: cold, building and warm runs are byte-identical on every artifact', async () => {
+    const cacheDir = freshCache();
+    const cases = corpusCases();
+    expect(cases.length).toBeGreaterThan(200);
+    for (const c of cases) await expectSameEveryWay(commandLines(c.artifact, totalOf(c.expected), Array.isArray(c.expected?.requests) ? c.expected.requests : []), cacheDir);
+    // Accepted logs were indexed (refused and corrupt ones never are).
+    const accepted = cases.filter((c) => !c.expected?.inspection?.error && c.expected?.inspection?.events).length;
+    const entries = listEntryFiles(cacheConfig({ DSH_CACHE_DIR: cacheDir })).length;
+    expect(entries).toBeGreaterThan(accepted * 0.8);
+  }, 900_000);
+
+  it('the second read of an accepted artifact is answered from the index', async () => {
+    const cache = cacheConfig({ DSH_CACHE_DIR: freshCache() });
+    let warm = 0;
+    for (const c of corpusCases().slice(0, 60)) {
+      const use = { cache, folds: SESSION_FOLDS };
+      const first = await inspectTargetIndexed(resolveTarget(c.artifact), {}, use);
+      first.close();
+      expect(first.warm).toBe(false);
+      const second = await inspectTargetIndexed(resolveTarget(c.artifact), {}, use);
+      second.close();
+      if (!first.inspection.error && first.inspection.migratedEvents === 0) {
+        expect(second.warm).toBe(true);
+        warm++;
+        const { target: _a, ...a } = first.inspection;
+        const { target: _b, ...b } = second.inspection;
+        expect({ closers: b.closers, closerReasons: b.closerReasons, torn: b.torn, surface: b.surface, meta: b.meta, warnings: b.warnings, count: b.storedEventCount }).toEqual({
+          closers: a.closers,
+          closerReasons: a.closerReasons,
+          torn: a.torn,
+          surface: a.surface,
+          meta: a.meta,
+          warnings: a.warnings,
+          count: a.storedEventCount,
+        });
+      } else expect(second.warm).toBe(false);
+    }
+    expect(warm).toBeGreaterThan(20);
+  }, 300_000);
+});
+
+/** Every file under `dir` with its size and content hash (a snapshot of the file system). */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) {
+        out[p + '/'] = 'dir';
+        walk(p);
+      } else out[p] = fs.readFileSync(p).toString('base64');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** A generated session written with the project's own writer: the header and the first `upTo` batches. */
+async function writtenLog(seed: number, encoding: 'zstd' | 'none') {
+  const s = collectSession({ seed, id: `grow-${seed}`, targetBytes: 200_000, crash: 'mid-tool', maxBatchEvents: 40 });
+  const enc = new ArtifactEncoder({ header: s.header, encoding });
+  const parts: Buffer[] = [await enc.header()];
+  for (const b of s.batches) parts.push(await enc.batch(b));
+  const total = s.events.length;
+  return { parts, total, batches: s.batches };
+}
+
+async function lines(file: string, total: number): Promise<string[][]> {
+  const listed = await runInProcess(['request', file, '--list', '--json', '--no-cache'], { DSH_CACHE_DIR: path.join(TMP, 'unused') });
+  const dispatches: DispatchMark[] = listed.code === 0 ? JSON.parse(listed.stdout).requests : [];
+  return commandLines(file, total, dispatches);
+}
+
+async function sameAsCold(file: string, total: number, cacheDir: string): Promise<void> {
+  for (const args of await lines(file, total)) {
+    const cold = await run([...args, '--no-cache'], cacheDir);
+    const cached = await run(args, cacheDir);
+    expect({ args, ...cached }).toEqual({ args, ...cold });
+  }
+}
+
+describe('a log that changes after it was indexed', () => {
+  for (const encoding of ['zstd', 'none'] as const) {
+    it(`${encoding}: grown, torn then completed, truncated and re-appended, replaced — always the cold answer`, async () => {
+      const cacheDir = freshCache();
+      const dir = fs.mkdtempSync(path.join(TMP, 'grow-'));
+      const file = path.join(dir, encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+      const { parts, total } = await writtenLog(encoding === 'zstd' ? 3 : 4, encoding);
+      expect(parts.length).toBeGreaterThan(8);
+      const half = Math.floor(parts.length / 2);
+      const prefix = Buffer.concat(parts.slice(0, half));
+      fs.writeFileSync(file, prefix);
+      await expectSameEveryWay(await lines(file, total), cacheDir);
+      // Grown by appends (old bytes unchanged).
+      for (let k = half; k < parts.length - 1; k += 3) {
+        fs.writeFileSync(file, Buffer.concat(parts.slice(0, k + 1)));
+        await sameAsCold(file, total, cacheDir);
+      }
+      // A torn write, then the same write completed.
+      const next = parts[parts.length - 1] as Buffer;
+      const before = Buffer.concat(parts.slice(0, parts.length - 1));
+      fs.writeFileSync(file, Buffer.concat([before, next.subarray(0, Math.floor(next.length / 2))]));
+      await sameAsCold(file, total, cacheDir);
+      fs.writeFileSync(file, Buffer.concat([before, next]));
+      await sameAsCold(file, total, cacheDir);
+      // DSH's load(): truncate the torn tail, then append something else.
+      fs.writeFileSync(file, Buffer.concat([before, next.subarray(0, 7)]));
+      await sameAsCold(file, total, cacheDir);
+      fs.truncateSync(file, before.length);
+      fs.appendFileSync(file, parts[1] as Buffer);
+      await sameAsCold(file, total, cacheDir);
+      // Replaced by another log of the same size class.
+      const other = await writtenLog(encoding === 'zstd' ? 5 : 6, encoding);
+      fs.writeFileSync(file, Buffer.concat(other.parts));
+      await sameAsCold(file, other.total, cacheDir);
+    }, 300_000);
+  }
+
+  it('single-byte flips of an indexed log give the cold answer every time', async () => {
+    const cacheDir = freshCache();
+    for (const encoding of ['zstd', 'none'] as const) {
+      const dir = fs.mkdtempSync(path.join(TMP, 'flip-'));
+      const file = path.join(dir, encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+      const { parts, total } = await writtenLog(8, encoding);
+      const original = Buffer.concat(parts.slice(0, 12));
+      fs.writeFileSync(file, original);
+      const probe: string[][] = [
+        ['trace', file, '5', '--json'],
+        ['request', file, '--list', '--json'],
+        ['history', file, '--max-messages', '2'],
+      ];
+      const step = Math.max(1, Math.floor(original.length / 40));
+      for (let at = 0; at < original.length; at += step) {
+        fs.writeFileSync(file, original);
+        for (const args of probe) await run(args, cacheDir); // index the original bytes
+        const flipped = Buffer.from(original);
+        flipped[at] = (flipped[at] as number) ^ (1 << (at % 8));
+        fs.writeFileSync(file, flipped);
+        for (const args of probe) {
+          const cold = await run([...args, '--no-cache'], cacheDir);
+          const cached = await run(args, cacheDir);
+          expect({ at, args, ...cached }).toEqual({ at, args, ...cold });
+        }
+      }
+      expect(total).toBeGreaterThan(10);
+    }
+  }, 300_000);
+});
+
+describe('the cache directory', () => {
+  async function indexedLog(): Promise<{ file: string; total: number }> {
+    const dir = fs.mkdtempSync(path.join(TMP, 'log-'));
+    const file = path.join(dir, 'session.jsonl.zstd');
+    const { parts, total } = await writtenLog(11, 'zstd');
+    fs.writeFileSync(file, Buffer.concat(parts));
+    return { file, total };
+  }
+
+  it('a corrupt, truncated or foreign-version index file is rebuilt with a note, never trusted', async () => {
+    const { file, total } = await indexedLog();
+    const cacheDir = freshCache();
+    const args = ['trace', file, String(Math.floor(total / 2)), '--all'];
+    const cold = await run([...args, '--no-cache'], cacheDir);
+    expect(cold.code).toBe(0);
+    expect(await run(args, cacheDir)).toEqual(cold);
+    const [entry] = listEntryFiles(cacheConfig({ DSH_CACHE_DIR: cacheDir }));
+    expect(entry).toBeDefined();
+    const good = fs.readFileSync(entry!.file);
+    const damage: [string, Buffer][] = [
+      ['flipped byte', Buffer.from(good.map((b, i) => (i === Math.floor(good.length / 2) ? b ^ 0x10 : b)))],
+      ['truncated', good.subarray(0, good.length - 9)],
+      ['empty', Buffer.alloc(0)],
+      ['foreign version', foreignVersion(good)],
+      ['garbage', Buffer.from('not an index at all\n')],
+    ];
+    for (const [what, bytes] of damage) {
+      fs.writeFileSync(entry!.file, bytes);
+      const r = await run(args, cacheDir);
+      expect({ what, stdout: r.stdout, code: r.code }).toEqual({ what, stdout: cold.stdout, code: cold.code });
+      if (bytes.length > 0) expect(r.stderr).toMatch(/note: the cached session index .* is unusable \(.+\); rebuilding it/);
+      // Rebuilt: the next run is warm and quiet.
+      expect(fs.readFileSync(entry!.file).equals(good) || fs.readFileSync(entry!.file).length > 0).toBe(true);
+      expect(await run(args, cacheDir)).toEqual(cold);
+    }
+  }, 120_000);
+
+  it('two processes building the same index at once leave one valid index', async () => {
+    const { file, total } = await indexedLog();
+    const cacheDir = freshCache();
+    const args = ['history', file, '--max-messages', '3'];
+    const cold = await run([...args, '--no-cache'], cacheDir);
+    const both = await Promise.all([0, 1, 2].map(() => runCli(args, { env: { DSH_CACHE_DIR: cacheDir } })));
+    for (const r of both) expect(r).toEqual(cold);
+    const files = fs.readdirSync(path.join(cacheDir, 'index-v1'));
+    expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(files.filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+    const warm = await run(args, cacheDir);
+    expect(warm).toEqual(cold);
+    expect(total).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('evicts the least recently used entries past DSH_CACHE_MAX_BYTES', async () => {
+    const cacheDir = freshCache();
+    const files: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const dir = fs.mkdtempSync(path.join(TMP, 'evict-'));
+      const file = path.join(dir, 'session.jsonl');
+      fs.writeFileSync(file, Buffer.concat((await writtenLog(20 + i, 'none')).parts));
+      files.push(file);
+    }
+    await run(['trace', files[0]!, '1'], cacheDir);
+    const one = listEntryFiles(cacheConfig({ DSH_CACHE_DIR: cacheDir }))[0]!.bytes;
+    const budget = String(Math.floor(one * 2.5));
+    for (const f of files.slice(1)) {
+      await new Promise((r) => setTimeout(r, 20));
+      await run(['trace', f, '1'], cacheDir, { DSH_CACHE_MAX_BYTES: budget });
+    }
+    const left = listEntryFiles(cacheConfig({ DSH_CACHE_DIR: cacheDir }));
+    expect(left.length).toBe(2);
+    expect(left.reduce((a, e) => a + e.bytes, 0)).toBeLessThanOrEqual(Number(budget));
+  }, 120_000);
+
+  it('--no-cache and DSH_NO_CACHE=1 write nothing anywhere; an unwritable cache is a warning', async () => {
+    const home = fs.mkdtempSync(path.join(TMP, 'home-'));
+    const { file, total } = await indexedLog();
+    const logDir = path.dirname(file);
+    const env = { HOME: home, XDG_CACHE_HOME: '', DSH_CACHE_DIR: '', TMPDIR: path.join(home, 'tmp') };
+    fs.mkdirSync(env.TMPDIR);
+    const before = { home: snapshot(home), log: snapshot(logDir) };
+    const a = await runCli(['trace', file, '3', '--no-cache'], { env });
+    const b = await runCli(['history', file], { env: { ...env, DSH_NO_CACHE: '1' } });
+    expect(a.code).toBe(0);
+    expect(b.code).toBe(0);
+    expect({ home: snapshot(home), log: snapshot(logDir) }).toEqual(before);
+    // Without the flag the index goes to ~/.cache/dsh, and nowhere beside the log.
+    const c = await runCli(['trace', file, '3'], { env });
+    expect(c).toEqual(a);
+    expect(snapshot(logDir)).toEqual(before.log);
+    expect(Object.keys(snapshot(home)).some((p) => p.startsWith(path.join(home, '.cache', 'dsh', 'index-v1')) && p.endsWith('.idx'))).toBe(true);
+    // A cache directory that cannot be created: same answer, one warning.
+    const blocker = path.join(home, 'a-file');
+    fs.writeFileSync(blocker, 'x');
+    const d = await runCli(['trace', file, '3'], { env: { ...env, DSH_CACHE_DIR: path.join(blocker, 'cache') } });
+    expect({ code: d.code, stdout: d.stdout }).toEqual({ code: a.code, stdout: a.stdout });
+    expect(d.stderr).toMatch(/^dsh: warning: could not write the session index to .*; answers are unaffected/m);
+    expect(total).toBeGreaterThan(3);
+  }, 120_000);
+});
+
+/** A well-formed index file (valid checksum) of another format version. */
+function foreignVersion(good: Buffer): Buffer {
+  const { createHash } = require('node:crypto') as typeof import('node:crypto');
+  const body = Buffer.from(good.subarray(0, good.length - 32));
+  body[8] = 99; // the version varint follows the 8-byte magic
+  return Buffer.concat([body, createHash('sha256').update(body).digest()]);
+}
+
+describe('dsh cache', () => {
+  it('lists entries (session, log, sizes, last use) and clears them', async () => {
+    const cacheDir = freshCache();
+    const dir = fs.mkdtempSync(path.join(TMP, 'list-'));
+    const file = path.join(dir, 'session.jsonl.zstd');
+    const log = await writtenLog(31, 'zstd');
+    fs.writeFileSync(file, Buffer.concat(log.parts));
+    const empty = await runCli(['cache', '--json'], { env: { DSH_CACHE_DIR: cacheDir } });
+    expect(empty.code).toBe(0);
+    expect(JSON.parse(empty.stdout)).toMatchObject({ dir: cacheDir, enabled: true, maxBytes: 2 * 1024 ** 3, totalBytes: 0, entries: [] });
+    expect((await run(['trace', file, '2'], cacheDir)).code).toBe(0);
+    const listed = JSON.parse((await run(['cache', '--json'], cacheDir)).stdout);
+    expect(listed.entries).toHaveLength(1);
+    expect(listed.entries[0]).toMatchObject({ sessionId: 'grow-31', path: file, logBytes: fs.statSync(file).size });
+    expect(listed.entries[0].indexBytes).toBeGreaterThan(0);
+    const text = await run(['cache'], cacheDir);
+    expect(text.stdout).toContain(`cache    ${cacheDir}`);
+    expect(text.stdout).toContain('grow-31');
+    const cleared = await run(['cache', 'clear'], cacheDir);
+    expect(cleared).toMatchObject({ code: 0, stdout: `removed 1 session index(es) from ${cacheDir}\n` });
+    expect(JSON.parse((await run(['cache', '--json'], cacheDir)).stdout).entries).toEqual([]);
+    expect((await run(['cache', 'nonsense'], cacheDir)).code).toBe(2);
+    // Listing writes nothing: no directory is created for it.
+    const none = freshCache();
+    await run(['cache'], none);
+    expect(fs.existsSync(none)).toBe(false);
+  }, 60_000);
+});
