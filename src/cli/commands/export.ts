@@ -8,7 +8,7 @@ import { exportSession, type ExportManifest } from '../../export/export.js';
 import { exportFileName } from '../../export/names.js';
 import { readArtifact } from '../../log/read.js';
 
-interface ExportCliOptions extends CommonOptions {
+export interface ExportCliOptions extends CommonOptions {
   output?: string;
   descendants: boolean;
   media: boolean;
@@ -20,6 +20,12 @@ interface ExportCliOptions extends CommonOptions {
   redact?: boolean;
   redactPattern?: string[];
   redactPaths?: boolean;
+  format: string;
+  content?: boolean;
+  endpoint?: string;
+  protocol: string;
+  batchSize: string;
+  header?: string[];
 }
 
 
@@ -52,8 +58,14 @@ export function registerExport(program: Command, io: Io, setExit: (code: number)
     .option('--force', 'replace an existing output file')
     .option('--redact', 'redact secrets in every session.jsonl entry (event text only, as `dsh redact`)')
     .option('--redact-pattern <regex...>', 'extra secret patterns (implies --redact)')
-    .option('--redact-paths', 'also redact home directories and the session cwd (implies --redact)');
-  addCommon(cmd, { json: 'print the archive manifest as JSON on stdout' });
+    .option('--redact-paths', 'also redact home directories and the session cwd (implies --redact)')
+    .addOption(new Option('--format <format>', 'zip: DSH\'s raw export; otlp: OpenTelemetry traces (OTLP/JSON to -o, or --endpoint)').choices(['zip', 'otlp']).default('zip'))
+    .option('--content', 'otlp: include message content (system instructions, input/output messages, tool arguments and results)')
+    .option('--endpoint <url>', 'otlp: send over OTLP/HTTP to this collector (a base URL gets /v1/traces)')
+    .addOption(new Option('--protocol <protocol>', 'otlp: wire format for --endpoint').choices(['http/protobuf', 'http/json']).default('http/protobuf'))
+    .option('--batch-size <n>', 'otlp: spans per request to --endpoint', '512')
+    .option('--header <name=value...>', 'otlp: extra HTTP header for --endpoint (repeatable)');
+  addCommon(cmd, { json: 'print the archive manifest (otlp: the export summary) as JSON on stdout' });
   cmd.addHelpText(
     'after',
     `
@@ -66,6 +78,13 @@ as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corr
   cmd.action(
     action(io, setExit, async (target: string, opts: ExportCliOptions) => {
       const env = envFor(io, opts);
+      if (opts.format === 'otlp') {
+        const { runOtlpExport } = await import('./export-otlp.js');
+        return runOtlpExport(io, env, target, opts);
+      }
+      for (const [flag, set] of [['--content', opts.content], ['--endpoint', opts.endpoint]] as const) {
+        if (set) throw new UsageError(`${flag} needs --format otlp`);
+      }
       if (!/^[0-9]$/.test(opts.level)) throw new UsageError(`--level must be an integer 0-9, got ${JSON.stringify(opts.level)}`);
       const resolved = await resolveCli(target, opts);
       const decoder = decoderFor(opts);
