@@ -16,6 +16,8 @@ interface EventsOptions extends CommonOptions {
   label?: SurfaceLabel[];
   full?: boolean;
   labels?: boolean;
+  follow?: boolean;
+  interval?: string;
 }
 
 function intArg(name: string, v: string | undefined): number | undefined {
@@ -94,7 +96,9 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
     .option('--turn <n>', 'only events of this turn')
     .addOption(new Option('--label <labels...>', 'only events with these surface labels').choices(['current', 'shadowed', 'log-only']))
     .option('--full', 'print whole payloads instead of previews (human mode)')
-    .option('--no-labels', 'stream events as they are read, without surface labels (labels need the whole log): first output at once on any size; DSH\'s verdict on the log comes last');
+    .option('--no-labels', 'stream events as they are read, without surface labels (labels need the whole log): first output at once on any size; DSH\'s verdict on the log comes last')
+    .option('-f, --follow', 'keep reading a live log (read-only polling): print each event once committed, labels as of the fold so far; a later compaction re-labels earlier events; Ctrl-C stops (exit 0)')
+    .option('--interval <ms>', 'with --follow: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd, { json: 'stream NDJSON: one session-query record per line with the event' });
   cmd.action(
     action(io, setExit, async (target: string, opts: EventsOptions) => {
@@ -111,14 +115,14 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       /** The per-event printer; `labels` undefined: records carry no surface label. */
       const printer = (labels: Labels | undefined, sessionId: unknown) => {
         const id = JSON.stringify(String(sessionId ?? ''));
-        return (e: SessionEvent, text: string | undefined, synthetic: boolean) => {
+        return (e: SessionEvent, text: string | undefined, synthetic: boolean, given?: SurfaceLabel) => {
           if (e.type === 'turn/start') currentTurn = e.data?.turn;
           const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
           if (from !== undefined && e.seq < from) return;
           if (to !== undefined && e.seq > to) return;
           if (turn !== undefined && eventTurn !== turn) return;
           if (!typeOk(e.type)) return;
-          const label = labels?.ofEvent(e);
+          const label = given ?? labels?.ofEvent(e);
           if (opts.label && !opts.label.includes(label as SurfaceLabel)) return;
           if (opts.json) {
             out.push(
@@ -133,6 +137,27 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           out.push(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`);
         };
       };
+      if (opts.follow) {
+        if (opts.labels === false) throw new UsageError('--follow labels each event as of the fold so far; --no-labels does not apply');
+        const { followLoop, intervalOption } = await import('../follow.js');
+        const intervalMs = intervalOption(opts.interval);
+        let print: ReturnType<typeof printer> | undefined;
+        let sid = '""';
+        return followLoop(io, env, resolved, {
+          onMeta: (meta) => {
+            print = printer(undefined, meta.id);
+            sid = JSON.stringify(meta.id);
+          },
+          onEvent: (e, text, label) => print!(e, text, false, label),
+          onRelabel: (seq, label) => {
+            if (from !== undefined && seq < from) return;
+            if (to !== undefined && seq > to) return;
+            if (opts.label && !opts.label.includes(label)) return;
+            if (opts.json) out.push(`{"sessionId":${sid},"seq":${seq},"relabel":"${label}"}\n`);
+            else out.push(env.c.dim(`${String(seq).padStart(6)}  is now ${label}`) + '\n');
+          },
+        }, { intervalMs, decoder: decoderFor(opts), flush: () => out.flush() });
+      }
       let r;
       if (opts.labels === false) {
         // One pass, printing as events are read: the first lines appear at once whatever the

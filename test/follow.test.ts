@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BIN, runCli } from './helpers/cli.js';
+import { PROJECT_ROOT } from './helpers/corpus.js';
+
+const INCIDENT = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1', 'session.jsonl.zstd');
+const WRITER = path.join(PROJECT_ROOT, 'test', 'helpers', 'live-writer.mjs');
+
+interface Proc {
+  child: ChildProcess;
+  lines: { text: string; at: number }[];
+  stderr: string;
+  exit: Promise<number>;
+}
+
+function start(cmd: string, args: string[]): Proc {
+  const child = spawn(process.execPath, [cmd, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p: Proc = { child, lines: [], stderr: '', exit: new Promise((r) => child.on('close', (code) => r(code ?? -1))) };
+  let rest = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    const at = Date.now();
+    const parts = (rest + d.toString('utf8')).split('\n');
+    rest = parts.pop()!;
+    for (const text of parts) p.lines.push({ text, at });
+  });
+  child.stderr!.on('data', (d: Buffer) => (p.stderr += d.toString('utf8')));
+  return p;
+}
+
+async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Apply re-label records to the followed event records. */
+function settle(lines: string[]): unknown[] {
+  const bySeq = new Map<number, any>();
+  const order: number[] = [];
+  for (const l of lines) {
+    const r = JSON.parse(l);
+    if (r.relabel !== undefined) bySeq.get(r.seq).surface = r.relabel;
+    else {
+      bySeq.set(r.seq, r);
+      order.push(r.seq);
+    }
+  }
+  return order.map((s) => bySeq.get(s));
+}
+
+describe('dsh events --follow with a real writer', () => {
+  for (const encoding of ['zstd', 'none'] as const) {
+    it(`${encoding}: prints every committed event at once, survives a crash mid-append and DSH's repair, and equals events --json of the final file`, async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-follow-'));
+      const target = path.join(dir, encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+      const writer = start(WRITER, [INCIDENT, target, encoding, '11']);
+      await until('the writer to start', () => writer.lines.some((l) => l.text === 'started'));
+      const follow = start(BIN, ['events', target, '--follow', '--json']);
+      const code = await writer.exit;
+      expect(code, writer.stderr).toBe(0);
+      const done = writer.lines.find((l) => l.text.startsWith('done '))!;
+      const total = Number(done.text.split(' ')[1]);
+      await until('the follower to catch up', () => follow.lines.filter((l) => !l.text.includes('"relabel"')).length >= total);
+      follow.child.kill('SIGINT');
+      expect(await follow.exit, follow.stderr).toBe(0);
+      expect(follow.stderr).toContain('tail being written');
+      expect(follow.stderr).toContain('the log was repaired');
+      expect(follow.stderr).not.toMatch(/unreadable|corrupt session log|CorruptionError/);
+      const final = await runCli(['events', target, '--json']);
+      expect(final.code, final.stderr).toBe(0);
+      const expected = final.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(expected).toHaveLength(total);
+      const followed = settle(follow.lines.map((l) => l.text));
+      expect(followed).toEqual(expected);
+      expect(follow.lines.some((l) => l.text.includes('"relabel":"shadowed"'))).toBe(true);
+      // Commit-to-print latency: each batch's last event, from the writer's append to the follower's line.
+      const printed = new Map<number, number>();
+      for (const l of follow.lines) {
+        const r = JSON.parse(l.text);
+        if (r.relabel === undefined && !printed.has(r.seq)) printed.set(r.seq, l.at);
+      }
+      // Only appends made once the follower was up (its first line printed): earlier ones waited for its start.
+      const ready = follow.lines[0]!.at;
+      const live = writer.lines
+        .filter((l) => l.text.startsWith('w '))
+        .map((l) => l.text.split(' ').map(Number))
+        .filter(([, , at]) => at! > ready)
+        .map(([, seq, at]) => printed.get(seq!)! - at!)
+        .sort((a, b) => a - b);
+      expect(live.length).toBeGreaterThan(5);
+      const p50 = live[Math.floor(live.length / 2)]!;
+      const p95 = live[Math.floor(live.length * 0.95)]!;
+      console.log(`${encoding}: commit-to-print latency over ${live.length} appends: p50 ${p50} ms, p95 ${p95} ms, max ${live[live.length - 1]} ms`);
+      expect(p50).toBeLessThan(250);
+      // Read-only: nothing was created beside the log.
+      expect(readdirSync(dir)).toEqual([path.basename(target)]);
+    }, 60_000);
+  }
+
+  it('says when the file is replaced or removed, exits 0 on SIGINT, and 1 when the log becomes unreadable', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-follow-'));
+    const file = path.join(dir, 'session.jsonl');
+    const line = (seq: number, type: string, data: unknown) => JSON.stringify({ type, seq, time: 1000 + seq, data }) + '\n';
+    const head = '{"type":"session","version":0,"id":"live","createdAt":1000,"cwd":"/w","delegationDepth":0}\n';
+    writeFileSync(file, head + line(0, 'turn/start', { turn: 1 }));
+    const f = start(BIN, ['events', file, '--follow']);
+    await until('the first event', () => f.lines.some((l) => l.text.includes('turn/start')));
+    appendFileSync(file, line(1, 'turn/end', { turn: 1, reason: { kind: 'completed' } }).slice(0, 20));
+    await until('the torn tail notice', () => f.stderr.includes('tail being written'));
+    const other = path.join(dir, 'other.jsonl');
+    writeFileSync(other, head.replace('"live"', '"live2"') + line(0, 'turn/start', { turn: 7 }));
+    renameSync(other, file);
+    await until('the replaced notice', () => f.stderr.includes('the log was replaced'));
+    await until('the new file\'s event', () => f.lines.filter((l) => l.text.includes('turn/start')).length === 2);
+    rmSync(file);
+    await until('the removed notice', () => f.stderr.includes('the log was removed'));
+    f.child.kill('SIGINT');
+    expect(await f.exit).toBe(0);
+
+    writeFileSync(file, head + line(0, 'turn/start', { turn: 1 }));
+    const g = start(BIN, ['events', file, '--follow', '--json']);
+    await until('the first event', () => g.lines.length > 0);
+    // A committed line that does not parse, then a turn/end: DSH refuses the log.
+    appendFileSync(file, '{not json\n' + line(2, 'turn/end', { turn: 1, reason: { kind: 'completed' } }));
+    expect(await g.exit).toBe(1);
+    expect(g.stderr).toContain('the log became unreadable');
+    expect(JSON.parse(g.lines[g.lines.length - 1]!.text).error.class).toMatch(/Error/);
+  }, 60_000);
+});
