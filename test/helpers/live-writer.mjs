@@ -35,9 +35,21 @@ for (let i = 0; i < stored.length; ) {
   i += n;
 }
 const torn = batches.pop();
+let held = false;
+const open = new Set();
 for (const batch of batches) {
   appendFileSync(target, await enc.batch(batch));
   process.stdout.write(`w ${batch[batch.length - 1].seq} ${Date.now()}\n`);
+  // Hold once while a tool call is open (a watcher must see it), as a slow tool would.
+  for (const e of batch) {
+    if (e.type === 'tool/call') open.add(e.data.callId);
+    if (e.type === 'tool/result') open.delete(e.data.message?.source?.callId);
+  }
+  if (!held && open.size > 0) {
+    held = true;
+    await sleep(300);
+    continue;
+  }
   // Varying speeds: bursts with no pause, short pauses, and a few long ones.
   const r = rand();
   if (r < 0.5) continue;

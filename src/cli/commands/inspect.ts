@@ -1,7 +1,9 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions } from '../shared.js';
+import { UsageError } from '../../log/errors.js';
+import type { ResolvedTarget } from '../../log/target.js';
 import { inspectDocument, inspectTarget } from '../../log/session.js';
 import { renderInspect } from '../render/inspect.js';
 import { Summarizer } from '../../views/summary.js';
@@ -11,6 +13,8 @@ import { escapeControl } from '../io.js';
 
 interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';
+  watch?: boolean;
+  interval?: string;
 }
 
 /** The `--json` document (the library's `inspect` view). */
@@ -21,12 +25,15 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
     .command('inspect')
     .description('incident-review summary of one session log (header, health, turns, torn tail, closers, what load() would write)')
     .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or - for stdin')
-    .addOption(new Option('--view <view>', 'which view: artifact (verbatim text), stored (committed prefix), logical (DSH inspect)').choices(['artifact', 'stored', 'logical']).default('logical'));
+    .addOption(new Option('--view <view>', 'which view: artifact (verbatim text), stored (committed prefix), logical (DSH inspect)').choices(['artifact', 'stored', 'logical']).default('logical'))
+    .option('-w, --watch', 'follow a live log (read-only polling): redraw the summary on a terminal as it grows (turn in flight, open tool calls, torn tail being written, compactions); NDJSON states with --json; Ctrl-C stops (exit 0)')
+    .option('--interval <ms>', 'with --watch: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd);
   cmd.action(
     action(io, setExit, async (target: string, opts: InspectOptions) => {
       const env = envFor(io, opts);
       const resolved = await resolveCli(target, opts);
+      if (opts.watch) return watchInspect(io, env, resolved, opts);
       if (opts.json && opts.view === 'logical') {
         // Stream the document: events are written as they are delivered, never
         // built into one string (bounded memory for large logs).
@@ -87,5 +94,51 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
       }
       return failed ? EXIT.failed : EXIT.ok;
     }),
+  );
+}
+
+async function watchInspect(io: Io, env: CommandEnv, resolved: ResolvedTarget, opts: InspectOptions): Promise<number> {
+  if (opts.view !== 'logical') throw new UsageError('--watch shows the logical view; --view does not apply');
+  const { followLoop, intervalOption, noticeText } = await import('../follow.js');
+  const { renderWatch, watchJson } = await import('../render/watch.js');
+  const intervalMs = intervalOption(opts.interval);
+  let summarizer = new Summarizer();
+  let sessionId: string | null = null;
+  let encoding: string | null = null;
+  let lastType: string | null = null;
+  let notice: string | null = null;
+  const tty = Boolean(io.stdout.isTTY) && !opts.json;
+  const out = new Output(io.stdout);
+  return followLoop(
+    io,
+    env,
+    resolved,
+    {
+      onMeta: (meta, enc) => {
+        sessionId = meta.id;
+        encoding = enc;
+      },
+      onEvent: (e) => {
+        summarizer.observe(e);
+        lastType = e.type;
+      },
+      onNotice: (n) => {
+        notice = noticeText(n);
+        if (n.kind === 'replaced') {
+          summarizer = new Summarizer();
+          lastType = null;
+        }
+      },
+    },
+    {
+      intervalMs,
+      decoder: decoderFor(opts),
+      flush: () => out.flush(),
+      onChange: (follower) => {
+        const view = { sessionId, path: resolved.path, encoding, state: follower.state, summary: summarizer.result(), lastType, notice };
+        if (opts.json) out.push(JSON.stringify(watchJson(view)) + '\n');
+        else out.push((tty ? '\x1b[H\x1b[2J' : '') + renderWatch(view, env.c) + (tty ? '' : '\n'));
+      },
+    },
   );
 }
