@@ -16,8 +16,8 @@ interface Proc {
   exit: Promise<number>;
 }
 
-function start(cmd: string, args: string[]): Proc {
-  const child = spawn(process.execPath, [cmd, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
+  const child = spawn(process.execPath, [cmd, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const p: Proc = { child, lines: [], stderr: '', exit: new Promise((r) => child.on('close', (code) => r(code ?? -1))) };
   let rest = '';
   child.stdout!.on('data', (d: Buffer) => {
@@ -109,10 +109,12 @@ describe('dsh events --follow with a real writer', () => {
     const line = (seq: number, type: string, data: unknown) => JSON.stringify({ type, seq, time: 1000 + seq, data }) + '\n';
     const head = '{"type":"session","version":0,"id":"live","createdAt":1000,"cwd":"/w","delegationDepth":0}\n';
     writeFileSync(file, head + line(0, 'turn/start', { turn: 1 }));
-    const f = start(BIN, ['events', file, '--follow']);
+    const f = start(BIN, ['events', file, '--follow'], { DSH_FOLLOW_STALL_MS: '300' });
     await until('the first event', () => f.lines.some((l) => l.text.includes('turn/start')));
     appendFileSync(file, line(1, 'turn/end', { turn: 1, reason: { kind: 'completed' } }).slice(0, 20));
     await until('the torn tail notice', () => f.stderr.includes('tail being written'));
+    await until('the stalled tail notice', () => f.stderr.includes('has not changed for'));
+    expect(f.stderr).not.toMatch(/unreadable/);
     const other = path.join(dir, 'other.jsonl');
     writeFileSync(other, head.replace('"live"', '"live2"') + line(0, 'turn/start', { turn: 7 }));
     renameSync(other, file);

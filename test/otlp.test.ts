@@ -162,6 +162,14 @@ describe('dsh export --format otlp (OTLP/JSON)', () => {
     expect(target?.name).toMatch(/^turn \d+$/);
   });
 
+  it.skipIf(!existsSync(CORPUS_ROOT))('gives a subagent its own trace, linked to its parent session\'s root span', async () => {
+    const spans = spansOf(await exportJson([CORPUS_ROOT]));
+    const child = spans.find((s) => !s.parentSpanId && attr(s, 'dsh.session.id') === 'syn.subagent.child')!;
+    const parent = spans.find((s) => !s.parentSpanId && attr(s, 'dsh.session.id') === 'syn.subagent.parent')!;
+    expect(child.traceId).not.toBe(parent.traceId);
+    expect(child.links.map((l) => [l.traceId, l.spanId, attr(l, 'dsh.link.kind')])).toEqual([[parent.traceId, parent.spanId, 'subagent-of']]);
+  });
+
   it('marks the crash: interrupted turn, synthetic closers, tool calls of unknown outcome; token usage and compaction events', async () => {
     const spans = spansOf(await exportJson([INCIDENT]));
     const turns = spans.filter((s) => s.name.startsWith('turn '));

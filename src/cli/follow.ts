@@ -18,6 +18,8 @@ export function noticeText(n: FollowNotice): string {
       return `the log was repaired (as DSH's load() does after a crash): the ${n.droppedBytes}-byte torn tail after byte ${n.truncatedTo} was truncated and new data appended; continuing from the repaired log`;
     case 'replaced':
       return `the log was replaced (${n.why}); following the new file from its start`;
+    case 'stalled':
+      return `the ${n.bytes}-byte tail has not changed for ${Math.round(n.ms / 1000)} s: if DSH has stopped, it is a torn tail that DSH's load() would truncate (dsh inspect shows what it would write); still following`;
     case 'removed':
       return 'the log was removed; waiting for it to come back (Ctrl-C to stop)';
   }
@@ -44,7 +46,7 @@ export async function followLoop(io: Io, env: CommandEnv, target: ResolvedTarget
       sink.onNotice?.(n);
       io.stderr.write(env.c.yellow(`dsh: ${noticeText(n)}`) + '\n');
     },
-  }, options.decoder);
+  }, options.decoder, Number(io.env['DSH_FOLLOW_STALL_MS'] ?? '') || 5_000);
   let stop = false;
   let wake: (() => void) | undefined;
   const onSignal = () => {

@@ -32,7 +32,9 @@ export type FollowNotice =
   | { kind: 'torn-complete' }
   | { kind: 'repaired'; truncatedTo: number; droppedBytes: number }
   | { kind: 'replaced'; why: string }
-  | { kind: 'removed' };
+  | { kind: 'removed' }
+  /** The torn tail has not changed for a while: if the writer stopped, it is a crash tail DSH's load() would truncate. */
+  | { kind: 'stalled'; bytes: number; ms: number };
 
 export interface FollowSink {
   onMeta?(meta: SessionHeader, encoding: Encoding): void;
@@ -93,7 +95,16 @@ export class LogFollower {
   private gone = false;
   private count = 0;
 
-  constructor(readonly path: string, private readonly sink: FollowSink, private readonly decoder: FrameDecoder = createDecoder()) {}
+  private pendingSince = 0;
+  private stalledSaid = false;
+
+  constructor(
+    readonly path: string,
+    private readonly sink: FollowSink,
+    private readonly decoder: FrameDecoder = createDecoder(),
+    /** After this long without change, a torn tail is reported as possibly abandoned. */
+    private readonly stallMs = 5_000,
+  ) {}
 
   get state(): FollowState {
     return { events: this.count, committed: this.committed, size: this.lastSize, pending: this.pending, openTurn: this.openTurn, openToolCalls: this.openCalls.size, compactions: this.compactions, gone: this.gone };
@@ -105,7 +116,7 @@ export class LogFollower {
 
   private reset(): void {
     // A replaced file is followed from its start: a new follower state.
-    Object.assign(this, new LogFollower(this.path, this.sink, this.decoder));
+    Object.assign(this, new LogFollower(this.path, this.sink, this.decoder, this.stallMs));
   }
 
   /** Read what was committed since the last poll. Throws a LogError when the log became unreadable. */
@@ -165,7 +176,14 @@ export class LogFollower {
     this.pending = size - this.committed;
     if (this.committed > 0) this.guard = source.read(Math.max(0, this.committed - GUARD), this.committed);
     this.pendingHead = this.pending > 0 ? source.read(this.committed, this.committed + Math.min(this.pending, GUARD)) : Buffer.alloc(0);
-    if (this.pending > 0 && this.pending !== hadPending) this.sink.onNotice?.({ kind: 'torn', bytes: this.pending });
+    if (this.pending > 0 && this.pending !== hadPending) {
+      this.sink.onNotice?.({ kind: 'torn', bytes: this.pending });
+      this.pendingSince = Date.now();
+      this.stalledSaid = false;
+    } else if (this.pending > 0 && !this.stalledSaid && Date.now() - this.pendingSince >= this.stallMs) {
+      this.stalledSaid = true;
+      this.sink.onNotice?.({ kind: 'stalled', bytes: this.pending, ms: Date.now() - this.pendingSince });
+    }
     if (this.pending === 0 && hadPending > 0) this.sink.onNotice?.({ kind: 'torn-complete' });
   }
 
