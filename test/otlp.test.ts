@@ -196,6 +196,23 @@ describe('dsh export --format otlp (OTLP/JSON)', () => {
     expect(spans.flatMap((s) => s.attributes.map((a) => a.key)).filter((k) => k.startsWith('gen_ai.input') || k.endsWith('.arguments'))).toEqual([]);
   });
 
+  it('caps each chat span\'s input messages at --content-max-bytes, leaving out the oldest first', async () => {
+    const full = spansOf(await exportJson([INCIDENT, '--content']));
+    const capped = spansOf(await exportJson([INCIDENT, '--content', '--content-max-bytes', '2000']));
+    let omittedSome = false;
+    for (const [i, c] of capped.entries()) {
+      if (attr(c, 'gen_ai.operation.name') !== 'chat') continue;
+      const all = JSON.parse(attr(full[i]!, 'gen_ai.input.messages'));
+      const kept = JSON.parse(attr(c, 'gen_ai.input.messages'));
+      const omitted = Number(attr(c, 'dsh.content.omitted_input_messages') ?? 0);
+      expect(kept).toEqual(all.slice(omitted));
+      expect(kept.length).toBeGreaterThan(0);
+      if (kept.length > 1) expect(Buffer.byteLength(attr(c, 'gen_ai.input.messages'))).toBeLessThanOrEqual(2000);
+      if (omitted > 0) omittedSome = true;
+    }
+    expect(omittedSome).toBe(true);
+  });
+
   it('exports content only with --content, and redacts it with --redact', async () => {
     const SECRET = 'sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd';
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-otlp-'));

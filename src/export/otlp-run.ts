@@ -10,6 +10,7 @@ import { sessionSpans, type OtlpSpan } from './otlp.js';
 
 export interface OtlpRunOptions {
   content?: boolean;
+  maxInputBytes?: number;
   redact?: RedactOptions;
   decoder?: FrameDecoder;
   onWarning?: (message: string) => void;
@@ -48,6 +49,7 @@ export async function otlpSpans(targets: readonly ResolvedTarget[], options: Otl
     const own = sessionSpans(r.meta, r.events, {
       ...(options.content ? { content: true } : {}),
       ...(redactor ? { redactor } : {}),
+      ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
       closers: r.closerReasons,
       torn: r.torn !== null,
     });

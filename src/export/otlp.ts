@@ -94,6 +94,29 @@ export interface OtlpOptions {
   torn?: boolean;
   /** dsh version (scope version). */
   version?: string;
+  /**
+   * Most bytes of `gen_ai.input.messages` per chat span (default 64 KiB): every
+   * dispatch re-sends the whole conversation, so a long session would export its
+   * history once per dispatch. The oldest messages are left out first, counted in
+   * `dsh.content.omitted_input_messages`.
+   */
+  maxInputBytes?: number;
+}
+
+export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024;
+
+/** The newest messages whose JSON fits in `limit` bytes (at least one), and how many older ones were left out. */
+function newestFitting(messages: readonly unknown[], limit: number, text: (m: unknown) => string): { text: string; omitted: number } {
+  let bytes = 2;
+  const kept: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const t = text(messages[i]);
+    const b = Buffer.byteLength(t) + (kept.length > 0 ? 1 : 0);
+    if (bytes + b > limit && kept.length > 0) break;
+    bytes += b;
+    kept.push(t);
+  }
+  return { text: `[${kept.reverse().join(',')}]`, omitted: messages.length - kept.length };
 }
 
 const hash = (text: string, hexChars: number) => createHash('sha256').update(text).digest('hex').slice(0, hexChars);
@@ -234,16 +257,14 @@ export function sessionSpans(header: SessionHeader, events: readonly SessionEven
     }
   }
   const turnOf = (n: unknown): TurnInfo | undefined => (typeof n === 'number' ? turns.get(n) : undefined);
-  // The turn an event sits in (by seq), for events without a turn field.
   const turnList = [...turns.values()].sort((a, b) => a.startSeq - b.startSeq);
-  const enclosing = (seq: number): TurnInfo | undefined => {
-    let found: TurnInfo | undefined;
-    for (const t of turnList) {
-      if (t.startSeq > seq) break;
-      if (t.endSeq === null || t.endSeq >= seq) found = t;
-    }
-    return found;
-  };
+  // The turn an event sits in (by seq), for events without a turn field: one pass over the turn ranges.
+  const inTurn: (TurnInfo | undefined)[] = [];
+  for (const t of turnList) {
+    const end = t.endSeq ?? (own.length > 0 ? own[own.length - 1]!.seq : t.startSeq);
+    for (let seq = t.startSeq; seq <= end; seq++) inTurn[seq] = t;
+  }
+  const enclosing = (seq: number): TurnInfo | undefined => inTurn[seq];
 
   // Compactions, prunes and closers as span events.
   for (const e of own) {
@@ -349,7 +370,7 @@ export function sessionSpans(header: SessionHeader, events: readonly SessionEven
   // The fold runs over the whole log (a fork's model surface starts with its seed); only own attempts become spans.
   const replay = buildReplay(id, events);
   const byKey = new Map<string, DispatchEntry>();
-  const dispatches = deriveDispatches(events);
+  const dispatches = deriveDispatches(events, { lazy: events }); // surface snapshots only for the spans that export content
   for (const d of dispatches.requests) byKey.set(d.key, d);
   for (const a of replay.attempts) {
     if (a.firstChunkSeq === null || a.firstChunkSeq < seed) continue;
@@ -458,7 +479,11 @@ function chatSpan(
   if (options.content) {
     const anchor = a.firstChunkSeq ?? 0;
     if (d?.header?.system) attributes['gen_ai.system_instructions'] = json([{ type: 'text', content: d.header.system }], anchor);
-    if (d) attributes['gen_ai.input.messages'] = json(messagesOf(d, events).map(messageOf), anchor);
+    if (d) {
+      const fit = newestFitting(messagesOf(d, events), options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, (m) => json(messageOf(m), anchor));
+      attributes['gen_ai.input.messages'] = fit.text;
+      if (fit.omitted > 0) attributes['dsh.content.omitted_input_messages'] = fit.omitted;
+    }
     attributes['gen_ai.output.messages'] = json([{ role: 'assistant', parts: a.blocks.map(part), ...(reason ? { finish_reason: reason } : {}) }], anchor);
   }
   const failed = a.outcome === 'failed';
@@ -488,6 +513,19 @@ export function exportRequest(spans: readonly OtlpSpan[], version = '0.0.0'): Ex
       },
     ],
   };
+}
+
+/** `JSON.stringify(exportRequest(spans, version))` in pieces, one span at a time (no single huge string). */
+export function* exportRequestText(spans: Iterable<OtlpSpan>, version = '0.0.0'): Generator<string> {
+  const shell = JSON.stringify(exportRequest([], version));
+  const at = shell.indexOf('"spans":[') + '"spans":['.length;
+  yield shell.slice(0, at);
+  let first = true;
+  for (const span of spans) {
+    yield (first ? '' : ',') + JSON.stringify(span);
+    first = false;
+  }
+  yield shell.slice(at);
 }
 
 /** Split spans into batches of at most `size`, never splitting less than needed. */

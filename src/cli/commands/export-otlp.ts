@@ -4,7 +4,7 @@ import { escapeControl, writeOut } from '../io.js';
 import { decoderFor, resolveCli, EXIT, type CommandEnv } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { prepareNewFile } from '../../export/new-file.js';
-import { batches, exportRequest } from '../../export/otlp.js';
+import { batches, exportRequest, exportRequestText } from '../../export/otlp.js';
 import { otlpSpans, otlpTargets } from '../../export/otlp-run.js';
 import { OtlpSendError, sendRequest, tracesUrl, type OtlpProtocol } from '../../export/otlp-send.js';
 import { VERSION } from '../main.js';
@@ -16,6 +16,11 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
   if (opts.endpoint !== undefined && opts.output !== undefined) throw new UsageError('--endpoint and -o are alternatives: send the spans, or write them to a file');
   const batchSize = Number(opts.batchSize);
   if (!/^\d+$/.test(opts.batchSize) || batchSize < 1) throw new UsageError(`--batch-size must be an integer >= 1, got ${JSON.stringify(opts.batchSize)}`);
+  let maxInputBytes: number | undefined;
+  if (opts.contentMaxBytes !== undefined) {
+    if (!/^\d+$/.test(opts.contentMaxBytes) || Number(opts.contentMaxBytes) < 2) throw new UsageError(`--content-max-bytes must be an integer >= 2, got ${JSON.stringify(opts.contentMaxBytes)}`);
+    maxInputBytes = Number(opts.contentMaxBytes);
+  }
   const headers: Record<string, string> = {};
   for (const h of opts.header ?? []) {
     const i = h.indexOf('=');
@@ -38,6 +43,7 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
     const targets = await otlpTargets(target, () => resolveCli(target, opts));
     const run = await otlpSpans(targets, {
       ...(opts.content ? { content: true } : {}),
+      ...(maxInputBytes !== undefined ? { maxInputBytes } : {}),
       ...(redacting ? { redact: { ...(opts.redactPattern ? { patterns: opts.redactPattern } : {}), ...(opts.redactPaths ? { paths: true } : {}) } } : {}),
       decoder: decoderFor(opts),
       onWarning: (m) => io.stderr.write(env.c.yellow(`dsh: warning: ${escapeControl(m)}`) + '\n'),
@@ -66,15 +72,16 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
       if (opts.json) await writeOut(io.stdout, JSON.stringify(summary) + '\n');
       else await writeOut(io.stdout, `sent ${run.spans.length} span(s) of ${exported} session(s) in ${groups.length} request(s) to ${url.href} (${protocol})\n`);
     } else {
-      const text = JSON.stringify(exportRequest(run.spans, VERSION)) + '\n';
       if (out) {
-        writeSync(out.fd, text);
+        for (const piece of exportRequestText(run.spans, VERSION)) writeSync(out.fd, piece);
+        writeSync(out.fd, '\n');
         closeSync(out.fd);
         renameSync(out.tmp, out.abs);
         if (opts.json) await writeOut(io.stdout, JSON.stringify({ ...summary, output: out.abs }) + '\n');
         else io.stderr.write(`wrote ${escapeControl(out.abs)}: ${run.spans.length} span(s) of ${exported} session(s)\n`);
       } else {
-        await writeOut(io.stdout, text);
+        for (const piece of exportRequestText(run.spans, VERSION)) await writeOut(io.stdout, piece);
+        await writeOut(io.stdout, '\n');
       }
     }
     return failed.length > 0 ? EXIT.failed : EXIT.ok;

@@ -25,6 +25,7 @@ export interface ExportCliOptions extends CommonOptions {
   endpoint?: string;
   protocol: string;
   batchSize: string;
+  contentMaxBytes?: string;
   header?: string[];
 }
 
@@ -61,6 +62,7 @@ export function registerExport(program: Command, io: Io, setExit: (code: number)
     .option('--redact-paths', 'also redact home directories and the session cwd (implies --redact)')
     .addOption(new Option('--format <format>', 'zip: DSH\'s raw export; otlp: OpenTelemetry traces (OTLP/JSON to -o, or --endpoint)').choices(['zip', 'otlp']).default('zip'))
     .option('--content', 'otlp: include message content (system instructions, input/output messages, tool arguments and results)')
+    .option('--content-max-bytes <n>', 'otlp: most bytes of gen_ai.input.messages per chat span, oldest messages left out first (default 65536)')
     .option('--endpoint <url>', 'otlp: send over OTLP/HTTP to this collector (a base URL gets /v1/traces)')
     .addOption(new Option('--protocol <protocol>', 'otlp: wire format for --endpoint').choices(['http/protobuf', 'http/json']).default('http/protobuf'))
     .option('--batch-size <n>', 'otlp: spans per request to --endpoint', '512')
