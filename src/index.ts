@@ -455,3 +455,11 @@ export async function queryDataset(dir: string, query: string): Promise<Result<Q
 export type { DatasetOptions, DatasetSummary, Manifest as DatasetManifest } from './dataset/build.js';
 export type { QueryResult } from './dataset/sql.js';
 export type { TableDef, ColumnDef, TableName } from './dataset/schema.js';
+
+// OpenTelemetry export and live following.
+export { sessionSpans, exportRequest, exportRequestText, traceIdOf, spanIdOf, SCHEMA_URL, SEMCONV_VERSION, GENAI_SEMCONV_VERSION } from './export/otlp.js';
+export type { OtlpSpan, OtlpOptions, ExportTraceServiceRequest } from './export/otlp.js';
+export { otlpSpans } from './export/otlp-run.js';
+export { sendRequest as sendOtlp, encodeProtobuf as encodeOtlpProtobuf, tracesUrl as otlpTracesUrl, OtlpSendError } from './export/otlp-send.js';
+export { LogFollower } from './views/follow.js';
+export type { FollowNotice, FollowSink, FollowState } from './views/follow.js';

@@ -79,6 +79,11 @@ describe('the packed package', () => {
     const got = JSON.parse(prices.stdout);
     expect(got.n).toBeGreaterThan(0);
     expect(got.file).toContain(path.join('node_modules', 'dsh', 'data', 'prices.json'));
+    // The official OTLP proto files ship, and the installed library encodes protobuf with them.
+    expect(files).toContain('proto/opentelemetry/proto/trace/v1/trace.proto');
+    const otlp = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('dsh'); const b = m.encodeOtlpProtobuf(m.exportRequest([], '0')); console.log(b.length)"], { cwd: dir, encoding: 'utf8' });
+    expect(otlp.status, otlp.stderr).toBe(0);
+    expect(Number(otlp.stdout)).toBeGreaterThan(0);
     expect(files.filter((f) => /^(tools|build|test|src|bench|scripts)\//.test(f) || /generate/.test(f))).toEqual([]);
     const pkg = JSON.parse(readFileSync(path.join(dir, 'node_modules', 'dsh', 'package.json'), 'utf8'));
     expect(pkg.exports['.'].default).toBe('./dist/index.js');

@@ -7,11 +7,27 @@ import { prepareNewFile } from '../../export/new-file.js';
 import { batches, exportRequest, exportRequestText } from '../../export/otlp.js';
 import { otlpSpans, otlpTargets } from '../../export/otlp-run.js';
 import { OtlpSendError, sendRequest, tracesUrl, type OtlpProtocol } from '../../export/otlp-send.js';
-import { VERSION } from '../main.js';
-import type { ExportCliOptions } from './export.js';
+import { VERSION } from '../../core/version.js';
+import type { CommonOptions } from '../shared.js';
+
+/** The `export` options the OTLP path reads (export.ts's options extend these). */
+export interface OtlpCliOptions extends CommonOptions {
+  output?: string;
+  force?: boolean;
+  rawArtifacts?: boolean;
+  redact?: boolean;
+  redactPattern?: string[];
+  redactPaths?: boolean;
+  content?: boolean;
+  contentMaxBytes?: string;
+  endpoint?: string;
+  protocol: string;
+  batchSize: string;
+  header?: string[];
+}
 
 /** `dsh export --format otlp`: OTLP/JSON to -o (or stdout), or OTLP/HTTP to --endpoint. */
-export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opts: ExportCliOptions): Promise<number> {
+export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opts: OtlpCliOptions): Promise<number> {
   if (opts.rawArtifacts) throw new UsageError('--raw-artifacts is a ZIP option; it cannot be combined with --format otlp');
   if (opts.endpoint !== undefined && opts.output !== undefined) throw new UsageError('--endpoint and -o are alternatives: send the spans, or write them to a file');
   const batchSize = Number(opts.batchSize);

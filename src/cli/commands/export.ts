@@ -8,7 +8,7 @@ import { exportSession, type ExportManifest } from '../../export/export.js';
 import { exportFileName } from '../../export/names.js';
 import { readArtifact } from '../../log/read.js';
 
-export interface ExportCliOptions extends CommonOptions {
+interface ExportCliOptions extends CommonOptions {
   output?: string;
   descendants: boolean;
   media: boolean;
