@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,15 +7,13 @@ import { main } from '../../src/cli/main.js';
 
 export const BIN = path.join(PROJECT_ROOT, 'bin', 'dsh.js');
 
-let testCache: string | undefined;
-/** A session-index cache directory private to this test process (tests never touch ~/.cache). */
+/**
+ * The session-index cache directory of tests (never ~/.cache): the runner's (vitest.config.ts sets
+ * one per user in the temp directory), else the same fixed scratch directory. Content-keyed entries
+ * and atomic writes make sharing it between test processes safe; eviction bounds it.
+ */
 export function testCacheDir(): string {
-  if (!testCache) {
-    testCache = mkdtempSync(path.join(os.tmpdir(), 'dsh-test-cache-'));
-    const dir = testCache;
-    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  }
-  return testCache;
+  return process.env['DSH_CACHE_DIR'] || path.join(os.tmpdir(), `dsh-vitest-cache-${process.getuid?.() ?? 'user'}`);
 }
 
 export interface RunResult {
