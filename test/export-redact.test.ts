@@ -19,7 +19,8 @@ describe('dsh export --redact', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-exr-'));
     const file = path.join(dir, 'session.jsonl');
     writeFileSync(file, log);
-    const zip = path.join(dir, 'out.zip');
+    // Never inside the input's session directory (the folder holding session.jsonl).
+    const zip = path.join(mkdtempSync(path.join(os.tmpdir(), 'dsh-exr-out-')), 'out.zip');
     const r = await runInProcess(['export', file, '-o', zip, '--redact', '--no-media']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('1 replacement(s)');

@@ -6,20 +6,9 @@ import { inspectSource } from '../src/log/inspect.js';
 import { scanFrames } from '../src/physical/zstd-frames.js';
 import { createDecoder } from '../src/physical/decoders.js';
 import { runCli, runInProcess } from './helpers/cli.js';
+import { rng } from './helpers/hostile-gen.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
-
-/** Deterministic PRNG (mulberry32) so every failure is reproducible by seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Mutation = { name: string; bytes: Buffer };
 

@@ -78,3 +78,53 @@ describe.skipIf(!haveBoth || !HAVE_CORPUS)('decoder parity: node:zlib vs @mongod
     expect(diffs).toEqual([]);
   });
 });
+
+describe.skipIf(!haveBoth || !HAVE_CORPUS)('decoder parity on damaged block headers (issue #23)', () => {
+  const view = (r: Awaited<ReturnType<typeof inspectSource>>) => JSON.stringify([r.error?.class, r.error?.message, r.events, r.torn, r.tornFrame?.recoveredPlaintextBytes]);
+
+  it('agree on every block-header bit flip (type, last flag, size) of corpus frames, complete and torn', async () => {
+    const { blockHeaderOffsets } = await import('./helpers/hostile-gen.js');
+    const a = createDecoder('node-zlib');
+    const b = createDecoder('mongodb-js');
+    const diffs: string[] = [];
+    let compared = 0;
+    const cases = corpusCases().filter((x) => x.artifact.endsWith('.zstd'));
+    for (const [n, c] of cases.entries()) {
+      if (n % 2 !== 0 && !/damaged/.test(c.name)) continue;
+      const bytes = readFileSync(c.artifact);
+      for (const at of blockHeaderOffsets(bytes)) {
+        for (const bit of [0, 1, 2, 3, 9, 14, 17, 20, 23]) {
+          const flipped = Buffer.from(bytes);
+          flipped[at + (bit >> 3)] = (flipped[at + (bit >> 3)] as number) ^ (1 << (bit & 7));
+          for (const cut of [flipped.length, Math.min(flipped.length, at + 3 + 40)]) {
+            const src = () => new MemorySource('session.jsonl.zstd', flipped.subarray(0, cut));
+            const ra = await inspectSource(src(), { decoder: a });
+            const rb = await inspectSource(src(), { decoder: b });
+            if (view(ra) !== view(rb)) diffs.push(`${c.name} block header at ${at} bit ${bit} cut ${cut}: node-zlib ${ra.error?.message ?? `${ra.events?.length} events`} vs mongodb-js ${rb.error?.message ?? `${rb.events?.length} events`}`);
+            compared++;
+          }
+        }
+      }
+    }
+    expect(diffs).toEqual([]);
+    expect(compared).toBeGreaterThan(1000);
+  });
+
+  it('a torn final frame whose cut raw block declares 200,000 bytes (over 128 KiB) recovers nothing on both paths', async () => {
+    const c = corpusCases().find((x) => x.name.includes('syn.llm-retry') && x.artifact.endsWith('.zstd'))!;
+    const bytes = readFileSync(c.artifact);
+    const last = scanFrames(new MemorySource('x.zstd', bytes)).frames.at(-1)!;
+    // Replace the last frame by a raw-block frame cut inside its (oversized) block.
+    const plain = Buffer.from('{"type":"turn/start","seq":999,"time":1,"data":{"turn":9}}\n'.repeat(3));
+    const h = 1 | (0 << 1) | (200_000 << 3);
+    const torn = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (17 - 10) << 3, h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff]), plain]);
+    const artifact = Buffer.concat([bytes.subarray(0, last.end), torn]);
+    const results = [];
+    for (const d of [createDecoder('node-zlib'), createDecoder('mongodb-js')]) {
+      results.push(await inspectSource(new MemorySource('session.jsonl.zstd', artifact), { decoder: d }));
+    }
+    expect(view(results[0]!)).toBe(view(results[1]!));
+    expect(results[1]!.tornFrame?.recoveredPlaintextBytes ?? 0).toBe(0);
+    expect(tornPrefixByBlocks(torn).length).toBe(0);
+  });
+});

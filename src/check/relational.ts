@@ -8,6 +8,7 @@
 import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
+import { mapJsonLeaves, toJson } from '../core/json.js';
 
 export interface RelationalFinding {
   code: RuleCode;
@@ -271,7 +272,7 @@ export function orphanCompactionLock(events: readonly SessionEvent[]): Relationa
     {
       code: 'DSH-F4',
       seq: marker.seq,
-      message: `compaction/start ${JSON.stringify(id)} (seq ${marker.seq}) has no compaction/end and no later session/end-seed: the compaction lock is still active`,
+      message: `compaction/start ${toJson(id)} (seq ${marker.seq}) has no compaction/end and no later session/end-seed: the compaction lock is still active`,
     },
   ];
 }
@@ -359,7 +360,7 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       if (retry !== expected) fail(`llm/retry retry ${retry} must equal provider policy retry ${expected}`);
       if (prior !== undefined && prior.data.retryId !== retryId) fail('llm/retry must preserve retryId across one provider-policy chain');
       if (prior === undefined && findLast(events, index, (e) => (e.type === 'llm/retry' || e.type === 'llm/retry-started') && e.data.retryId === retryId)) {
-        fail(`llm/retry retryId ${JSON.stringify(retryId)} is already owned by another chain`);
+        fail(`llm/retry retryId ${toJson(retryId)} is already owned by another chain`);
       }
     } else if (event.type === 'llm/retry-started') {
       const { retryId, turn, step, retry } = rec(event.data);
@@ -500,11 +501,11 @@ export function compactionToolPairingObserver(): ReplayObserver {
         if (!x) continue;
         for (const id of x.calls) {
           const gone = resultsGone.get(id);
-          if (gone !== undefined && !resultsNow.has(id)) parts.push(`tool call ${JSON.stringify(id)} (seq ${seq}) without its result (shadowed seq ${gone})`);
+          if (gone !== undefined && !resultsNow.has(id)) parts.push(`tool call ${toJson(id)} (seq ${seq}) without its result (shadowed seq ${gone})`);
         }
         if (x.result !== null) {
           const gone = callsGone.get(x.result);
-          if (gone !== undefined && !callsNow.has(x.result)) parts.push(`the result of ${JSON.stringify(x.result)} (seq ${seq}) without its call (shadowed seq ${gone})`);
+          if (gone !== undefined && !callsNow.has(x.result)) parts.push(`the result of ${toJson(x.result)} (seq ${seq}) without its call (shadowed seq ${gone})`);
         }
       }
       if (parts.length === 0) return;
@@ -544,14 +545,7 @@ const LOOK_BACK_TYPES: ReadonlySet<string> = new Set([
 const KEEP_STRING = 256;
 
 function slim(value: unknown): unknown {
-  if (typeof value === 'string') return value.length > KEEP_STRING ? value.slice(0, KEEP_STRING) : value;
-  if (Array.isArray(value)) return value.map(slim);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = slim(v);
-    return out;
-  }
-  return value;
+  return mapJsonLeaves(value, (v) => (typeof v === 'string' && v.length > KEEP_STRING ? v.slice(0, KEEP_STRING) : v));
 }
 
 /**

@@ -6,6 +6,7 @@ import { LogFollower, type FollowNotice, type FollowSink } from '../views/follow
 import { UsageError } from '../log/errors.js';
 import type { ResolvedTarget } from '../log/target.js';
 import type { FrameDecoder } from '../physical/decoders.js';
+import { toJson } from '../core/json.js';
 
 /** What a live log's state change means, for a human. */
 export function noticeText(n: FollowNotice): string {
@@ -70,7 +71,7 @@ export async function followLoop(io: Io, env: CommandEnv, target: ResolvedTarget
       } catch (error) {
         await options.flush();
         const e = error as { name?: string; message: string; dshClass?: string };
-        if (env.opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.dshClass ?? 'Error', message: e.message } }) + '\n');
+        if (env.opts.json) await writeOut(io.stdout, toJson({ error: { class: e.dshClass ?? 'Error', message: e.message } }) + '\n');
         io.stderr.write(`dsh: the log became unreadable: ${escapeControl(e.message)}\n`);
         return EXIT.failed;
       }
@@ -102,6 +103,6 @@ export async function followLoop(io: Io, env: CommandEnv, target: ResolvedTarget
 
 export function intervalOption(v: string | undefined): number {
   const n = Number(v ?? '100');
-  if (!/^\d+$/.test(String(v ?? '100')) || n < 10 || n > 60_000) throw new UsageError(`--interval must be an integer 10-60000 (ms), got ${JSON.stringify(v)}`);
+  if (!/^\d+$/.test(String(v ?? '100')) || n < 10 || n > 60_000) throw new UsageError(`--interval must be an integer 10-60000 (ms), got ${toJson(v)}`);
   return n;
 }

@@ -9,6 +9,7 @@ import { UsageError } from '../log/errors.js';
 import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
 import type { IndexUse } from '../log/session.js';
 import { SESSION_FOLDS } from '../views/index-folds.js';
+import { toJson } from '../core/json.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -17,14 +18,17 @@ export interface CommonOptions {
   decoder?: DecoderName | 'auto';
   /** False with `--no-cache`: read and write no session index. */
   cache?: boolean;
+  /** `--encoding raw|zstd` (fork's own `--encoding` names the child's and is not this). */
+  encoding?: 'raw' | 'zstd' | 'none';
 }
 
-export function addCommon(cmd: Command, opts: { json?: string | false } = {}): Command {
+export function addCommon(cmd: Command, opts: { json?: string | false; encoding?: false } = {}): Command {
   if (opts.json !== false) cmd.option('--json', opts.json ?? 'print machine-readable JSON on stdout');
   cmd.addOption(new Option('--color <when>', 'colour output').choices(['auto', 'always', 'never']).default('auto'));
   cmd.option('--root <dir>', 'session root for ids (default $DSH_HOME/sessions, else ~/.dsh/sessions)');
   cmd.option('--no-cache', 'read and write no session index (also DSH_NO_CACHE=1): nothing is written anywhere');
   cmd.addOption(new Option('--decoder <name>', 'zstd decoder').choices(['auto', 'node-zlib', 'mongodb-js']).default('auto').hideHelp());
+  if (opts.encoding !== false) cmd.addOption(new Option('--encoding <enc>', "read the bytes as this encoding whatever the file name says (DSH goes by the name)").choices(['raw', 'zstd']));
   return cmd;
 }
 
@@ -40,7 +44,7 @@ export function envFor(io: Io, opts: CommonOptions): CommandEnv {
 
 export async function resolveCli(target: string, opts: CommonOptions): Promise<ResolvedTarget> {
   const stdin = target === '-' ? await readStdin() : undefined;
-  return resolveTarget(target, { ...(opts.root ? { root: opts.root } : {}), ...(stdin ? { stdin } : {}) });
+  return resolveTarget(target, { ...(opts.root ? { root: opts.root } : {}), ...(stdin ? { stdin } : {}), ...(opts.encoding ? { encoding: opts.encoding === 'zstd' ? 'zstd' : 'none' } : {}) });
 }
 
 export function decoderFor(opts: CommonOptions) {
@@ -89,6 +93,6 @@ export function isRootDir(p: string): boolean {
 
 /** A non-negative integer option (`--jobs`, `--max-warnings`); UsageError otherwise. */
 export function parseCount(value: string, flag: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a non-negative integer, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a non-negative integer, got ${toJson(value)}`);
   return Number(value);
 }

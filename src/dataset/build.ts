@@ -25,6 +25,7 @@ import { artifactIdentity, type ArtifactIdentity } from './identity.js';
 import { openTableFile, type TableFile } from './parquet.js';
 import { columnsOf, DATASET_SCHEMA_ID, DATASET_SCHEMA_VERSION, tableSchemaJson, TABLES, type Row, type TableName } from './schema.js';
 import { sessionRows } from './session-rows.js';
+import { toJson } from '../core/json.js';
 
 export const MANIFEST_SCHEMA = 'dsh-dataset-manifest/1';
 export const MANIFEST_NAME = 'manifest.json';
@@ -110,7 +111,7 @@ export function readManifest(dir: string): Manifest | undefined {
   } catch (error) {
     throw new UsageError(`${file}: not a readable dataset manifest (${(error as Error).message})`);
   }
-  if (m?.schema !== MANIFEST_SCHEMA || typeof m.sessions !== 'object') throw new UsageError(`${file}: not a dsh dataset manifest (schema ${JSON.stringify(m?.schema)})`);
+  if (m?.schema !== MANIFEST_SCHEMA || typeof m.sessions !== 'object') throw new UsageError(`${file}: not a dsh dataset manifest (schema ${toJson(m?.schema)})`);
   return m;
 }
 
@@ -348,7 +349,7 @@ export async function buildDataset(inputs: string[], outDir: string, options: Da
     sessions,
     layoutFindings: discovery.layout.length,
   };
-  writeAtomic(path.join(dir, MANIFEST_NAME), (tmp) => writeFileSync(tmp, JSON.stringify(manifest, null, 2) + '\n'));
+  writeAtomic(path.join(dir, MANIFEST_NAME), (tmp) => writeFileSync(tmp, toJson(manifest, null, 2) + '\n'));
 
   const rows = Object.fromEntries(TABLES.map((t) => [t.name, 0])) as Record<TableName, number>;
   for (const s of Object.values(sessions)) for (const [t, n] of Object.entries(s.tables)) rows[t as TableName] += n ?? 0;

@@ -1,3 +1,4 @@
+import { toJson } from '../core/json.js';
 /**
  * The dataset schema: every table, every column, its type and meaning, in one
  * place. It is versioned (`DATASET_SCHEMA_VERSION`) and written as JSON into
@@ -212,7 +213,7 @@ const tableJson = new Map<TableName, string>();
 export function tableSchemaJson(table: TableName): string {
   let json = tableJson.get(table);
   if (json === undefined) {
-    json = JSON.stringify({ schema: DATASET_SCHEMA_ID, version: DATASET_SCHEMA_VERSION, table: TABLE_BY_NAME.get(table) });
+    json = toJson({ schema: DATASET_SCHEMA_ID, version: DATASET_SCHEMA_VERSION, table: TABLE_BY_NAME.get(table) });
     tableJson.set(table, json);
   }
   return json;

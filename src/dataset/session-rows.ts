@@ -19,6 +19,7 @@ import { isErrorResult } from '../views/stats.js';
 import { extractSessionEventText } from '../views/search.js';
 import type { Redactor } from '../redact/index.js';
 import type { Row, TableName } from './schema.js';
+import { toJson } from '../core/json.js';
 
 export interface SessionRowsOptions {
   decoder?: FrameDecoder;
@@ -46,7 +47,7 @@ function str(v: unknown): string | null {
 }
 
 function json(v: unknown): string | null {
-  return v === undefined || v === null ? null : JSON.stringify(v);
+  return v === undefined || v === null ? null : toJson(v);
 }
 
 /** Per-call tool rows, with the rules `dsh stats` counts by (appended results only, matched by callId). */
@@ -158,7 +159,7 @@ function compactionRow(sessionId: string | null, a: CompactionAttempt): Row {
     summary_input_tokens: num(usage?.['inputTokens']),
     summary_output_tokens: num(usage?.['outputTokens']),
     net_gain_tokens: a.budget ? a.budget.netGain : null,
-    attempt_json: JSON.stringify(a),
+    attempt_json: toJson(a),
   };
 }
 
@@ -236,9 +237,9 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
       };
       if (options.content) {
         const t = extractSessionEventText(e);
-        const data = e.data === undefined ? null : JSON.stringify(e.data);
+        const data = e.data === undefined ? null : toJson(e.data);
         row['text'] = redactor ? redactor.redactText(t, { seq: e.seq }) : t;
-        row['data_json'] = data !== null && redactor ? JSON.stringify((redactor.redactRecord({ seq: e.seq, data: e.data }) as { data: unknown }).data) : data;
+        row['data_json'] = data !== null && redactor ? toJson((redactor.redactRecord({ seq: e.seq, data: e.data }) as { data: unknown }).data) : data;
       }
       batch.push(row);
       if (batch.length >= EVENT_BATCH) {

@@ -5,6 +5,7 @@ import { readHeaderCheap } from '../views/listing.js';
 import { LogError } from '../log/errors.js';
 import { scanRoot, type RootSession } from '../log/target.js';
 import type { SessionHeader } from '../log/types.js';
+import { toJson } from '../core/json.js';
 
 /** One session of a root, with the header its listing shows. */
 export interface IndexedSession {
@@ -57,11 +58,11 @@ export async function indexRoot(root: string, decoder: FrameDecoder = createDeco
     }
     const header = read.header;
     if (header.id !== s.id) {
-      warnings.push(`skipping ${s.path}: header id ${JSON.stringify(header.id)} does not match its directory id ${JSON.stringify(s.id)}`);
+      warnings.push(`skipping ${s.path}: header id ${toJson(header.id)} does not match its directory id ${toJson(s.id)}`);
       continue;
     }
     if (byId.has(s.id)) {
-      warnings.push(`skipping ${s.path}: duplicate session id ${JSON.stringify(s.id)} (also at ${byId.get(s.id)!.path})`);
+      warnings.push(`skipping ${s.path}: duplicate session id ${toJson(s.id)} (also at ${byId.get(s.id)!.path})`);
       continue;
     }
     const entry: IndexedSession = { id: s.id, path: s.path, header };

@@ -13,6 +13,7 @@ import { Spool } from './spool.js';
 import { prepareNewFile, realOrSelf, type NewFile } from './new-file.js';
 import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
+import { toJson } from '../core/json.js';
 
 export interface ExportOptions {
   /** Where to write the archive (a temporary sibling is renamed onto it at the end). */
@@ -273,7 +274,7 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
       if (usedFolders.has(folder)) {
         let n = 2;
         while (usedFolders.has(`${folder}.${n}`)) n++;
-        warn(`descendant ids ${JSON.stringify(usedFolders.get(folder))} and ${JSON.stringify(node.id)} sanitize to the same folder "subagents/${folder}"; the second is stored as "subagents/${folder}.${n}" (DSH itself would write a duplicate entry)`);
+        warn(`descendant ids ${toJson(usedFolders.get(folder))} and ${toJson(node.id)} sanitize to the same folder "subagents/${folder}"; the second is stored as "subagents/${folder}.${n}" (DSH itself would write a duplicate entry)`);
         folder = `${folder}.${n}`;
       }
       usedFolders.set(folder, node.id);

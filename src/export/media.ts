@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { toJson } from '../core/json.js';
 
 /** An image reference as stored in a log (`ImageAttachmentRef`, fields dsh uses). */
 export interface ImageRef {
@@ -144,13 +145,13 @@ export type MediaRead =
  * file (never a link), sha256 = id, byte count = `ref.bytes` when present.
  */
 export function readMedia(store: string, id: string, ref: ImageRef, referencedBy: string): MediaRead {
-  const label = `attachment ${JSON.stringify(id)} referenced by session ${JSON.stringify(referencedBy)}`;
+  const label = `attachment ${toJson(id)} referenced by session ${toJson(referencedBy)}`;
   const m = ATTACHMENT_ID.exec(id);
   if (!m) return { ok: false, warning: `${label}: invalid attachment id (DSH: "Attachment reference is invalid."); media entry skipped` };
   const hex = m[1]!;
   const ext = typeof ref.mediaType === 'string' ? MEDIA_EXTENSIONS[ref.mediaType] : undefined;
   if (ext === undefined) {
-    return { ok: false, warning: `${label}: unsupported media type ${JSON.stringify(ref.mediaType)}; media entry skipped` };
+    return { ok: false, warning: `${label}: unsupported media type ${toJson(ref.mediaType)}; media entry skipped` };
   }
   const file = path.join(store, 'objects', hex.slice(0, 2), hex);
   let st;

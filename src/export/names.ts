@@ -4,6 +4,7 @@
  */
 
 import { safeSegment } from '../log/layout.js';
+import { toJson } from '../core/json.js';
 
 export { safeSegment };
 
@@ -22,7 +23,7 @@ const MEDIA_NAME = /^media\/sha256:[a-f0-9]{64}\.(png|jpg|webp|gif)$/;
  */
 export function assertSafeEntryName(name: string): void {
   const bad = (why: string): never => {
-    throw new Error(`refusing unsafe archive entry name ${JSON.stringify(name)}: ${why}`);
+    throw new Error(`refusing unsafe archive entry name ${toJson(name)}: ${why}`);
   };
   if (name.length === 0 || name.length > 1024) bad('empty or too long');
   if (name.startsWith('/')) bad('absolute path');

@@ -2,6 +2,7 @@ import { lstatSync, openSync, realpathSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { UsageError } from '../log/errors.js';
+import { outputRefusal } from '../log/target.js';
 
 /** A new output being written: the final path, and the temporary sibling open for writing. */
 export interface NewFile {
@@ -21,6 +22,10 @@ export function prepareNewFile(output: string, force: boolean, mode = 0o666, inp
   const real = realOrSelf(abs);
   if (inputs.some((i) => i !== '-' && realOrSelf(i) === real)) {
     throw new UsageError(`refusing to write ${abs}: it is an input of this command (dsh never writes to its inputs)`, 'io');
+  }
+  for (const input of inputs) {
+    const why = outputRefusal(abs, input);
+    if (why) throw new UsageError(why, 'io');
   }
   let st;
   try {

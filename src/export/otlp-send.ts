@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { ExportTraceServiceRequest } from './otlp.js';
+import { toJson } from '../core/json.js';
 
 export type OtlpProtocol = 'http/json' | 'http/protobuf';
 
@@ -79,7 +80,7 @@ export function tracesUrl(endpoint: string): URL {
   try {
     url = new URL(endpoint);
   } catch {
-    throw new OtlpSendError(`--endpoint ${JSON.stringify(endpoint)} is not a URL`);
+    throw new OtlpSendError(`--endpoint ${toJson(endpoint)} is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OtlpSendError(`--endpoint must be an http(s) URL, got ${url.protocol}`);
   if (url.pathname === '' || url.pathname === '/') url.pathname = '/v1/traces';
@@ -99,7 +100,7 @@ function retryAfter(header: string | null): number | undefined {
 
 /** POST one export request; resolves on 2xx, throws OtlpSendError otherwise. */
 export async function sendRequest(url: URL, request: ExportTraceServiceRequest, options: SendOptions): Promise<{ attempts: number; partialRejected?: number }> {
-  const body = options.protocol === 'http/protobuf' ? encodeProtobuf(request) : Buffer.from(JSON.stringify(request));
+  const body = options.protocol === 'http/protobuf' ? encodeProtobuf(request) : Buffer.from(toJson(request));
   const contentType = options.protocol === 'http/protobuf' ? 'application/x-protobuf' : 'application/json';
   const attempts = Math.max(1, options.attempts ?? 4);
   let delay = options.backoffMs ?? 250;

@@ -23,6 +23,7 @@ import { buildReplay, finishKind, type ReplayAttempt } from '../views/replay.js'
 import { deriveDispatches, messagesOf, type DispatchEntry } from '../views/requests.js';
 import { bucketsOf, billedInput } from '../views/stats.js';
 import { sessionKind } from '../views/listing.js';
+import { toJson } from '../core/json.js';
 
 export const SEMCONV_VERSION = '1.45.0';
 export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai v0.1.0';
@@ -232,7 +233,7 @@ export function sessionSpans(header: SessionHeader, events: readonly SessionEven
   const seed = typeof header.seedLength === 'number' && header.seedLength > 0 ? header.seedLength : 0;
   const own = events.filter((e) => e.seq >= seed);
   const redact = (v: unknown, seq: number) => (options.redactor ? options.redactor.redactValue(v, undefined, { seq }) : v);
-  const json = (v: unknown, seq: number) => JSON.stringify(redact(v, seq));
+  const json = (v: unknown, seq: number) => toJson(redact(v, seq));
 
   const first = own[0]?.time ?? header.createdAt;
   const last = own.length > 0 ? own[own.length - 1]!.time : header.createdAt;
@@ -517,12 +518,12 @@ export function exportRequest(spans: readonly OtlpSpan[], version = '0.0.0'): Ex
 
 /** `JSON.stringify(exportRequest(spans, version))` in pieces, one span at a time (no single huge string). */
 export function* exportRequestText(spans: Iterable<OtlpSpan>, version = '0.0.0'): Generator<string> {
-  const shell = JSON.stringify(exportRequest([], version));
+  const shell = toJson(exportRequest([], version));
   const at = shell.indexOf('"spans":[') + '"spans":['.length;
   yield shell.slice(0, at);
   let first = true;
   for (const span of spans) {
-    yield (first ? '' : ',') + JSON.stringify(span);
+    yield (first ? '' : ',') + toJson(span);
     first = false;
   }
   yield shell.slice(at);

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { Readable, type Writable } from 'node:stream';
 import { UsageError } from '../log/errors.js';
 import { assertSafeEntryName } from './names.js';
+import { toJson } from '../core/json.js';
 
 /** The fixed entry time of `--deterministic` (the ZIP epoch; archiver writes UTC DOS times). */
 export const DETERMINISTIC_DATE = new Date(Date.UTC(1980, 0, 1, 0, 0, 0));
@@ -90,7 +91,7 @@ export class ZipWriter {
   async add(name: string, content: Buffer | Iterable<Buffer>, opts: { store?: boolean } = {}): Promise<EntryFacts> {
     if (this.failure) throw this.failure;
     assertSafeEntryName(name);
-    if (this.names.has(name)) throw new Error(`duplicate archive entry ${JSON.stringify(name)}`);
+    if (this.names.has(name)) throw new Error(`duplicate archive entry ${toJson(name)}`);
     this.names.add(name);
     const hash = createHash('sha256');
     let bytes = 0;

@@ -1,5 +1,6 @@
 import { corrupt, refused } from './errors.js';
 import type { SessionHeader } from './types.js';
+import { toJson } from '../core/json.js';
 
 export const SESSION_FORMAT_VERSION = 0;
 
@@ -52,7 +53,7 @@ export function toHeaderLine(h: SessionHeader): string {
   if (h.origin !== undefined) out['origin'] = h.origin;
   out['delegationDepth'] = h.delegationDepth ?? 0;
   if (h.agentPreset !== undefined) out['agentPreset'] = h.agentPreset;
-  return JSON.stringify(out);
+  return toJson(out);
 }
 
 /**

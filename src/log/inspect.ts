@@ -10,6 +10,7 @@ import { packBatchLines } from './rows.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import type { CloserReason } from './closers.js';
 import type { LineInfo } from './scanner.js';
+import { toJson } from '../core/json.js';
 
 export type View = 'artifact' | 'stored' | 'logical';
 
@@ -238,7 +239,7 @@ function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSumm
   if (outcome.encoding === 'none') {
     if (closers.length > 0) {
       appendAs = 'lines';
-      appendText = closers.map((c) => JSON.stringify(c) + '\n').join('');
+      appendText = closers.map((c) => toJson(c) + '\n').join('');
     }
   } else {
     const recovered = recoveredSeqs.length > 0 ? tail.filter((e) => e.seq >= (recoveredSeqs[0] as number)) : [];

@@ -24,20 +24,31 @@ export function legacyMessageId(id: string, seq: number): string {
 export class LegacyRejections {
   private headerDelta: number | undefined;
   private modeSet: number | undefined;
-  private fallback: number | undefined;
+  /**
+   * The first request/header DSH's fallback search stops at: one whose reason
+   * is "fallback", or one whose `data` is undefined or null (DSH reads
+   * `data.reason` unguarded and throws a TypeError there).
+   */
+  private fallback: { seq: number; missing?: 'undefined' | 'null' } | undefined;
 
   observe(event: SessionEvent): void {
     if (event === null || typeof event !== 'object') return;
     if (event.type === 'request/header-delta') this.headerDelta ??= event.seq;
     else if (event.type === 'mode/set') this.modeSet ??= event.seq;
-    else if (event.type === 'request/header' && event.data?.reason === 'fallback') this.fallback ??= event.seq;
+    else if (event.type === 'request/header' && this.fallback === undefined) {
+      const data = (event as { data?: unknown }).data;
+      if (data === undefined || data === null) this.fallback = { seq: event.seq, missing: data === null ? 'null' : 'undefined' };
+      else if ((data as { reason?: unknown }).reason === 'fallback') this.fallback = { seq: event.seq };
+    }
   }
 
-  /** The error DSH's `assertSupportedEvents` throws, if any: [message, seq]. */
-  first(id: string): [string, number] | undefined {
-    if (this.headerDelta !== undefined) return [`session "${id}" contains unsupported legacy request/header-delta event at seq ${this.headerDelta}`, this.headerDelta];
-    if (this.modeSet !== undefined) return [`session "${id}" contains unsupported legacy mode/set event at seq ${this.modeSet}`, this.modeSet];
-    if (this.fallback !== undefined) return [`session "${id}" contains unsupported legacy request/header reason "fallback" at seq ${this.fallback}`, this.fallback];
+  /** The error DSH's `assertSupportedEvents` throws, if any: [message, seq, DSH's error class]. */
+  first(id: string): [string, number, 'Error' | 'TypeError'] | undefined {
+    if (this.headerDelta !== undefined) return [`session "${id}" contains unsupported legacy request/header-delta event at seq ${this.headerDelta}`, this.headerDelta, 'Error'];
+    if (this.modeSet !== undefined) return [`session "${id}" contains unsupported legacy mode/set event at seq ${this.modeSet}`, this.modeSet, 'Error'];
+    const f = this.fallback;
+    if (f?.missing !== undefined) return [`Cannot read properties of ${f.missing} (reading 'reason')`, f.seq, 'TypeError'];
+    if (f !== undefined) return [`session "${id}" contains unsupported legacy request/header reason "fallback" at seq ${f.seq}`, f.seq, 'Error'];
     return undefined;
   }
 }

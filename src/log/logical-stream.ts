@@ -9,6 +9,7 @@ import { heldBytesBudget, replayLogical, type InspectOptions } from './inspect.j
 import { UsageError } from './errors.js';
 import type { SessionEvent } from './types.js';
 import { expandedChunkJson } from './rows.js';
+import { toJson } from '../core/json.js';
 
 /** Logs up to this many bytes on disk are read once with events held in memory. */
 export const SINGLE_PASS_BYTES = 48 << 20;
@@ -28,7 +29,7 @@ export interface Flushable {
  */
 export function logicalEventJson(e: SessionEvent, text: string | undefined): string {
   if (text !== undefined && !text.endsWith('\r')) return text;
-  return text === undefined && e.type === 'assistant/chunk' ? expandedChunkJson(e) : JSON.stringify(e);
+  return text === undefined && e.type === 'assistant/chunk' ? expandedChunkJson(e) : toJson(e);
 }
 
 export type Emit = (event: SessionEvent, text: string | undefined, synthetic: boolean) => void;

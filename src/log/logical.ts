@@ -94,7 +94,7 @@ export class LogicalPipeline {
     };
     const fail = (error: LogError, stage: LogicalResult['failedStage']): LogicalResult => ({ ...base, error, failedStage: stage });
     const rejection = this.rejections.first(id);
-    if (rejection) return fail(wrapCorruption(id, new LogError(rejection[0], { seq: rejection[1], rule: 'DSH-B1' })), 'legacy');
+    if (rejection) return fail(wrapCorruption(id, new LogError(rejection[0], { seq: rejection[1], rule: 'DSH-B1', dshClass: rejection[2] })), 'legacy');
     if (this.migrationError) {
       return fail(wrapCorruption(id, new LogError(this.migrationError.message, { seq: this.migrationError.seq, rule: this.migrationError.rule })), 'migration');
     }

@@ -8,6 +8,9 @@ import { parseHeaderMeta } from './header.js';
 import { LogScanner, type EventSink, type LineInfo, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 
+/** Most bytes of a raw log's header line held in memory (the artifact view keeps as much of its first line). */
+export const HEADER_LINE_BUDGET = 64 << 20;
+
 export interface FrameReport {
   index: number;
   start: number;
@@ -61,7 +64,7 @@ export interface StoredRead {
 export interface ReadOutcome {
   encoding: Encoding;
   /** How the encoding was decided. */
-  encodingBy: 'magic' | 'name' | 'content';
+  encodingBy: 'magic' | 'name' | 'content' | 'flag';
   size: number;
   frames?: FrameReport[];
   tornFrame?: TornFrameReport | null;
@@ -125,17 +128,22 @@ const RAW_CHUNK = 4 << 20;
 export const BIG_FRAME = 64 << 20;
 
 export function detectEncoding(source: ByteSource): { encoding: Encoding; by: ReadOutcome['encodingBy'] } {
+  if (source.encoding) return { encoding: source.encoding, by: 'flag' };
+  // DSH picks the codec from the configured encoding, i.e. the file name: a
+  // name decides; only a nameless input (stdin, another name) is sniffed.
+  if (/\.zstd?$/.test(source.name)) return { encoding: 'zstd', by: 'name' };
+  if (/\.jsonl$/.test(source.name)) return { encoding: 'none', by: 'name' };
   const head = source.read(0, 4);
   if (head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC) return { encoding: 'zstd', by: 'magic' };
-  const named = source.name.endsWith('.zstd') || source.name.endsWith('.zst');
-  if (named) {
-    // A zstd-named artifact whose bytes are not JSON text is judged as zstd
-    // (DSH's zstd backend reports the bad magic); plain JSONL is read as raw.
-    const first = head.length > 0 ? head[0] : undefined;
-    if (first !== 0x7b) return { encoding: 'zstd', by: 'name' };
-    return { encoding: 'none', by: 'content' };
-  }
   return { encoding: 'none', by: head.length === 0 ? 'name' : 'content' };
+}
+
+/** What the first bytes look like, whatever the name says: for telling a user the name and bytes disagree. */
+export function sniffEncoding(source: ByteSource): Encoding | undefined {
+  const head = source.read(0, 4);
+  if (head.length === 4 && head.readUInt32LE(0) === ZSTD_MAGIC) return 'zstd';
+  const first = head[0];
+  return first === 0x7b ? 'none' : undefined;
 }
 
 function countLF(buf: Buffer): number {
@@ -231,7 +239,8 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       }
       const nl = chunk.indexOf(0x0a);
       if (nl === -1) {
-        if (headerBytes + chunk.length <= maxLine) headerParts.push(Buffer.from(chunk));
+        // A header line is held up to the first-line budget only (one past it cannot parse as kept).
+        if (headerBytes + chunk.length <= Math.min(maxLine, HEADER_LINE_BUDGET)) headerParts.push(Buffer.from(chunk));
         headerBytes += chunk.length;
         continue;
       }

@@ -1,4 +1,5 @@
 import type { SessionEvent } from './types.js';
+import { toJson } from '../core/json.js';
 
 /** Storage-only packed chunk-row tags (never events). */
 export const ROW_TAGS = ['text-chunks', 'reasoning-chunks', 'tool-call-chunks'] as const;
@@ -101,10 +102,10 @@ export function expandedChunkJson(event: SessionEvent): string {
   const c = d.chunk;
   const head = `{"type":"assistant/chunk","seq":${event.seq},"time":${event.time},"data":{"turn":${d.turn},"step":${d.step},"chunk":`;
   if (c.type === 'tool-call-delta') {
-    const name = Object.hasOwn(c, 'name') ? `,"name":${JSON.stringify(c.name)}` : '';
-    return `${head}{"type":"tool-call-delta","index":${c.index},"id":${JSON.stringify(c.id)}${name},"argumentsDelta":${JSON.stringify(c.argumentsDelta)}}}}`;
+    const name = Object.hasOwn(c, 'name') ? `,"name":${toJson(c.name)}` : '';
+    return `${head}{"type":"tool-call-delta","index":${c.index},"id":${toJson(c.id)}${name},"argumentsDelta":${toJson(c.argumentsDelta)}}}}`;
   }
-  return `${head}{"type":"${c.type === 'text-delta' ? 'text-delta' : 'reasoning-delta'}","index":${c.index},"text":${JSON.stringify(c.text)}}}}`;
+  return `${head}{"type":"${c.type === 'text-delta' ? 'text-delta' : 'reasoning-delta'}","index":${c.index},"text":${toJson(c.text)}}}}`;
 }
 
 type ChunkKind = 'text' | 'reasoning' | 'tool';
@@ -151,7 +152,7 @@ function continues(prev: Candidate, next: Candidate): boolean {
 
 /** Serialize one event line in the writer's key order (live appends). */
 export function eventLine(event: SessionEvent): string {
-  return JSON.stringify(event);
+  return toJson(event);
 }
 
 function rowLine(run: Candidate[]): string {
@@ -163,9 +164,9 @@ function rowLine(run: Candidate[]): string {
     const data: Record<string, unknown> = { turn, step, index: chunk.index, dt, id: chunk.id };
     if (Object.hasOwn(chunk, 'name')) data['name'] = chunk.name;
     data['args'] = run.map((c) => c.event.data.chunk.argumentsDelta);
-    return JSON.stringify({ type: 'tool-call-chunks', seq0: first.seq, time0: first.time, data });
+    return toJson({ type: 'tool-call-chunks', seq0: first.seq, time0: first.time, data });
   }
-  return JSON.stringify({
+  return toJson({
     type: run[0]!.kind === 'text' ? 'text-chunks' : 'reasoning-chunks',
     seq0: first.seq,
     time0: first.time,

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { deepEqualJson } from './surface.js';
 import type { SessionEvent } from './types.js';
+import { toJson } from '../core/json.js';
 
 /** Event identity for seed equality: everything but `time` (DSH's own recorded fixtures re-stamp times). */
 function withoutTime(e: SessionEvent | undefined): unknown {
@@ -25,7 +26,7 @@ function canonicalJson(v: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
       .join(',')}}`;
   }
-  return JSON.stringify(v) ?? 'undefined';
+  return toJson(v) ?? 'undefined';
 }
 
 /**

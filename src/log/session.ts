@@ -1,6 +1,6 @@
 import { inspectSource, type InspectOptions, type Inspection, type RepairPlan, type View } from './inspect.js';
 import { identityWarnings, type ResolvedTarget } from './target.js';
-import { detectEncoding } from './read.js';
+import { detectEncoding, sniffEncoding } from './read.js';
 import { LogIndexBuilder, Rereader, type LogIndex, type SeqRange } from './reread.js';
 import { createDecoder } from '../physical/decoders.js';
 import type { ByteSource } from '../physical/source.js';
@@ -16,11 +16,19 @@ export interface SessionInspection extends Inspection {
 }
 
 /** What a forensic read of `target` warns about (layout, identity, a mislabelled encoding). */
-function targetWarnings(target: ResolvedTarget, meta: SessionHeader | null, encoding: Encoding, encodingBy: Inspection['encodingBy']): string[] {
+function targetWarnings(target: ResolvedTarget, meta: SessionHeader | null, encoding: Encoding, encodingBy: Inspection['encodingBy'], source: ByteSource): string[] {
   const warnings = [...target.layoutWarnings];
   if (meta) warnings.push(...identityWarnings(target, meta, encoding));
-  if (encodingBy === 'content' && target.path.endsWith('.zstd')) {
-    warnings.push('the artifact is named .zstd but holds plain JSONL; read as raw mode');
+  if (encodingBy === 'name') {
+    // DSH goes by the name; say so when the bytes look like the other encoding.
+    const seen = sniffEncoding(source);
+    if (seen !== undefined && seen !== encoding) {
+      warnings.push(
+        seen === 'none'
+          ? 'the artifact is named .zstd but its bytes are plain JSONL (DSH reads it as zstd, as above); --encoding raw reads them anyway'
+          : 'the artifact is named .jsonl but its bytes are a zstd stream (DSH reads it as plain JSONL, as above); --encoding zstd reads them anyway',
+      );
+    }
   }
   return warnings;
 }
@@ -42,7 +50,7 @@ export async function inspectTarget(target: ResolvedTarget, options: InspectOpti
       ...(target.expectedId !== undefined ? { expectedId: target.expectedId } : {}),
       ...options,
     });
-    const warnings = targetWarnings(target, result.meta, result.encoding, result.encodingBy);
+    const warnings = targetWarnings(target, result.meta, result.encoding, result.encodingBy, source);
     return {
       ...result,
       target: targetInfo(target),
@@ -251,7 +259,7 @@ async function warmInspection(
     ignorableUnknown: [],
     surface: summary.surface,
     target: targetInfo(target),
-    warnings: targetWarnings(target, meta, encoding, by),
+    warnings: targetWarnings(target, meta, encoding, by, source),
   };
   const fill = sparseFill(count + closers.length, closers);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);

@@ -1,7 +1,7 @@
-import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileSource, MemorySource } from '../physical/source.js';
+import { FileSource, MemorySource, fileKind, notRegularFile } from '../physical/source.js';
 import { decodeSegment, encodeSegment, sessionPath } from './layout.js';
 import { LogError, UsageError } from './errors.js';
 import type { Encoding, SessionHeader } from './types.js';
@@ -9,6 +9,9 @@ import { resolveZipTarget } from './zip-target.js';
 import type { ResolvedTarget } from './resolved-target.js';
 
 export type { ResolvedTarget };
+import { toJson } from '../core/json.js';
+import { parseHeaderRecord } from './header.js';
+import { ZSTD_MAGIC } from '../physical/zstd-frames.js';
 
 /** DSH's default session root: `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
 export function defaultRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -18,21 +21,128 @@ export function defaultRoot(env: NodeJS.ProcessEnv = process.env): string {
 
 export const ARTIFACT_NAMES = ['session.jsonl.zstd', 'session.jsonl'] as const;
 
-export async function readStdin(): Promise<Buffer> {
+/** Most bytes `-` reads from stdin (held in memory); a bigger input should be saved to a file. */
+export const STDIN_BUDGET = 1024 * 1024 * 1024;
+/** How far into stdin dsh looks for the first line before judging it. */
+export const STDIN_HEADER_PROBE = 1024 * 1024;
+
+/**
+ * The bytes of stdin that decide DSH's verdict, read as a stream. An endless
+ * or huge stdin is not read to its end when its first bytes already decide:
+ * - not the zstd magic, and a complete first line that DSH's header parser
+ *   refuses: the verdict is that line's, whatever follows (the line is returned);
+ * - not the zstd magic, no LF in the first STDIN_HEADER_PROBE bytes and a first
+ *   non-blank byte that cannot begin a header object: no header can follow;
+ *   those bytes are returned and read as the header-less log they are.
+ * Past STDIN_BUDGET bytes without a verdict, an I/O error (exit 2).
+ */
+export async function readStdin(stream: AsyncIterable<Buffer | string> = process.stdin, budget = STDIN_BUDGET): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  let total = 0;
+  let probing = true;
+  const stop = () => (stream as { destroy?: () => void }).destroy?.();
+  for await (const piece of stream) {
+    const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
+    chunks.push(chunk);
+    total += chunk.length;
+    if (probing) {
+      const head = Buffer.concat(chunks, total).subarray(0, STDIN_HEADER_PROBE);
+      const decided = head.length >= 4 ? stdinVerdictBytes(head) : undefined;
+      if (decided === 'read-all') probing = false;
+      else if (decided) {
+        stop();
+        return decided;
+      }
+    }
+    if (total > budget) {
+      stop();
+      throw new UsageError(`stdin is larger than dsh's ${budget / (1024 * 1024)} MiB stdin budget and its first bytes do not decide the verdict: save it to a file and name the file`, 'io');
+    }
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** See `readStdin`: the deciding prefix, 'read-all' when only the whole input decides, undefined when more bytes are needed. */
+function stdinVerdictBytes(head: Buffer): Buffer | 'read-all' | undefined {
+  if (head.readUInt32LE(0) === ZSTD_MAGIC) return 'read-all';
+  const nl = head.indexOf(0x0a);
+  if (nl !== -1) {
+    const record = head.subarray(0, nl + 1);
+    try {
+      parseHeaderRecord(record, '-');
+    } catch (error) {
+      if (error instanceof LogError) return record;
+    }
+    return 'read-all';
+  }
+  if (head.length < STDIN_HEADER_PROBE) return undefined;
+  let i = 0;
+  while (i < head.length && (head[i] === 0x20 || head[i] === 0x09 || head[i] === 0x0d)) i++;
+  if (i < head.length && head[i] !== 0x7b) return head;
+  return 'read-all';
+}
+
+/** Is `abs` an artifact in DSH's layout (`<root>/<project>/<session>/session.jsonl[.zstd]`)? */
+function inDshLayout(abs: string): boolean {
+  const projectName = path.basename(path.dirname(path.dirname(abs)));
+  const projectLike = projectName === '_no-cwd' || (projectName.startsWith('--') && projectName.endsWith('--') && projectName.length >= 4);
+  return projectLike && (ARTIFACT_NAMES as readonly string[]).includes(path.basename(abs));
+}
+
+/** Resolve symlinks of the longest existing prefix of `p`, then re-append the rest. */
+export function realish(p: string): string {
+  const abs = path.resolve(p);
+  const rest: string[] = [];
+  let cur = abs;
+  for (;;) {
+    try {
+      const real = realpathSync(cur);
+      return rest.length === 0 ? real : path.join(real, ...rest.reverse());
+    } catch {
+      const parent = path.dirname(cur);
+      if (parent === cur) return abs;
+      rest.push(path.basename(cur));
+      cur = parent;
+    }
+  }
+}
+
+export function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Why an output path must not be written, given an input artifact (undefined
+ * when it may): never into the directory holding a `session.jsonl[.zstd]`
+ * input, and, for an input in DSH's layout, nowhere under its root (the root
+ * itself, project and session directories: everywhere DSH's listing looks), so
+ * an output can never become part of what DSH reads. No `--force` overrides it.
+ * Checks real paths (symlinks resolved). `-` and ZIP entries have no place.
+ */
+export function outputRefusal(output: string, input: string): string | undefined {
+  if (input === '-' || /\.zip:/i.test(input)) return undefined;
+  const real = realish(input);
+  const out = realish(output);
+  const sessionDir = path.dirname(real);
+  if (inDshLayout(real)) {
+    const root = path.dirname(path.dirname(sessionDir));
+    if (isInside(out, root)) {
+      return `refusing to write ${path.resolve(output)}: it is inside the input's session root ${root}, where DSH's listing looks (the root, its project and session directories); choose a path outside it`;
+    }
+  }
+  if ((ARTIFACT_NAMES as readonly string[]).includes(path.basename(real)) && isInside(out, sessionDir)) {
+    return `refusing to write ${path.resolve(output)}: it is inside the input's session directory ${sessionDir}; choose a path outside it`;
+  }
+  return undefined;
 }
 
 function fileTarget(file: string): ResolvedTarget {
   const abs = path.resolve(file);
-  const base = path.basename(abs);
   const out: ResolvedTarget = { path: abs, rawPath: abs, open: () => new FileSource(abs), layoutWarnings: [] };
-  const projectName = path.basename(path.dirname(path.dirname(abs)));
-  const inLayout = projectName === '_no-cwd' || (projectName.startsWith('--') && projectName.endsWith('--') && projectName.length >= 4);
   // Only a file inside DSH's layout names its session by its folder; a copied-out
   // artifact is read on its own terms.
-  if ((ARTIFACT_NAMES as readonly string[]).includes(base) && inLayout) {
+  if (inDshLayout(abs)) {
     const sessionDir = path.dirname(abs);
     out.expectedId = decodeSegment(path.basename(sessionDir));
     out.root = path.dirname(path.dirname(sessionDir));
@@ -46,7 +156,7 @@ function artifactInDir(dir: string): string | undefined {
   if (present.length === 2) {
     const raw = path.join(dir, 'session.jsonl');
     throw new LogError(
-      `session artifact ${JSON.stringify(raw)} uses .jsonl, but this backend is configured for compression "zstd"; use a separate root or select the matching compression mode`,
+      `session artifact ${toJson(raw)} uses .jsonl, but this backend is configured for compression "zstd"; use a separate root or select the matching compression mode`,
       { kind: 'corrupt', rule: 'DSH-A11' },
     );
   }
@@ -106,21 +216,32 @@ export function scanRoot(root: string): RootScan {
       if (st.isFile() && (entry.endsWith('.jsonl') || entry.endsWith('.jsonl.zstd'))) {
         problems.push({
           path: p,
-          message: `session artifact ${JSON.stringify(p)} uses the unsupported flat-file layout; use a separate root or move it into a project/session directory before loading`,
+          message: `session artifact ${toJson(p)} uses the unsupported flat-file layout; use a separate root or move it into a project/session directory before loading`,
         });
         continue;
       }
       if (!st.isDirectory()) continue;
       const present = ARTIFACT_NAMES.filter((n) => {
-        const s = safeStat(path.join(p, n));
-        return s !== undefined && s.isFile();
+        const artifact = path.join(p, n);
+        if (!safeStat(artifact)) return false;
+        // Follow a symlinked session file as DSH's open() does; report and skip
+        // anything that is not a regular file (a FIFO would block a reader).
+        let s: Stats | undefined;
+        try {
+          s = statSync(artifact);
+        } catch {
+          s = undefined;
+        }
+        if (s?.isFile()) return true;
+        problems.push({ path: artifact, message: s ? (s.isDirectory() ? notRegularFile(artifact, s).message : `not a regular file (${fileKind(s)}): skipped`) : 'dangling symbolic link: skipped' });
+        return false;
       });
       if (present.length === 0) continue;
       if (present.length === 2) {
         const raw = path.join(p, 'session.jsonl');
         problems.push({
           path: raw,
-          message: `session artifact ${JSON.stringify(raw)} uses .jsonl, but this backend is configured for compression "zstd"; use a separate root or select the matching compression mode`,
+          message: `session artifact ${toJson(raw)} uses .jsonl, but this backend is configured for compression "zstd"; use a separate root or select the matching compression mode`,
         });
       }
       const name = present[0] as string;
@@ -146,6 +267,8 @@ export function looksLikeRoot(dir: string): boolean {
 
 export interface ResolveOptions {
   root?: string;
+  /** `--encoding`: read the bytes as this encoding, whatever the name says. */
+  encoding?: Encoding;
   /** Bytes already read from stdin for `-`. */
   stdin?: Buffer;
 }
@@ -156,6 +279,21 @@ export interface ResolveOptions {
  * `findLog` does (every project directory; duplicates are an error).
  */
 export function resolveTarget(target: string, options: ResolveOptions = {}): ResolvedTarget {
+  const resolved = resolveTargetByName(target, options);
+  const forced = options.encoding;
+  if (forced === undefined) return resolved;
+  const open = resolved.open;
+  return {
+    ...resolved,
+    open: () => {
+      const source = open();
+      source.encoding = forced;
+      return source;
+    },
+  };
+}
+
+function resolveTargetByName(target: string, options: ResolveOptions): ResolvedTarget {
   const zip = target === '-' ? undefined : resolveZipTarget(target);
   if (zip) return zip;
   if (target === '-') {
@@ -169,6 +307,7 @@ export function resolveTarget(target: string, options: ResolveOptions = {}): Res
     st = undefined;
   }
   if (st?.isFile()) return fileTarget(target);
+  if (st && !st.isDirectory()) throw new UsageError(notRegularFile(target, st).message, 'io');
   if (st?.isDirectory()) {
     const file = artifactInDir(target);
     if (file) return fileTarget(file);
@@ -187,7 +326,7 @@ export function resolveTarget(target: string, options: ResolveOptions = {}): Res
     try {
       return encodeSegment(target);
     } catch {
-      throw new UsageError(`invalid session id ${JSON.stringify(target)}`);
+      throw new UsageError(`invalid session id ${toJson(target)}`);
     }
   })();
   const matches = scanRoot(root).sessions.filter((s) => encodeSegment(s.id) === encoded);

@@ -5,6 +5,7 @@ import { compressFrame, type EncoderName } from '../physical/encoder.js';
 import { toHeaderLine } from './header.js';
 import { packBatchLines } from './rows.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
+import { toJson } from '../core/json.js';
 
 /**
  * The project's own DSH artifact writer (fixtures, tests, bench, `fork --out`).
@@ -192,7 +193,7 @@ async function exists(p: string): Promise<boolean> {
 }
 
 function existsError(target: string): Error {
-  const e = new Error(`refusing to overwrite existing file ${JSON.stringify(target)}`) as NodeJS.ErrnoException;
+  const e = new Error(`refusing to overwrite existing file ${toJson(target)}`) as NodeJS.ErrnoException;
   e.code = 'EEXIST';
   return e;
 }

@@ -6,6 +6,7 @@ import { FileSource, MemorySource, type ByteSource } from '../physical/source.js
 import { UsageError } from './errors.js';
 import type { ResolvedTarget } from './resolved-target.js';
 import { safeSegment } from './layout.js';
+import { toJson } from '../core/json.js';
 
 /**
  * Read a DSH session-log export ZIP (or a `dsh export` archive) as a target:
@@ -102,6 +103,9 @@ export function listZip(source: ByteSource): ZipEntry[] {
   return entries;
 }
 
+/** Largest ZIP entry dsh inflates into memory (a declared size above it is refused before inflating). */
+export const ZIP_ENTRY_BUDGET = 256 * 1024 * 1024;
+
 /** One entry's bytes, inflated and CRC-checked. */
 export function readZipEntry(source: ByteSource, entry: ZipEntry): Buffer {
   const file = source.name;
@@ -110,7 +114,9 @@ export function readZipEntry(source: ByteSource, entry: ZipEntry): Buffer {
   const start = entry.localHeaderOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
   const raw = source.read(start, start + entry.compressedSize);
   if (raw.length !== entry.compressedSize) bad(file, `${entry.name} is truncated`);
-  if (entry.size > buffer.constants.MAX_LENGTH) bad(file, `${entry.name} is too large to read into memory (${entry.size} bytes)`);
+  if (entry.size > ZIP_ENTRY_BUDGET || entry.size > buffer.constants.MAX_LENGTH) {
+    bad(file, `${entry.name} declares ${entry.size} bytes, over dsh's ${ZIP_ENTRY_BUDGET / (1024 * 1024)} MiB budget for a ZIP entry read into memory: extract it and name the file`);
+  }
   let data: Buffer;
   if (entry.method === 0) data = raw;
   else if (entry.method === 8) {
@@ -178,7 +184,7 @@ export function pickZipEntry(source: ByteSource, entries: ZipEntry[], spec: stri
     if (matching.length === 0 && candidates.length === 1 && candidates[0]!.name === `subagents/${folder}/session.jsonl`) return candidates[0]!;
   }
   const sessions = entries.filter((e) => /^subagents\/[^/]+\/session\.jsonl$/.test(e.name)).map((e) => e.name.slice('subagents/'.length, -'/session.jsonl'.length));
-  bad(file, `no entry for ${JSON.stringify(spec)}; descendants in this archive: ${sessions.length > 0 ? sessions.join(', ') : 'none'}`);
+  bad(file, `no entry for ${toJson(spec)}; descendants in this archive: ${sessions.length > 0 ? sessions.join(', ') : 'none'}`);
 }
 
 /** The ResolvedTarget for `file.zip[:entry]`, or undefined when the target is not a ZIP. */

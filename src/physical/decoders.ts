@@ -1,6 +1,6 @@
 import zlib from 'node:zlib';
 import { Decompress as FzstdDecompress } from 'fzstd';
-import { frameBlocks, frameHeaderLayout, frameHeaderValues } from './zstd-frames.js';
+import { frameBlocks, frameHeaderLayout, frameHeaderValues, ZSTD_BLOCK_MAX, type BlockInfo } from './zstd-frames.js';
 import { Xxh64 } from './xxhash64.js';
 import { loadMongo } from './mongo.js';
 
@@ -125,8 +125,19 @@ class MongoDecoder implements FrameDecoder {
   }
 
   async decodeTornPrefix(frameBytes: Buffer): Promise<Buffer> {
+    // libzstd itself judges the complete blocks (fzstd accepts compressed
+    // blocks libzstd rejects, e.g. a block whose size was bit-flipped); the
+    // cut block follows libzstd's streaming rules.
     try {
-      return tornPrefixByBlocks(frameBytes);
+      const { blocks, headerComplete, headerBytes } = frameBlocks(frameBytes);
+      if (!headerComplete || !blocksAcceptable(frameBytes, blocks, headerBytes)) return Buffer.alloc(0);
+      const parts: Buffer[] = [];
+      const whole = completeBlocksFrame(frameBytes, blocks, headerBytes);
+      if (whole) parts.push(await loadMongo().decompress(whole));
+      parts.push(cutRawBytes(frameBytes, blocks));
+      const out = Buffer.concat(parts);
+      const { contentSize } = frameParams(frameBytes);
+      return contentSize !== null && out.length > contentSize ? Buffer.alloc(0) : out;
     } catch {
       return Buffer.alloc(0);
     }
@@ -155,6 +166,10 @@ export function decodeFrameStreamingJs(frame: Buffer, onChunk: (chunk: Buffer) =
   const params = frameParams(frame);
   if (params.windowSize > 2 ** 27) {
     throw new DecodeFailure('Frame requires too much memory for decoding', 'ZSTD_error_frameParameter_windowTooLarge');
+  }
+  const walk = frameBlocks(frame);
+  if (!blocksAcceptable(frame, walk.blocks, walk.headerBytes)) {
+    throw new DecodeFailure('Data corruption detected', 'ZSTD_error_corruption_detected');
   }
   let produced = 0;
   const hash = hasChecksum ? new Xxh64() : undefined;
@@ -196,8 +211,9 @@ export function decodeFrameStreamingJs(frame: Buffer, onChunk: (chunk: Buffer) =
  * its one byte. Any decoding error yields no plaintext at all (DSH swallows it).
  */
 export function tornPrefixByBlocks(frameBytes: Buffer): Buffer {
-  const { blocks, headerComplete } = frameBlocks(frameBytes);
+  const { blocks, headerComplete, headerBytes } = frameBlocks(frameBytes);
   if (!headerComplete) return Buffer.alloc(0);
+  if (!blocksAcceptable(frameBytes, blocks, headerBytes)) return Buffer.alloc(0);
   const parts: Buffer[] = [];
   const complete = blocks.filter((b) => b.complete);
   if (complete.length > 0) {
@@ -209,11 +225,62 @@ export function tornPrefixByBlocks(frameBytes: Buffer): Buffer {
     });
     d.push(new Uint8Array(prefix.buffer, prefix.byteOffset, prefix.byteLength), false);
   }
-  const cut = blocks.find((b) => !b.complete);
-  if (cut && cut.type === 'raw' && cut.present > 0) {
-    parts.push(Buffer.from(frameBytes.subarray(cut.start + 3, cut.start + 3 + cut.present)));
-  }
+  parts.push(cutRawBytes(frameBytes, blocks));
   return Buffer.concat(parts);
+}
+
+/** What libzstd's streaming decoder emits from a cut block: the bytes present of a raw block, else nothing. */
+function cutRawBytes(frameBytes: Buffer, blocks: readonly BlockInfo[]): Buffer {
+  const cut = blocks.find((b) => !b.complete);
+  if (cut && cut.type === 'raw' && cut.present > 0) return Buffer.from(frameBytes.subarray(cut.start + 3, cut.start + 3 + cut.present));
+  return Buffer.alloc(0);
+}
+
+/**
+ * The complete blocks of a torn frame as a frame of their own, for libzstd to
+ * decode: same window and dictionary id, no content size, no checksum, and
+ * the last-block flag on the final complete block. Undefined when none is complete.
+ */
+function completeBlocksFrame(frameBytes: Buffer, blocks: readonly BlockInfo[], headerBytes: number): Buffer | undefined {
+  const complete = blocks.filter((b) => b.complete);
+  const final = complete[complete.length - 1];
+  if (final === undefined) return undefined;
+  const layout = frameHeaderLayout(frameBytes[4] as number);
+  const dictAt = 5 + (layout.singleSegment ? 0 : 1);
+  let windowDescriptor = frameBytes[5] as number;
+  if (layout.singleSegment) {
+    let log = 10;
+    while (2 ** log < frameParams(frameBytes).windowSize) log++;
+    windowDescriptor = (log - 10) << 3;
+  }
+  const descriptor = (frameBytes[4] as number) & 0x03;
+  const end = final.start + 3 + (final.type === 'rle' ? 1 : final.size);
+  const body = Buffer.from(frameBytes.subarray(headerBytes, end));
+  body[final.start - headerBytes] = (body[final.start - headerBytes] as number) | 1;
+  return Buffer.concat([frameBytes.subarray(0, 4), Buffer.from([descriptor, windowDescriptor]), frameBytes.subarray(dictAt, dictAt + layout.dictBytes), body]);
+}
+
+/** libzstd's largest block: the window size, capped at 128 KiB. */
+export function blockSizeMax(frameBytes: Buffer): number {
+  return Math.min(frameParams(frameBytes).windowSize, ZSTD_BLOCK_MAX);
+}
+
+/**
+ * libzstd's block-header rules, which fail the whole decode (DSH then
+ * recovers nothing from a torn frame): a window over the decoder's limit, a
+ * block (raw, compressed, or an RLE block's regenerated size) larger than
+ * min(window, 128 KiB) - a cut block's declared size included - and the
+ * reserved block type.
+ */
+export function blocksAcceptable(frameBytes: Buffer, blocks: readonly BlockInfo[], headerBytes: number): boolean {
+  if (frameParams(frameBytes).windowSize > 2 ** 27) return false;
+  const max = blockSizeMax(frameBytes);
+  if (blocks.some((b) => b.size > max)) return false;
+  const last = blocks[blocks.length - 1];
+  const end = last ? last.start + 3 + last.present : headerBytes;
+  // frameBlocks stops before a reserved-type header when 3 header bytes are present.
+  if ((last === undefined || (last.complete && !last.last)) && frameBytes.length - end >= 3) return false;
+  return true;
 }
 
 export function createDecoder(preferred?: DecoderName | 'auto'): FrameDecoder {

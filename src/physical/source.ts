@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, constants } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, constants, type Stats } from 'node:fs';
 
 /**
  * Random-access, read-only bytes of one artifact. Files are opened with
@@ -14,6 +14,28 @@ export interface ByteSource {
   /** Read into `target` from `start` (no allocation); returns the bytes read. Optional. */
   readInto?(target: Buffer, start: number): number;
   close(): void;
+  /** The encoding the user asked for (`--encoding`), over the file name and the bytes. */
+  encoding?: 'zstd' | 'none';
+}
+
+/** What kind of non-regular file a path is (for messages). */
+export function fileKind(st: Stats): string {
+  if (st.isDirectory()) return 'directory';
+  if (st.isFIFO()) return 'FIFO';
+  if (st.isSocket()) return 'socket';
+  if (st.isCharacterDevice()) return 'character device';
+  if (st.isBlockDevice()) return 'block device';
+  return 'special file';
+}
+
+/**
+ * The I/O error for an artifact path that is not a regular file: a directory
+ * gets Node's own read error (what DSH reports when it reads one); anything
+ * else (FIFO, socket, device) is refused before reading, never waited on.
+ */
+export function notRegularFile(name: string, st: Stats): NodeJS.ErrnoException {
+  if (st.isDirectory()) return Object.assign(new Error('EISDIR: illegal operation on a directory, read'), { code: 'EISDIR', path: name });
+  return Object.assign(new Error(`cannot read ${name}: not a regular file (${fileKind(st)})`), { code: 'EFTYPE', path: name });
 }
 
 export class FileSource implements ByteSource {
@@ -23,8 +45,15 @@ export class FileSource implements ByteSource {
 
   constructor(readonly name: string) {
     // O_NOATIME is only allowed for the file owner; plain O_RDONLY is enough.
-    this.fd = openSync(name, constants.O_RDONLY);
+    // O_NONBLOCK: opening a FIFO with no writer must not wait forever; a
+    // non-regular file is refused before any read.
+    this.fd = openSync(name, constants.O_RDONLY | constants.O_NONBLOCK);
     const st = fstatSync(this.fd);
+    if (!st.isFile()) {
+      closeSync(this.fd);
+      this.fd = undefined;
+      throw notRegularFile(name, st);
+    }
     this.size = st.size;
     this.mtimeMs = st.mtimeMs;
   }

@@ -1,3 +1,4 @@
+import { toJson } from '../core/json.js';
 /**
  * Built-in secret detectors. Each finds spans of SECRET text in a string; the
  * surrounding context that identified it (a `Bearer ` prefix, a `KEY=`, a
@@ -244,9 +245,9 @@ export function patternDetector(source: string, index: number): Detector {
   try {
     re = new RegExp(source, 'g');
   } catch (error) {
-    throw new Error(`invalid --redact-pattern ${JSON.stringify(source)}: ${(error as Error).message}`);
+    throw new Error(`invalid --redact-pattern ${toJson(source)}: ${(error as Error).message}`);
   }
-  if (re.test('')) throw new Error(`--redact-pattern ${JSON.stringify(source)} matches the empty string`);
+  if (re.test('')) throw new Error(`--redact-pattern ${toJson(source)} matches the empty string`);
   const name = `pattern-${index + 1}`;
   return {
     name,

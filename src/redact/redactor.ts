@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BUILTIN_DETECTORS, cwdDetector, homeDetector, patternDetector, type Detector, type SecretSpan } from './detectors.js';
+import { toJson } from '../core/json.js';
 
 /**
  * Redaction of DSH log TEXT, never structure.
@@ -154,7 +155,7 @@ export class Redactor {
     if (!options.noBuiltins) {
       const only = options.detectors ? new Set(options.detectors) : undefined;
       for (const d of BUILTIN_DETECTORS) if (!only || only.has(d.name)) this.detectors.push(d);
-      if (only) for (const name of only) if (!BUILTIN_DETECTORS.some((d) => d.name === name)) throw new Error(`unknown detector ${JSON.stringify(name)}`);
+      if (only) for (const name of only) if (!BUILTIN_DETECTORS.some((d) => d.name === name)) throw new Error(`unknown detector ${toJson(name)}`);
     }
     (options.patterns ?? []).forEach((p, i) => this.detectors.push(patternDetector(p, i)));
     if (options.cwd !== undefined) this.setCwd(options.cwd);
@@ -360,7 +361,7 @@ export class Redactor {
     const r = this.redactRecord(parsed, line, edits);
     if (r === parsed) return text;
     this.stats.linesChanged += 1;
-    return JSON.stringify(r);
+    return toJson(r);
   }
 
   /**
@@ -384,7 +385,7 @@ export class Redactor {
     this.stats.headerChanged = true;
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(parsed)) Object.defineProperty(out, k, { value: k === 'cwd' ? r : parsed[k], enumerable: true, writable: true, configurable: true });
-    return JSON.stringify(out);
+    return toJson(out);
   }
 }
 

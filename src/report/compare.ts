@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Hunk, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../views/diff.js';
 import { escapeHtml, pageHead } from './html.js';
+import { toJson } from '../core/json.js';
 
 const COMPARE_CSS = `
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--mut:#667;--line:#d0d7de;--add:#e6ffec;--del:#ffebe9;--hi:#fff3bf;--warn:#9a6700}
@@ -106,7 +107,7 @@ function detailHtml(p: PairDiff): string {
     parts.push(`<p>header changed (request/header a:${p.header.aSeq ?? '-'} b:${p.header.bSeq ?? '-'}): ${p.header.changes.map((c) => `<code>${e(c.field)}</code>`).join(', ')}</p>`);
     if (p.header.system) parts.push(hunksHtml(p.header.system));
   }
-  if (p.requestContext.changed) parts.push(`<p>request context: <code>${e(JSON.stringify(p.requestContext.a))}</code> → <code>${e(JSON.stringify(p.requestContext.b))}</code></p>`);
+  if (p.requestContext.changed) parts.push(`<p>request context: <code>${e(toJson(p.requestContext.a))}</code> → <code>${e(toJson(p.requestContext.b))}</code></p>`);
   parts.push(`<p>usage: ${e(deltaText(p.usage.a, p.usage.b, p.usage.delta))}</p>`);
   if (p.output) parts.push(`<p>answer differs:</p>${hunksHtml(p.output)}`);
   return parts.join('');

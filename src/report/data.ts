@@ -16,6 +16,8 @@ import type { LineageView } from '../views/lineage.js';
 import type { EpochHeader } from '../views/header.js';
 import { auditCompactions, type CompactionsReport } from '../views/compactions.js';
 import type { SecretReport } from '../redact/secrets.js';
+import { toJson } from '../core/json.js';
+import { codePointLength, headCodePoints } from '../core/text.js';
 
 /** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
 export const TEXT_LIMIT = 4000;
@@ -180,8 +182,9 @@ export interface ReportInput {
 }
 
 function cut(text: string): string {
-  const chars = Array.from(text);
-  return chars.length <= TEXT_LIMIT ? text : chars.slice(0, TEXT_LIMIT).join('') + `… [${chars.length - TEXT_LIMIT} more characters: open the event for its raw JSON]`;
+  if (text.length <= TEXT_LIMIT) return text;
+  const length = codePointLength(text);
+  return length <= TEXT_LIMIT ? text : headCodePoints(text, TEXT_LIMIT) + `… [${length - TEXT_LIMIT} more characters: open the event for its raw JSON]`;
 }
 
 function finishText(finish: unknown): string | null {
@@ -189,7 +192,7 @@ function finishText(finish: unknown): string | null {
   if (typeof finish === 'string') return finish;
   const f = finish as { kind?: unknown; failure?: { code?: unknown; message?: unknown } };
   if (f.kind === 'error' && f.failure) return `error ${String(f.failure.code ?? f.failure.message ?? '')}`.trim();
-  return String(f.kind ?? JSON.stringify(finish));
+  return String(f.kind ?? toJson(finish));
 }
 
 function errorOf(r: SessionInspection): ReportError | null {

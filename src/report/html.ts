@@ -11,6 +11,7 @@ import type { SessionEvent } from '../log/types.js';
 import type { ReportData } from './data.js';
 import { CLIENT_SCRIPT } from './client.js';
 import { REPORT_CSS } from './style.js';
+import { toJson } from '../core/json.js';
 
 /** Escape text for an HTML text node or a double-quoted attribute. */
 export function escapeHtml(text: string): string {
@@ -25,7 +26,7 @@ export function escapeHtml(text: string): string {
  * parses to the same value.
  */
 export function embedJson(value: unknown): string {
-  const text = JSON.stringify(value) ?? 'null';
+  const text = toJson(value) ?? 'null';
   return text.replace(/[<>&]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(/:\/\//g, ':\\u002f\\u002f');
 }
 

@@ -1,6 +1,7 @@
 import { SurfaceFold } from '../log/surface.js';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import type { EventOrigin, SalvageGap } from './salvage.js';
+import { toJson } from '../core/json.js';
 
 /**
  * Turn salvaged events (original seqs, possibly with gaps) into a log DSH can
@@ -144,7 +145,7 @@ export class SalvageArtifactBuilder {
     if (this.batchUnit !== undefined && origin.unit !== this.batchUnit) await this.flush();
     await this.notes(origin.unit, typeof original.time === 'number' ? original.time : undefined);
     const seq = this.next;
-    const e = JSON.parse(JSON.stringify(original)) as SessionEvent & Record<string, unknown>;
+    const e = JSON.parse(toJson(original)) as SessionEvent & Record<string, unknown>;
     e.seq = seq;
     const drop = (why: string) => {
       this.plan.dropped.push({ originalSeq: original.seq, type: String(original.type), why });
@@ -248,7 +249,7 @@ const ENVELOPE_KEYS = new Set(['type', 'seq', 'time', 'data', 'surfaceOp', 'sour
 
 /** DSH's restore-time envelope rules (C2), without the message-shape part (legacy shapes are migrated first). */
 function envelopeProblem(e: Record<string, unknown>): string | undefined {
-  for (const key of Object.keys(e)) if (!ENVELOPE_KEYS.has(key)) return `unexpected key ${JSON.stringify(key)}`;
+  for (const key of Object.keys(e)) if (!ENVELOPE_KEYS.has(key)) return `unexpected key ${toJson(key)}`;
   if (typeof e['time'] !== 'number' || !Number.isSafeInteger(e['time'])) return 'time is not a safe integer';
   if (e['data'] === undefined) return 'no data';
   if (e['ignorable'] !== undefined && e['ignorable'] !== true) return 'ignorable is not true';

@@ -2,6 +2,7 @@ import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { Inspection } from '../log/inspect.js';
 import { salvageSource } from './salvage.js';
+import { toJson } from '../core/json.js';
 
 /**
  * "inspect suggests salvage": cheap pre-check on an inspection. True when DSH
@@ -50,6 +51,6 @@ export async function salvageWouldRecoverMore(
     salvageable: r.keptEvents,
     stored,
     gaps: r.gaps.length,
-    suggestion: `dsh salvage ${JSON.stringify(target)} -o <new dir> [--artifact] would keep ${r.keptEvents} event(s) across ${r.gaps.length} gap(s); DSH reads ${stored}`,
+    suggestion: `dsh salvage ${toJson(target)} -o <new dir> [--artifact] would keep ${r.keptEvents} event(s) across ${r.gaps.length} gap(s); DSH reads ${stored}`,
   };
 }

@@ -1,29 +1,7 @@
-import { mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../log/errors.js';
-
-/** Resolve symlinks of the longest existing prefix of `p`, then re-append the rest. */
-export function realish(p: string): string {
-  const abs = path.resolve(p);
-  const rest: string[] = [];
-  let cur = abs;
-  for (;;) {
-    try {
-      const real = realpathSync(cur);
-      return rest.length === 0 ? real : path.join(real, ...rest.reverse());
-    } catch {
-      const parent = path.dirname(cur);
-      if (parent === cur) return abs;
-      rest.push(path.basename(cur));
-      cur = parent;
-    }
-  }
-}
-
-function inside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
+import { isInside, outputRefusal, realish } from '../log/target.js';
 
 /**
  * Check and create a NEW output directory for salvage/redact output:
@@ -38,9 +16,11 @@ export function prepareOutputDir(out: string, inputPath: string | undefined): st
   if (inputPath && inputPath !== '-' && path.isAbsolute(inputPath) && !/\.zip:/i.test(inputPath)) {
     const sessionDir = realish(path.dirname(inputPath));
     const target = realish(abs);
-    if (inside(target, sessionDir)) {
+    if (isInside(target, sessionDir)) {
       throw new UsageError(`refusing to write into the input's session directory ${sessionDir}: choose an output directory outside it`);
     }
+    const why = outputRefusal(abs, inputPath);
+    if (why) throw new UsageError(why);
   }
   let st;
   try {

@@ -11,6 +11,7 @@ import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { salvageSource, type SalvageResult, type SalvageSummary } from './salvage.js';
 import { SalvageArtifactBuilder, type SalvageArtifactPlan } from './artifact.js';
 import { prepareOutputDir } from './outdir.js';
+import { toJson } from '../core/json.js';
 
 export interface SalvageRunOptions {
   /** Also write a loadable DSH artifact under `<out>/root/…`. */
@@ -138,7 +139,7 @@ export async function runSalvage(target: ResolvedTarget, out: string, options: S
         if (synthesized && builder && builder.plan.events === 0 && Number.isSafeInteger(event.time) && event.time >= 0) {
           builder.plan.header.createdAt = event.time;
         }
-        await ndjson.line(JSON.stringify(event));
+        await ndjson.line(toJson(event));
         await builder?.event(event, origin);
       },
     });
@@ -162,7 +163,7 @@ export async function runSalvage(target: ResolvedTarget, out: string, options: S
   if (writer && plan && artifactPath) {
     await writer.close();
     const seqMapFile = path.join(dir, 'seq-map.json');
-    await fsp.writeFile(seqMapFile, JSON.stringify({ runs: plan.seqMap, notes: plan.notes.map((n) => n.seq), dropped: plan.dropped }, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
+    await fsp.writeFile(seqMapFile, toJson({ runs: plan.seqMap, notes: plan.notes.map((n) => n.seq), dropped: plan.dropped }, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
     const verify = await verifyArtifact(artifactPath);
     report.artifact = {
       path: artifactPath,
@@ -176,7 +177,7 @@ export async function runSalvage(target: ResolvedTarget, out: string, options: S
       verify,
     };
   }
-  await fsp.writeFile(gapsFile, JSON.stringify(report, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
+  await fsp.writeFile(gapsFile, toJson(report, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
   return report;
 }
 

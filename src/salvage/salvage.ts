@@ -3,6 +3,7 @@ import { detectEncoding } from '../log/read.js';
 import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
 import { parseHeaderMeta } from '../log/header.js';
 import { decodeStorageRecord } from '../log/rows.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../log/scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import { findMagic, walkSegments, type Segment } from './walker.js';
 
@@ -234,6 +235,8 @@ class SeqKeeper {
 class LineFeeder {
   private fragment: Buffer[] = [];
   fragmentBytes = 0;
+  /** The fragment passed the line limit: its bytes are counted, not kept. */
+  private fragmentOverflow = false;
   /** Body line counter (raw: file lines minus header). */
   line = 0;
   ok = 0;
@@ -257,6 +260,7 @@ class LineFeeder {
     });
     this.fragment = [];
     this.fragmentBytes = 0;
+    this.fragmentOverflow = false;
   }
 
   /** The trailing fragment at EOF (torn tail). */
@@ -272,6 +276,7 @@ class LineFeeder {
     });
     this.fragment = [];
     this.fragmentBytes = 0;
+    this.fragmentOverflow = false;
   }
 
   /**
@@ -283,19 +288,49 @@ class LineFeeder {
     for (let nl = text.indexOf(0x0a, from); nl !== -1; nl = text.indexOf(0x0a, from)) {
       let line = text.subarray(from, nl);
       let start = from;
+      const overflow = this.fragmentOverflow || this.fragmentBytes + line.length > DEFAULT_MAX_LINE_BYTES;
       if (this.fragmentBytes > 0) {
         start -= this.fragmentBytes;
-        line = Buffer.concat([...this.fragment, line]);
-        this.fragment = [];
-        this.fragmentBytes = 0;
+        if (!overflow) line = Buffer.concat([...this.fragment, line]);
       }
-      await this.line1(line, origin(start, nl + 1), frame);
+      const bytes = this.fragmentBytes + line.length;
+      this.fragment = [];
+      this.fragmentBytes = 0;
+      this.fragmentOverflow = false;
+      if (overflow) this.overlong(origin(start, nl + 1), bytes, frame);
+      else await this.line1(line, origin(start, nl + 1), frame);
       from = nl + 1;
     }
     if (from < text.length) {
-      this.fragment.push(Buffer.from(text.subarray(from)));
+      // Past the line limit a fragment is counted, never kept (bounded memory).
+      if (!this.fragmentOverflow && this.fragmentBytes + text.length - from > DEFAULT_MAX_LINE_BYTES) {
+        this.fragment = [];
+        this.fragmentOverflow = true;
+      }
+      if (!this.fragmentOverflow) this.fragment.push(Buffer.from(text.subarray(from)));
       this.fragmentBytes += text.length - from;
     }
+  }
+
+  /** A line over the line limit: lost whole, like any line DSH cannot parse. */
+  private overlong(where: EventOrigin, bytes: number, frame?: number): void {
+    if (!this.headerSeen) {
+      this.headerSeen = true;
+      this.keeper.defect({ kind: 'no-header', start: where.start, end: where.end, bytesLost: 0, message: 'the first record is not a session header', ...(frame !== undefined ? { frame } : {}) });
+      void this.onHeader(null);
+    }
+    this.line += 1;
+    this.total += 1;
+    this.failed += 1;
+    this.keeper.defect({
+      kind: 'unparsable-line',
+      start: where.start,
+      end: where.end,
+      bytesLost: bytes + 1,
+      message: `line ${this.line} is longer than the ${DEFAULT_MAX_LINE_BYTES >> 20} MiB line limit`,
+      line: this.line,
+      ...(frame !== undefined ? { frame } : {}),
+    });
   }
 
   private async line1(line: Buffer, where: EventOrigin, frame?: number): Promise<void> {

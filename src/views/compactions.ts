@@ -16,6 +16,7 @@ import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, SurfaceError, deriveEventMessage, isSurfaceEligibleType } from '../log/surface.js';
 import { canonicalHeader, type EpochHeader } from './header.js';
 import { deriveDispatches, type DispatchEntry } from './requests.js';
+import { toJson } from '../core/json.js';
 
 // ---------------------------------------------------------------- heuristic pricing
 
@@ -58,7 +59,7 @@ function priceBlocks(blocks: unknown): Priced {
         break;
       }
       default: {
-        const n = (JSON.stringify(raw) ?? '').length;
+        const n = (toJson(raw) ?? '').length;
         tokens += BLOCK_OVERHEAD + Math.ceil(n / CHARS_PER_TOKEN);
         chars += n;
       }
@@ -84,7 +85,7 @@ export function estimateSystemTokens(header: EpochHeader | null | undefined): nu
 export function estimateToolsTokens(header: EpochHeader | null | undefined): number {
   const t = header?.tools as unknown;
   if (t === undefined || t === null || (t as { length?: number }).length === 0) return 0;
-  return Math.ceil((JSON.stringify(t) ?? '').length / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
+  return Math.ceil((toJson(t) ?? '').length / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
 }
 
 function priceNodes(nodes: readonly number[], events: readonly SessionEvent[]): { messages: number; tokens: number; chars: number } {
@@ -609,7 +610,7 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
             const cls = c.doneText !== null ? classifyCommandText(c.doneText) : null;
             const a = newAttempt('compaction', c.runSeq, {
               kind: 'manual',
-              detail: `/compact command ${JSON.stringify(id)} (command/run seq ${c.runSeq}) never opened a compaction bracket`,
+              detail: `/compact command ${toJson(id)} (command/run seq ${c.runSeq}) never opened a compaction bracket`,
               turn: null,
               step: null,
               command: { commandId: id, runSeq: c.runSeq, doneSeq: e.seq, doneKind: c.doneKind, doneText: c.doneText },
@@ -646,18 +647,18 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
         a.owner = owner;
         a.sourceCommandId = str(d['sourceCommandId']);
         a.seqs.start = e.seq;
-        if (owner === undefined) a.notes.push(`compaction/start turn ${JSON.stringify(d['turn']) ?? 'undefined'} is neither a turn number nor null (DSH-F1)`);
+        if (owner === undefined) a.notes.push(`compaction/start turn ${toJson(d['turn']) ?? 'undefined'} is neither a turn number nor null (DSH-F1)`);
         if (a.sourceCommandId !== null) {
           const c = commands.get(a.sourceCommandId);
           a.trigger.command = { commandId: a.sourceCommandId, runSeq: c?.runSeq ?? null, doneSeq: null, doneKind: null, doneText: null };
           if (c) {
             c.attempt = a;
-            a.trigger.detail = `/compact command ${JSON.stringify(a.sourceCommandId)} (command/run seq ${c.runSeq}${c.name !== 'compact' ? `, name ${JSON.stringify(c.name)}` : ''})`;
-          } else a.trigger.detail = `manual: sourceCommandId ${JSON.stringify(a.sourceCommandId)} (no command/run in the log)`;
+            a.trigger.detail = `/compact command ${toJson(a.sourceCommandId)} (command/run seq ${c.runSeq}${c.name !== 'compact' ? `, name ${toJson(c.name)}` : ''})`;
+          } else a.trigger.detail = `manual: sourceCommandId ${toJson(a.sourceCommandId)} (no command/run in the log)`;
           if (typeof owner === 'number') a.notes.push('a sourceCommandId on a numbered (in-turn) bracket: DSH writes manual brackets with turn: null');
         }
         if (a.compactionId !== null) {
-          if (byId.has(a.compactionId)) a.notes.push(`compactionId ${JSON.stringify(a.compactionId)} was already used by an earlier bracket`);
+          if (byId.has(a.compactionId)) a.notes.push(`compactionId ${toJson(a.compactionId)} was already used by an earlier bracket`);
           else byId.set(a.compactionId, a);
         }
         for (const p of lastPrunes) p.precedesCompaction = a.compactionId;
@@ -702,7 +703,7 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
           a.outcome = 'failed';
           if (typeof d['error'] === 'string') a.failure = classifyCompactionError(d['error'], a.seqs.summary !== null);
           else {
-            a.failure = { class: 'other', reason: 'non-string-error', basis: 'error text', text: JSON.stringify(d['error']) ?? String(d['error']) };
+            a.failure = { class: 'other', reason: 'non-string-error', basis: 'error text', text: toJson(d['error']) ?? String(d['error']) };
             a.notes.push('compaction/end error is not a string (DSH writes errorChain text)');
           }
           if (a.seqs.replacement !== null) a.notes.push('the bracket failed after its replacement landed: the surface was changed by a failed compaction');
@@ -849,7 +850,7 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
     a.lastSeq = Math.max(a.lastSeq, seq);
     const cls = text !== null ? classifyCommandText(text) : null;
     if (cls === null || cls === 'success' || cls === 'nothing') {
-      if (kind === 'error' && a.outcome === 'succeeded') a.notes.push(`the /compact command reported an error (${JSON.stringify(text)}) for a closed successful bracket`);
+      if (kind === 'error' && a.outcome === 'succeeded') a.notes.push(`the /compact command reported an error (${toJson(text)}) for a closed successful bracket`);
       return;
     }
     // DSH's own typed outcome for this manual attempt is authoritative.
@@ -915,8 +916,8 @@ function auditReplacement(a: CompactionAttempt, e: SessionEvent, before: readonl
   let declaredMatches: boolean | null = null;
   if (declared !== null) {
     declaredMatches =
-      JSON.stringify(declared) === JSON.stringify(shadowed) && (declaredRange === null || (declaredRange.start === op.start && declaredRange.end === op.end));
-    if (!declaredMatches) a.notes.push(`declared shadowedSeqs [${declared.join(', ')}] / range ${JSON.stringify(declaredRange)} differ from the fold's [${shadowed.join(', ')}] (${op.start}..${op.end})`);
+      toJson(declared) === toJson(shadowed) && (declaredRange === null || (declaredRange.start === op.start && declaredRange.end === op.end));
+    if (!declaredMatches) a.notes.push(`declared shadowedSeqs [${declared.join(', ')}] / range ${toJson(declaredRange)} differ from the fold's [${shadowed.join(', ')}] (${op.start}..${op.end})`);
   }
   a.coverage = {
     covered: missing.length === 0,
@@ -1119,7 +1120,7 @@ function verdictsOf(r: CompactionsReport, dispatches: readonly DispatchEntry[]):
     }
     for (const a of failed) {
       const f = a.failure as FailureInfo;
-      if (f.class === 'other') warn.push(`${label(a)} failure not classified: ${JSON.stringify(f.text)}`);
+      if (f.class === 'other') warn.push(`${label(a)} failure not classified: ${toJson(f.text)}`);
       else info.push(`${label(a)} ${f.class}${f.reason !== f.class ? ` (${f.reason})` : ''}`);
       if (f.class === 'commit' && dispatches.some((d) => d.firstChunkSeq > a.lastSeq)) warn.push(`${label(a)} commit-stage failure: the surface may be partly changed, yet execution continued`);
     }

@@ -23,6 +23,7 @@
  *   configured defaults (unknown offline: omitted here, noted).
  */
 import type { EpochHeader } from './header.js';
+import { toJson } from '../core/json.js';
 
 export interface DeepSeekBody {
   model: string;
@@ -110,7 +111,7 @@ export function serializeMessages(messages: readonly unknown[], notes: string[] 
       });
       continue;
     }
-    if (message.role !== 'user') notes.push(`a message with role ${JSON.stringify(message.role)} is sent as a user message (DSH's adapter treats every non-system, non-assistant role so)`);
+    if (message.role !== 'user') notes.push(`a message with role ${toJson(message.role)} is sent as a user message (DSH's adapter treats every non-system, non-assistant role so)`);
     const toolResults = (content as any[]).filter((b) => b?.type === 'tool-result');
     const text = joinBlocks(content, 'text');
     if (text.length > 0 || toolResults.length === 0) wire.push({ role: 'user', content: text });
@@ -134,7 +135,7 @@ export function deepseekBody(header: EpochHeader | null | undefined, messages: r
   const notes: string[] = [];
   const config = header.config ?? ({} as EpochHeader['config']);
   if (typeof config.provider === 'string' && !/deepseek/i.test(config.provider)) {
-    notes.push(`the dispatch went to provider ${JSON.stringify(config.provider)}, not DSH's DeepSeek adapter ("deepseek-official"); this is what the DeepSeek adapter would have sent`);
+    notes.push(`the dispatch went to provider ${toJson(config.provider)}, not DSH's DeepSeek adapter ("deepseek-official"); this is what the DeepSeek adapter would have sent`);
   }
   const wire: Record<string, unknown>[] = [];
   if (header.system !== undefined) {
@@ -152,7 +153,7 @@ export function deepseekBody(header: EpochHeader | null | undefined, messages: r
   } else if (re === undefined) {
     notes.push('the header has no reasoningEffort: DSH would apply the adapter\'s configured thinking defaults (not logged); thinking/reasoning_effort omitted');
   } else {
-    notes.push(`reasoningEffort ${JSON.stringify(re)} is not a DeepSeek effort: DSH's adapter would fail this call with UNSUPPORTED_REASONING_EFFORT before sending`);
+    notes.push(`reasoningEffort ${toJson(re)} is not a DeepSeek effort: DSH's adapter would fail this call with UNSUPPORTED_REASONING_EFFORT before sending`);
   }
   let tools: DeepSeekBody['tools'];
   if (Array.isArray(header.tools)) {
@@ -183,7 +184,7 @@ export function checkToolPairing(body: DeepSeekBody): string[] {
     if (m['role'] === 'assistant' && Array.isArray(m['tool_calls'])) for (const c of m['tool_calls'] as any[]) open.add(String(c.id));
     if (m['role'] === 'tool') {
       const id = String(m['tool_call_id']);
-      if (!open.has(id)) problems.push(`messages[${i}] tool_call_id ${JSON.stringify(id)} answers no earlier assistant tool_call`);
+      if (!open.has(id)) problems.push(`messages[${i}] tool_call_id ${toJson(id)} answers no earlier assistant tool_call`);
     }
   }
   return problems;

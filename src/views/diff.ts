@@ -21,6 +21,7 @@ import { deriveDispatches, type DispatchEntry, type DispatchIndex, type RequestC
 import { headerChanges, type HeaderChange } from './header.js';
 import { foldSurfaceAt, type LoadedSession } from './messages.js';
 import { buildTranscript, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
+import { toJson } from '../core/json.js';
 
 // ---------------------------------------------------------------------------
 // Sequence diff and unified hunks
@@ -576,7 +577,7 @@ function factsOf(side: DiffSide, which: 0 | 1, entry: DispatchEntry, keys: Keys)
       toolCalls.push({
         id,
         name: String(block.name),
-        arguments: typeof block.arguments === 'string' ? block.arguments : JSON.stringify(block.arguments),
+        arguments: typeof block.arguments === 'string' ? block.arguments : toJson(block.arguments),
         callSeq: side.calls.get(id) ?? null,
         resultSeq,
         outcome: r ? (isError ? 'error' : 'ok') : 'no result',
@@ -635,7 +636,7 @@ export function pushAll<T>(out: T[], items: readonly T[]): void {
 
 function blockLines(content: unknown): string[] {
   if (typeof content === 'string') return content.split('\n');
-  if (!Array.isArray(content)) return [JSON.stringify(content) ?? String(content)];
+  if (!Array.isArray(content)) return [toJson(content) ?? String(content)];
   const out: string[] = [];
   for (const raw of content) {
     const b = (raw ?? {}) as Record<string, any>;
@@ -647,7 +648,7 @@ function blockLines(content: unknown): string[] {
         pushAll(out, String(b['text'] ?? '').split('\n').map((l) => `(reasoning) ${l}`));
         break;
       case 'tool-call':
-        out.push(`→ ${String(b['name'])}(${typeof b['arguments'] === 'string' ? b['arguments'] : JSON.stringify(b['arguments'])})`);
+        out.push(`→ ${String(b['name'])}(${typeof b['arguments'] === 'string' ? b['arguments'] : toJson(b['arguments'])})`);
         break;
       case 'tool-result':
         out.push(`← result${b['isError'] ? ' [error]' : ''}`);

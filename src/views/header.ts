@@ -3,6 +3,7 @@
  * equality, and the last-wins fold over `request/header` events.
  */
 import type { SessionEvent } from '../log/types.js';
+import { toJson } from '../core/json.js';
 
 import type { EpochHeader, LlmCallConfig, ToolSchema } from '../log/payloads.js';
 
@@ -54,7 +55,7 @@ export function headerEquals(a: EpochHeader, b: EpochHeader): boolean {
   }
   const at = (a.tools ?? []) as unknown[];
   const bt = (b.tools ?? []) as unknown[];
-  return at.length === bt.length && at.every((tool, i) => JSON.stringify(tool) === JSON.stringify(bt[i]));
+  return at.length === bt.length && at.every((tool, i) => toJson(tool) === toJson(bt[i]));
 }
 
 /** `foldRequestHeader(events, from?)`: the last `request/header` canonicalized, or `from`/undefined. */
@@ -81,7 +82,7 @@ export function headerChanges(a: EpochHeader | null | undefined, b: EpochHeader 
   for (const k of keys) {
     const x = (a.config as any)?.[k];
     const y = (b.config as any)?.[k];
-    if (JSON.stringify(x) !== JSON.stringify(y)) out.push({ field: `config.${k}`, before: x, after: y });
+    if (toJson(x) !== toJson(y)) out.push({ field: `config.${k}`, before: x, after: y });
   }
   for (const flag of ['reasoningEffort', 'maxTokens'] as const) {
     const x = a.adapterDefaults?.[flag];
@@ -92,10 +93,10 @@ export function headerChanges(a: EpochHeader | null | undefined, b: EpochHeader 
   const at = Array.isArray(a.tools) ? a.tools : a.tools === undefined ? [] : a.tools;
   const bt = Array.isArray(b.tools) ? b.tools : b.tools === undefined ? [] : b.tools;
   if (!Array.isArray(at) || !Array.isArray(bt)) {
-    if (JSON.stringify(at) !== JSON.stringify(bt)) out.push({ field: 'tools', before: a.tools, after: b.tools });
+    if (toJson(at) !== toJson(bt)) out.push({ field: 'tools', before: a.tools, after: b.tools });
     return out;
   }
-  const byName = (list: ToolSchema[]) => new Map(list.map((t) => [String(t?.name), JSON.stringify(t)]));
+  const byName = (list: ToolSchema[]) => new Map(list.map((t) => [String(t?.name), toJson(t)]));
   const am = byName(at);
   const bm = byName(bt);
   for (const [name, text] of bm) {

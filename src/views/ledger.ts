@@ -28,6 +28,7 @@ import { readHeaderCheap, sessionKind, type SessionKind } from './listing.js';
 import { addInto, statsFold, zero, type Buckets, type StatsView, type UsageRecords } from './stats.js';
 import { formatAtto, priceUsage, type PriceTable } from './prices.js';
 import { UsageError } from '../core/errors.js';
+import { toJson } from '../core/json.js';
 
 export { priceUsage, loadPriceTable, parsePriceTable, formatAtto, DEFAULT_PRICES_FILE, PriceTableError, type PriceTable, type PriceEntry, type Priced } from './prices.js';
 
@@ -599,5 +600,5 @@ export function filterExplain(rows: readonly ExplainRow[], figure: string | unde
   if (m && m[1] === 'turn' && /^\d+$/.test(m[2]!)) return rows.filter((r) => r.turn === Number(m[2]));
   if (m && m[1] === 'seq' && /^\d+$/.test(m[2]!)) return rows.filter((r) => r.seq === Number(m[2]));
   if (m && m[1] === 'model') return rows.filter((r) => r.model === m[2] || `${r.provider}/${r.model}` === m[2]);
-  throw new UsageError(`--figure must be one of tokenUsage, failedAttempts, summaryCalls, owned, inherited, unattributed, turn:N, model:NAME, seq:N; got ${JSON.stringify(figure)}`);
+  throw new UsageError(`--figure must be one of tokenUsage, failedAttempts, summaryCalls, owned, inherited, unattributed, turn:N, model:NAME, seq:N; got ${toJson(figure)}`);
 }

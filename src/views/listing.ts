@@ -67,21 +67,35 @@ export function compareSessions(a: { header: SessionHeader }, b: { header: Sessi
 
 export type FirstLine = { line: string } | { line: undefined } | { error: string };
 
-/** DSH `readFirstLine`: bytes up to the first LF; EOF without LF → no line. */
+/**
+ * Longest first line the listing holds in memory (as the artifact view's first
+ * line): past it, the line is still scanned for its LF, never kept.
+ */
+export const FIRST_LINE_BUDGET = 64 << 20;
+
+/**
+ * DSH `readFirstLine`: bytes up to the first LF; EOF without LF → no line.
+ * A first line over FIRST_LINE_BUDGET is reported as such (a header is a few
+ * hundred bytes), so a huge sparse file is listed in bounded memory.
+ */
 function firstRawLine(source: ByteSource): FirstLine {
   const chunks: Buffer[] = [];
+  let kept = 0;
   let offset = 0;
-  const step = 8192;
+  let step = 8192;
   while (offset < source.size) {
     const buf = source.read(offset, offset + step);
     if (buf.length === 0) break;
     const nl = buf.indexOf(0x0a);
+    const part = nl === -1 ? buf : buf.subarray(0, nl);
+    if (kept + part.length <= FIRST_LINE_BUDGET) chunks.push(nl === -1 ? Buffer.from(part) : part);
+    kept += part.length;
     if (nl !== -1) {
-      chunks.push(buf.subarray(0, nl));
+      if (kept > FIRST_LINE_BUDGET) return { error: `first line is longer than dsh's ${FIRST_LINE_BUDGET >> 20} MiB header budget (${kept} bytes): not read as a session header` };
       return { line: Buffer.concat(chunks).toString('utf8') };
     }
-    chunks.push(Buffer.from(buf));
     offset += buf.length;
+    step = Math.min(step * 2, 1 << 20);
   }
   return { line: undefined };
 }

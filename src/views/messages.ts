@@ -15,6 +15,8 @@ import {
   type Replacement,
 } from '../log/surface.js';
 import type { SerializedError } from '../log/errors.js';
+import { toJson } from '../core/json.js';
+import { clipLine } from '../core/text.js';
 
 /** session-query's `SessionQueryError`: a message plus a `SESSION_QUERY_*` code. */
 export class SessionQueryError extends Error {
@@ -230,7 +232,7 @@ export function blocksText(content: unknown, opts: { reasoning?: boolean } = {})
         if (opts.reasoning) parts.push(`(reasoning) ${String(block['text'] ?? '')}`);
         break;
       case 'tool-call':
-        parts.push(`${String(block['name'])}(${typeof block['arguments'] === 'string' ? block['arguments'] : JSON.stringify(block['arguments'])})`);
+        parts.push(`${String(block['name'])}(${typeof block['arguments'] === 'string' ? block['arguments'] : toJson(block['arguments'])})`);
         break;
       case 'tool-result':
         parts.push(blocksText(block['content'], opts));
@@ -247,7 +249,7 @@ export function blocksText(content: unknown, opts: { reasoning?: boolean } = {})
 
 function jsonPreview(v: unknown): string {
   try {
-    return JSON.stringify(v) ?? String(v);
+    return toJson(v) ?? String(v);
   } catch {
     return String(v);
   }
@@ -273,8 +275,8 @@ export function eventSummary(e: SessionEvent): string {
       return `${d['name']}(${typeof d['arguments'] === 'string' ? d['arguments'] : jsonPreview(d['arguments'])})`;
     case 'assistant/chunk': {
       const c = d['chunk'] ?? {};
-      if (c.type === 'text-delta' || c.type === 'reasoning-delta') return `${c.type} ${JSON.stringify(c.text)}`;
-      if (c.type === 'tool-call-delta') return `tool-call-delta ${c.name ? `${c.name} ` : ''}${JSON.stringify(c.argumentsDelta)}`;
+      if (c.type === 'text-delta' || c.type === 'reasoning-delta') return `${c.type} ${toJson(c.text)}`;
+      if (c.type === 'tool-call-delta') return `tool-call-delta ${c.name ? `${c.name} ` : ''}${toJson(c.argumentsDelta)}`;
       if (c.type === 'block-end') return `block-end ${blocksText([c.block])}`;
       if (c.type === 'finish') return `finish ${typeof c.reason === 'string' ? c.reason : jsonPreview(c.reason)}`;
       if (c.type === 'usage') return `usage ${jsonPreview(c.usage)}`;
@@ -308,9 +310,7 @@ export function eventSummary(e: SessionEvent): string {
 
 /** Truncate to `max` code points with an ellipsis (no escaping). */
 export function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const chars = Array.from(flat);
-  return chars.length <= max ? flat : chars.slice(0, max - 1).join('') + '…';
+  return clipLine(text, max);
 }
 
 /**

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Buckets } from './stats.js';
 import { UsageError } from '../core/errors.js';
+import { toJson } from '../core/json.js';
 
 export interface PriceEntry {
   provider: string;
@@ -49,7 +50,7 @@ const SCALE = 12;
 
 function units(text: string): bigint {
   const m = DECIMAL.exec(text);
-  if (!m) throw new PriceTableError(`not a non-negative decimal with at most ${SCALE} places: ${JSON.stringify(text)}`);
+  if (!m) throw new PriceTableError(`not a non-negative decimal with at most ${SCALE} places: ${toJson(text)}`);
   const frac = (m[2] ?? '.').slice(1).padEnd(SCALE, '0');
   return BigInt(m[1]!) * 10n ** BigInt(SCALE) + BigInt(frac);
 }

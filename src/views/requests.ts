@@ -17,6 +17,7 @@ import type { SessionEvent } from '../log/types.js';
 import { UsageError } from '../core/errors.js';
 import { SurfaceFold, deriveEventMessage, type Replacement } from '../log/surface.js';
 import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
+import { toJson } from '../core/json.js';
 
 export interface RequestContext {
   provider?: string;
@@ -186,7 +187,7 @@ export class DispatchBuilder {
         } else this.mirror.push(event.seq);
         const message = deriveEventMessage(event);
         if (message !== null && message !== undefined) {
-          this.nodeMsgs.set(event.seq, this.lazy ? { id: null, json: null, message: null } : { id: (message as { id?: unknown }).id, json: JSON.stringify(message), message });
+          this.nodeMsgs.set(event.seq, this.lazy ? { id: null, json: null, message: null } : { id: (message as { id?: unknown }).id, json: toJson(message), message });
         }
         if (event.type === 'assistant/message') this.onAssistantMessage(event);
         else if (event.type === 'tool/result') {
@@ -424,7 +425,7 @@ function settle<T>(obj: object, key: string, value: T): T {
 
 /** sha256 (hex) of `JSON.stringify(messages)` — the corpus's `messagesSha256`. */
 export function messagesDigest(messages: readonly unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(messages)).digest('hex');
+  return createHash('sha256').update(toJson(messages)).digest('hex');
 }
 
 /** All dispatches of a logical event list (one pass). */
@@ -499,7 +500,7 @@ export function resolveSeq(index: DispatchIndex, seq: number, events?: readonly 
 /** Parse `--step <turn>/<step>[#attempt]` and find the dispatch (default: the step's last attempt). */
 export function resolveStep(index: DispatchIndex, spec: string): SeqResolution | { ok: false; reason: string; before: null; after: null } {
   const m = /^(\d+)\/(\d+)(?:#(\d+))?$/.exec(spec.trim());
-  if (!m) return { ok: false, reason: `--step wants <turn>/<step>[#attempt], got ${JSON.stringify(spec)}`, before: null, after: null };
+  if (!m) return { ok: false, reason: `--step wants <turn>/<step>[#attempt], got ${toJson(spec)}`, before: null, after: null };
   const stepKey = `${m[1]}/${m[2]}`;
   const list = index.requestIndexesByStep[stepKey];
   if (!list || list.length === 0) {
@@ -657,7 +658,7 @@ export function diffDispatches(prev: DispatchEntry | null, cur: DispatchEntry, e
     else between.set(e.type, { type: e.type, count: 1, firstSeq: seq });
   }
   const changes = headerChanges(prev?.header ?? null, cur.header);
-  const ctxChanged = JSON.stringify(prev?.requestContext ?? null) !== JSON.stringify(cur.requestContext);
+  const ctxChanged = toJson(prev?.requestContext ?? null) !== toJson(cur.requestContext);
   return {
     from: prev?.key ?? null,
     to: cur.key,
@@ -708,7 +709,7 @@ export function pickDispatch(index: DispatchIndex, events: readonly unknown[], s
     from = `--step ${step}`;
   } else {
     const text = String(seqArg).trim();
-    if (!/^\d+$/.test(text)) throw new UsageError(`<seq> must be a non-negative integer event seq, got ${JSON.stringify(seqArg)}`);
+    if (!/^\d+$/.test(text)) throw new UsageError(`<seq> must be a non-negative integer event seq, got ${toJson(seqArg)}`);
     const seq = Number(text);
     r = resolveSeq(index, seq, events as never);
     from = `seq ${seq}`;

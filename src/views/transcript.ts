@@ -7,6 +7,7 @@
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { isAppendSurfaceEvent, isReplacementSurfaceEvent } from '../log/surface.js';
 import { blocksText, foldSurfaceAt, type LoadedSession } from './messages.js';
+import { toJson } from '../core/json.js';
 
 export interface TranscriptToolResult {
   seq: number;
@@ -155,7 +156,7 @@ export function buildTranscript(session: LoadedSession): Transcript {
           const call: TranscriptToolCall = {
             id: String(block.id),
             name: String(block.name),
-            arguments: typeof block.arguments === 'string' ? block.arguments : JSON.stringify(block.arguments),
+            arguments: typeof block.arguments === 'string' ? block.arguments : toJson(block.arguments),
             callSeq: null,
             result: null,
           };

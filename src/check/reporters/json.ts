@@ -1,4 +1,5 @@
 import { summarize, type CheckReport } from '../engine.js';
+import { toJson } from '../../core/json.js';
 
 /** The `--format json` document: the engine's data plus a summary. Stable keys (schema `dsh-check/1`). */
 export function checkJson(report: CheckReport, extra: { exitCode?: number } = {}): unknown {
@@ -13,5 +14,5 @@ export function checkJson(report: CheckReport, extra: { exitCode?: number } = {}
 }
 
 export function renderJson(report: CheckReport, extra: { exitCode?: number } = {}): string {
-  return JSON.stringify(checkJson(report, extra)) + '\n';
+  return toJson(checkJson(report, extra)) + '\n';
 }

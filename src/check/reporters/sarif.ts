@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { allFindings, type CheckReport, type Finding } from '../engine.js';
 import { RULES, type RuleMeta, type Severity } from '../rules.js';
+import { toJson } from '../../core/json.js';
 
 const LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', info: 'note' };
 
@@ -99,5 +100,5 @@ export function checkSarif(report: CheckReport, options: SarifOptions = {}): unk
 }
 
 export function renderSarif(report: CheckReport, options: SarifOptions = {}): string {
-  return JSON.stringify(checkSarif(report, options), null, 2) + '\n';
+  return toJson(checkSarif(report, options), null, 2) + '\n';
 }

@@ -7,6 +7,7 @@ import { UsageError } from '../../log/errors.js';
 import { clearEntries, listEntryFiles } from '../../log/index/cache.js';
 import { listingOf } from '../../log/index/session-index.js';
 import { renderCacheListing, type CacheListing } from '../render/cache.js';
+import { toJson } from '../../core/json.js';
 
 export function registerCache(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
@@ -29,11 +30,11 @@ nothing is read from or written to it.`,
       const verb = what ?? 'list';
       if (verb === 'clear') {
         const n = clearEntries({ ...config, enabled: true });
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ dir: config.dir, removed: n }) + '\n');
+        if (opts.json) await writeOut(io.stdout, toJson({ dir: config.dir, removed: n }) + '\n');
         else await writeOut(io.stdout, `removed ${n} session index(es) from ${escapeControl(config.dir)}\n`);
         return EXIT.ok;
       }
-      if (verb !== 'list') throw new UsageError(`unknown cache action ${JSON.stringify(verb)}: use list or clear`);
+      if (verb !== 'list') throw new UsageError(`unknown cache action ${toJson(verb)}: use list or clear`);
       const files = listEntryFiles(config);
       const listing: CacheListing = {
         dir: config.dir,
@@ -58,7 +59,7 @@ nothing is read from or written to it.`,
           };
         }),
       };
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(listing) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(listing) + '\n');
       else await writeOut(io.stdout, renderCacheListing(listing, env.c, Date.now()));
       return EXIT.ok;
     }),

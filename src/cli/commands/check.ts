@@ -15,6 +15,7 @@ import { renderJunit } from '../../check/reporters/junit.js';
 import { renderGithubAnnotations, renderGithubSummary } from '../../check/reporters/github.js';
 import { VERSION } from '../../core/version.js';
 import { secretsOptions } from './secrets.js';
+import { toJson } from '../../core/json.js';
 
 /** Rules that run only with --secrets (left out of SARIF/JUnit rule lists otherwise). */
 const SECRET_RULES = new Set(['DSH-K1', 'DSH-K2']);
@@ -80,7 +81,7 @@ Examples:
     action(io, setExit, async (targets: string[], opts: CheckOptions) => {
       const env = envFor(io, opts);
       if (opts.listRules) {
-        if (opts.json || opts.format === 'json') await writeOut(io.stdout, JSON.stringify({ rules: RULES }) + '\n');
+        if (opts.json || opts.format === 'json') await writeOut(io.stdout, toJson({ rules: RULES }) + '\n');
         else await writeOut(io.stdout, renderRuleList(RULES, env.c));
         return EXIT.ok;
       }

@@ -8,6 +8,7 @@ import { resolveTarget, scanRoot } from '../../log/target.js';
 import { auditCompactions, type CompactionsReport } from '../../views/compactions.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
 import { reportLoadFailure } from './replay.js';
+import { toJson } from '../../core/json.js';
 
 interface CompactionsOptions extends CommonOptions {
   id?: string;
@@ -86,7 +87,7 @@ Examples:
           staleLocks: reports.reduce((n, x) => n + x.counts.staleLocks, 0),
           failingSessions: reports.filter(failing).length,
         };
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ root: scan.root, totals, sessions: rows }) + '\n');
+        if (opts.json) await writeOut(io.stdout, toJson({ root: scan.root, totals, sessions: rows }) + '\n');
         else await writeOut(io.stdout, renderRootCompactions(rows, env.c, { all: Boolean(opts.all) }));
         if (totals.unreadable > 0) return EXIT.failed;
         return opts.strict && totals.failingSessions > 0 ? EXIT.failed : EXIT.ok;
@@ -102,11 +103,11 @@ Examples:
         const picked = report.attempts.filter((a) => a.compactionId === want || (n !== null && a.index + 1 === Number(n[1])));
         if (picked.length === 0) {
           const known = report.attempts.map((a) => `#${a.index + 1}${a.compactionId !== null ? ` (${a.compactionId})` : ''}`);
-          throw new UsageError(`no attempt ${JSON.stringify(want)} in this session${known.length ? `; attempts: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}` : ' (it has no compaction activity)'}`);
+          throw new UsageError(`no attempt ${toJson(want)} in this session${known.length ? `; attempts: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}` : ' (it has no compaction activity)'}`);
         }
         report.attempts = picked;
       }
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(report) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(report) + '\n');
       else await writeOut(io.stdout, renderCompactions(report, env.c, { verdictsOnly: Boolean(opts.verdicts) }));
       return opts.strict && failing(report) ? EXIT.failed : EXIT.ok;
     }),

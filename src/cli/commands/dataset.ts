@@ -8,6 +8,7 @@ import { defaultRoot } from '../../log/target.js';
 import { buildDataset, type DatasetSummary } from '../../dataset/build.js';
 import { schemaDocument } from '../../dataset/schema.js';
 import { VERSION } from '../../core/version.js';
+import { toJson } from '../../core/json.js';
 
 export interface DatasetBuildOptions extends CommonOptions {
   content?: boolean;
@@ -91,12 +92,12 @@ Examples:
     action(io, setExit, async (inputs: string[], opts: DatasetBuildOptions & { out?: string; schema?: boolean }) => {
       envFor(io, opts);
       if (opts.schema) {
-        await writeOut(io.stdout, JSON.stringify(schemaDocument(), null, opts.json ? undefined : 2) + '\n');
+        await writeOut(io.stdout, toJson(schemaDocument(), null, opts.json ? undefined : 2) + '\n');
         return EXIT.ok;
       }
       if (!opts.out) throw new UsageError('name the dataset directory with -o <dir>');
       const summary = await runBuild(io, inputs, opts.out, opts);
-      await writeOut(io.stdout, opts.json ? JSON.stringify(summary) + '\n' : renderSummary(summary));
+      await writeOut(io.stdout, opts.json ? toJson(summary) + '\n' : renderSummary(summary));
       return EXIT.ok;
     }),
   );

@@ -11,6 +11,7 @@ import { renderDiff } from '../render/request.js';
 import { renderDispatchStat, renderSessionDiff, renderSessionStat } from '../render/diff.js';
 import { diffRanges, openDispatchIndex } from './request.js';
 import { queryError } from './surface.js';
+import { toJson } from '../../core/json.js';
 
 interface DiffOptions extends CommonOptions {
   request?: string[];
@@ -33,7 +34,7 @@ export async function loadSide(io: Io, side: Side, target: string, opts: DiffOpt
   const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: true });
   if (r.error || !r.events || !r.meta) {
     const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-    if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message, side, target } }) + '\n');
+    if (opts.json) await writeOut(io.stdout, toJson({ error: { class: e.class, message: e.message, side, target } }) + '\n');
     else io.stderr.write(`dsh: side ${side} (${escapeControl(target)}): ${escapeControl(e.class)}: ${escapeControl(e.message)}\n`);
     return EXIT.failed;
   }
@@ -52,7 +53,7 @@ async function diffTwoDispatches(io: Io, target: string, first: string, second: 
     const { a, b } = pickDispatchPair(index, sparse, first, second);
     const events = await fetch(diffRanges(a, b));
     const diff = diffDispatches(a, b, events);
-    if (opts.json) await writeOut(io.stdout, JSON.stringify(diff) + '\n');
+    if (opts.json) await writeOut(io.stdout, toJson(diff) + '\n');
     else if (opts.stat) await writeOut(io.stdout, renderDispatchStat(diff, env.c));
     else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));
     return opts.exitCode && dispatchesDiffer(diff) ? EXIT.failed : EXIT.ok;
@@ -118,7 +119,7 @@ Examples:
         throw queryError(error);
       }
       const labels = { a, b };
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(d) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(d) + '\n');
       else if (opts.stat) await writeOut(io.stdout, renderSessionStat(d, env.c, { labels }).join('\n') + '\n');
       else await writeOut(io.stdout, renderSessionDiff(d, env.c, { labels, full: Boolean(opts.full) }));
       return opts.exitCode && sessionsDiffer(d) ? EXIT.failed : EXIT.ok;

@@ -7,6 +7,7 @@ import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
 import { inspectTarget } from '../../log/session.js';
+import { toJson } from '../../core/json.js';
 
 interface EventsOptions extends CommonOptions {
   type?: string[];
@@ -22,7 +23,7 @@ interface EventsOptions extends CommonOptions {
 
 function intArg(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${toJson(v)}`);
   return Number(v);
 }
 
@@ -53,14 +54,14 @@ export function eventPreview(e: SessionEvent): string {
       return `${d.name}(${d.arguments ?? ''})`;
     case 'assistant/chunk': {
       const c = d.chunk ?? {};
-      if (c.type === 'text-delta' || c.type === 'reasoning-delta') return `${c.type} ${JSON.stringify(c.text)}`;
-      if (c.type === 'tool-call-delta') return `tool-call-delta ${c.name ?? ''} ${JSON.stringify(c.argumentsDelta)}`;
-      if (c.type === 'finish') return `finish ${typeof c.reason === 'string' ? c.reason : JSON.stringify(c.reason)}`;
-      if (c.type === 'usage') return `usage ${JSON.stringify(c.usage)}`;
+      if (c.type === 'text-delta' || c.type === 'reasoning-delta') return `${c.type} ${toJson(c.text)}`;
+      if (c.type === 'tool-call-delta') return `tool-call-delta ${c.name ?? ''} ${toJson(c.argumentsDelta)}`;
+      if (c.type === 'finish') return `finish ${typeof c.reason === 'string' ? c.reason : toJson(c.reason)}`;
+      if (c.type === 'usage') return `usage ${toJson(c.usage)}`;
       return String(c.type);
     }
     case 'turn/end':
-      return JSON.stringify(d.reason);
+      return toJson(d.reason);
     case 'request/header':
       return `${d.reason ?? ''} ${d.header?.config?.provider ?? ''}/${d.header?.config?.model ?? ''}`;
     case 'request/context':
@@ -70,7 +71,7 @@ export function eventPreview(e: SessionEvent): string {
     case 'session/title':
       return String(d.title ?? '');
     default:
-      return d && typeof d === 'object' ? JSON.stringify(d) : String(d);
+      return d && typeof d === 'object' ? toJson(d) : String(d);
   }
 }
 
@@ -79,7 +80,7 @@ const typeJsonCache = new Map<string, string>();
 function typeJson(type: string): string {
   let json = typeJsonCache.get(type);
   if (json === undefined) {
-    json = JSON.stringify(type);
+    json = toJson(type);
     if (typeJsonCache.size < 4096) typeJsonCache.set(type, json);
   }
   return json;
@@ -114,7 +115,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       let currentTurn: number | undefined;
       /** The per-event printer; `labels` undefined: records carry no surface label. */
       const printer = (labels: Labels | undefined, sessionId: unknown) => {
-        const id = JSON.stringify(String(sessionId ?? ''));
+        const id = toJson(String(sessionId ?? ''));
         return (e: SessionEvent, text: string | undefined, synthetic: boolean, given?: SurfaceLabel) => {
           if (e.type === 'turn/start') currentTurn = e.data?.turn;
           const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
@@ -133,7 +134,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
           const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : label ? env.c.dim('log-only') : env.c.dim('-'.padEnd(8));
           const syn = synthetic ? env.c.magenta(' [synthetic]') : '';
-          const body = opts.full ? escapeControl(JSON.stringify(e.data)) : preview(eventPreview(e), 100);
+          const body = opts.full ? escapeControl(toJson(e.data)) : preview(eventPreview(e), 100);
           out.push(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`);
         };
       };
@@ -146,7 +147,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
         return followLoop(io, env, resolved, {
           onMeta: (meta) => {
             print = printer(undefined, meta.id);
-            sid = JSON.stringify(meta.id);
+            sid = toJson(meta.id);
           },
           onEvent: (e, text, label) => print!(e, text, false, label),
           onRelabel: (seq, label) => {
@@ -180,7 +181,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       await out.flush();
       if (r.error) {
         const e = r.error;
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+        if (opts.json) await writeOut(io.stdout, toJson({ error: { class: e.class, message: e.message } }) + '\n');
         else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
         return e.kind === 'io' ? EXIT.usage : EXIT.failed;
       }

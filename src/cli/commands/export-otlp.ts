@@ -9,6 +9,7 @@ import { otlpSpans, otlpTargets } from '../../export/otlp-run.js';
 import { OtlpSendError, sendRequest, tracesUrl, type OtlpProtocol } from '../../export/otlp-send.js';
 import { VERSION } from '../../core/version.js';
 import type { CommonOptions } from '../shared.js';
+import { toJson } from '../../core/json.js';
 
 /** The `export` options the OTLP path reads (export.ts's options extend these). */
 export interface OtlpCliOptions extends CommonOptions {
@@ -31,16 +32,16 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
   if (opts.rawArtifacts) throw new UsageError('--raw-artifacts is a ZIP option; it cannot be combined with --format otlp');
   if (opts.endpoint !== undefined && opts.output !== undefined) throw new UsageError('--endpoint and -o are alternatives: send the spans, or write them to a file');
   const batchSize = Number(opts.batchSize);
-  if (!/^\d+$/.test(opts.batchSize) || batchSize < 1) throw new UsageError(`--batch-size must be an integer >= 1, got ${JSON.stringify(opts.batchSize)}`);
+  if (!/^\d+$/.test(opts.batchSize) || batchSize < 1) throw new UsageError(`--batch-size must be an integer >= 1, got ${toJson(opts.batchSize)}`);
   let maxInputBytes: number | undefined;
   if (opts.contentMaxBytes !== undefined) {
-    if (!/^\d+$/.test(opts.contentMaxBytes) || Number(opts.contentMaxBytes) < 2) throw new UsageError(`--content-max-bytes must be an integer >= 2, got ${JSON.stringify(opts.contentMaxBytes)}`);
+    if (!/^\d+$/.test(opts.contentMaxBytes) || Number(opts.contentMaxBytes) < 2) throw new UsageError(`--content-max-bytes must be an integer >= 2, got ${toJson(opts.contentMaxBytes)}`);
     maxInputBytes = Number(opts.contentMaxBytes);
   }
   const headers: Record<string, string> = {};
   for (const h of opts.header ?? []) {
     const i = h.indexOf('=');
-    if (i <= 0) throw new UsageError(`--header must be name=value, got ${JSON.stringify(h)}`);
+    if (i <= 0) throw new UsageError(`--header must be name=value, got ${toJson(h)}`);
     headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
   }
   let url: URL | undefined;
@@ -85,7 +86,7 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
       }
       if (rejected > 0) io.stderr.write(env.c.yellow(`dsh: warning: the endpoint rejected ${rejected} span(s) (partial success)`) + '\n');
       Object.assign(summary, { endpoint: url.href, protocol, requests: groups.length, rejectedSpans: rejected });
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(summary) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(summary) + '\n');
       else await writeOut(io.stdout, `sent ${run.spans.length} span(s) of ${exported} session(s) in ${groups.length} request(s) to ${url.href} (${protocol})\n`);
     } else {
       if (out) {
@@ -93,7 +94,7 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
         writeSync(out.fd, '\n');
         closeSync(out.fd);
         renameSync(out.tmp, out.abs);
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ ...summary, output: out.abs }) + '\n');
+        if (opts.json) await writeOut(io.stdout, toJson({ ...summary, output: out.abs }) + '\n');
         else io.stderr.write(`wrote ${escapeControl(out.abs)}: ${run.spans.length} span(s) of ${exported} session(s)\n`);
       } else {
         for (const piece of exportRequestText(run.spans, VERSION)) await writeOut(io.stdout, piece);

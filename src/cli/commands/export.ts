@@ -7,6 +7,7 @@ import { UsageError } from '../../log/errors.js';
 import { exportSession, type ExportManifest } from '../../export/export.js';
 import { exportFileName } from '../../export/names.js';
 import { readArtifact } from '../../log/read.js';
+import { toJson } from '../../core/json.js';
 
 interface ExportCliOptions extends CommonOptions {
   output?: string;
@@ -87,7 +88,7 @@ as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corr
       for (const [flag, set] of [['--content', opts.content], ['--endpoint', opts.endpoint]] as const) {
         if (set) throw new UsageError(`${flag} needs --format otlp`);
       }
-      if (!/^[0-9]$/.test(opts.level)) throw new UsageError(`--level must be an integer 0-9, got ${JSON.stringify(opts.level)}`);
+      if (!/^[0-9]$/.test(opts.level)) throw new UsageError(`--level must be an integer 0-9, got ${toJson(opts.level)}`);
       const resolved = await resolveCli(target, opts);
       const decoder = decoderFor(opts);
       let output = opts.output;
@@ -145,7 +146,7 @@ as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corr
           : {}),
       });
       if (tty) io.stderr.write('\r\x1b[K');
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(manifest) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(manifest) + '\n');
       else await writeOut(io.stdout, summary(manifest));
       return EXIT.ok;
     }),

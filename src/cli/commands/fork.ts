@@ -17,6 +17,7 @@ import { renderFork } from '../render/fork.js';
 import { hostServableWarning } from '../../views/history.js';
 import { decoderFor } from '../shared.js';
 import { intOption, loadTarget } from './replay.js';
+import { toJson } from '../../core/json.js';
 
 interface ForkOptions extends CommonOptions {
   at?: string;
@@ -51,7 +52,7 @@ export function registerFork(program: Command, io: Io, setExit: (code: number) =
     .option('--id <childId>', 'child session id (default session-<uuid>, as the Host mints)')
     .option('--created-at <ms>', 'child header createdAt (default now; for reproducible output)')
     .addOption(new Option('--encoding <enc>', 'child artifact encoding').choices(['zstd', 'none']).default('zstd'));
-  addCommon(cmd, { json: 'print {plan, path?, written} as JSON' });
+  addCommon(cmd, { json: 'print {plan, path?, written} as JSON', encoding: false });
   cmd.action(
     action(io, setExit, async (target: string, opts: ForkOptions) => {
       const env = envFor(io, opts);
@@ -61,7 +62,9 @@ export function registerFork(program: Command, io: Io, setExit: (code: number) =
         if (opts.id.length === 0) throw new UsageError('--id must not be empty');
         encodeSegment(opts.id);
       }
-      const loaded = await loadTarget(io, target, opts);
+      // fork's --encoding names the child's encoding, not how to read the source.
+      const { encoding: _childEncoding, ...readOpts } = opts;
+      const loaded = await loadTarget(io, target, readOpts);
       if (!loaded.ok) return loaded.code;
       const servable = hostServableWarning(loaded.header);
       if (servable) io.stderr.write(`dsh: note: ${escapeControl(servable)}\n`);
@@ -75,7 +78,7 @@ export function registerFork(program: Command, io: Io, setExit: (code: number) =
         });
       } catch (error) {
         if (error instanceof ForkUnavailable) {
-          if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: error.name, message: error.message, code: error.code } }) + '\n');
+          if (opts.json) await writeOut(io.stdout, toJson({ error: { class: error.name, message: error.message, code: error.code } }) + '\n');
           else io.stderr.write(`dsh: fork-unavailable: ${escapeControl(error.message)}\n`);
           return EXIT.failed;
         }
@@ -114,10 +117,10 @@ export function registerFork(program: Command, io: Io, setExit: (code: number) =
         // Self-check: the written child reads back as exactly the seed + end-seed and its lineage.
         const back = await inspectTarget(resolveTarget(childPath), { decoder: decoderFor(opts), collect: true });
         verified = !back.error && deepEqualJson(back.events, events) && deepEqualJson(back.meta, plan.child);
-        if (!verified) io.stderr.write(`dsh: error: the written child ${childPath} does not read back as the planned seed${back.error ? `: ${back.error.message}` : ''}\n`);
+        if (!verified) io.stderr.write(`dsh: error: the written child ${childPath} does not read back as the planned seed${back.error ? `: ${escapeControl(back.error.message)}` : ''}\n`);
       }
       if (opts.json) {
-        await writeOut(io.stdout, JSON.stringify({ plan, path: childPath, written: !dryRun, ...(verified !== null ? { verified } : {}) }) + '\n');
+        await writeOut(io.stdout, toJson({ plan, path: childPath, written: !dryRun, ...(verified !== null ? { verified } : {}) }) + '\n');
       } else {
         await writeOut(io.stdout, renderFork(plan, env.c, childPath !== null ? { path: childPath, dryRun } : null));
       }

@@ -5,6 +5,7 @@ import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOpt
 import { scanFrames, frameBlocks, type FrameScan } from '../../physical/zstd-frames.js';
 import { detectEncoding, readArtifact } from '../../log/read.js';
 import { LogError } from '../../log/errors.js';
+import { toJson } from '../../core/json.js';
 
 interface FramesOptions extends CommonOptions {
   decode?: boolean;
@@ -52,7 +53,7 @@ export function registerFrames(program: Command, io: Io, setExit: (code: number)
         report.encoding = enc.encoding;
         if (enc.encoding === 'none') {
           const msg = 'raw-mode artifact (plain JSONL): there are no frames; use `dsh events` or `dsh inspect`';
-          if (opts.json) await writeOut(io.stdout, JSON.stringify(report) + '\n');
+          if (opts.json) await writeOut(io.stdout, toJson(report) + '\n');
           else await writeOut(io.stdout, `${msg}\n`);
           return EXIT.ok;
         }
@@ -105,7 +106,7 @@ export function registerFrames(program: Command, io: Io, setExit: (code: number)
       }
       const failed = report.error !== undefined || report.frames.some((f) => f.status === 'failed');
       if (opts.json) {
-        await writeOut(io.stdout, JSON.stringify(report) + '\n');
+        await writeOut(io.stdout, toJson(report) + '\n');
         return failed ? EXIT.failed : EXIT.ok;
       }
       const lines: string[] = [];

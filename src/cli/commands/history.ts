@@ -8,6 +8,7 @@ import { inspectTargetIndexed } from '../../log/session.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
 import { renderHistoryPage } from '../render/history.js';
 import { intOption, loadTarget, reportLoadFailure } from './replay.js';
+import { toJson } from '../../core/json.js';
 
 interface HistoryOptions extends CommonOptions {
   maxMessages?: string;
@@ -58,7 +59,7 @@ export function registerHistory(program: Command, io: Io, setExit: (code: number
       for (const w of warnings.slice(0, 3)) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       if (warnings.length > 3) io.stderr.write(`dsh: warning: … ${warnings.length - 3} more page-size warning(s) (see --json pages[].bytes / events)\n`);
       if (opts.json) {
-        await writeOut(io.stdout, JSON.stringify({ sessionId: header.id, pages }) + '\n');
+        await writeOut(io.stdout, toJson({ sessionId: header.id, pages }) + '\n');
         return EXIT.ok;
       }
       const text = pages.map((p, i) => renderHistoryPage(p, env.c, opts.allPages ? i : null)).join('\n');

@@ -10,6 +10,7 @@ import { Summarizer } from '../../views/summary.js';
 import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
 import { salvageMayHelp, salvageWouldRecoverMore } from '../../salvage/hint.js';
 import { escapeControl } from '../io.js';
+import { toJson } from '../../core/json.js';
 
 interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';
@@ -43,7 +44,7 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
           resolved,
           { decoder: decoderFor(opts) },
           (valid) => {
-            out.push(`{"meta":${JSON.stringify(valid.meta)},"encoding":${JSON.stringify(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
+            out.push(`{"meta":${toJson(valid.meta)},"encoding":${toJson(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
             return (e, text) => {
               if (!first) out.push(',');
               out.push(logicalEventJson(e, text));
@@ -53,11 +54,11 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
           out,
         );
         if (r.error) {
-          await writeOut(io.stdout, JSON.stringify(inspectDocument(r, 'logical')) + '\n');
+          await writeOut(io.stdout, toJson(inspectDocument(r, 'logical')) + '\n');
           return EXIT.failed;
         }
         const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
-        out.push(`],"closers":${JSON.stringify(r.closers)},"torn":${JSON.stringify(torn)},"repairPlan":${JSON.stringify(r.repairPlan)}}\n`);
+        out.push(`],"closers":${toJson(r.closers)},"torn":${toJson(torn)},"repairPlan":${toJson(r.repairPlan)}}\n`);
         await out.flush();
         return EXIT.ok;
       }
@@ -75,7 +76,7 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
       for (const closer of r.closers) summarizer.observe(closer);
       summarizer.setCloserStart(r.storedEventCount);
       const failed = opts.view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(inspectDocument(r, opts.view)) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(inspectDocument(r, opts.view)) + '\n');
       else {
         let text = renderInspect(r, env.c, summarizer.result());
         // DSH refuses a damaged log outright; say when dsh salvage would keep more of it.
@@ -136,7 +137,7 @@ async function watchInspect(io: Io, env: CommandEnv, resolved: ResolvedTarget, o
       flush: () => out.flush(),
       onChange: (follower) => {
         const view = { sessionId, path: resolved.path, encoding, state: follower.state, summary: summarizer.result(), lastType, notice };
-        if (opts.json) out.push(JSON.stringify(watchJson(view)) + '\n');
+        if (opts.json) out.push(toJson(watchJson(view)) + '\n');
         else out.push((tty ? '\x1b[H\x1b[2J' : '') + renderWatch(view, env.c) + (tty ? '' : '\n'));
       },
     },

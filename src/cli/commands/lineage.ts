@@ -7,6 +7,7 @@ import { readHeaderFromSource, type ListingProblem } from '../../views/listing.j
 import { lineageOf } from '../../views/lineage.js';
 import { renderLineage } from '../render/lineage.js';
 import { queryError } from './surface.js';
+import { toJson } from '../../core/json.js';
 
 export function registerLineage(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
@@ -28,7 +29,7 @@ export function registerLineage(program: Command, io: Io, setExit: (code: number
       }
       if (!read.header) {
         const error = { class: 'Error', message: `${resolved.path}: ${read.reason}` };
-        if (opts.json) await writeOut(io.stdout, JSON.stringify({ error }) + '\n');
+        if (opts.json) await writeOut(io.stdout, toJson({ error }) + '\n');
         else io.stderr.write(`dsh: ${escapeControl(error.message)}\n`);
         return EXIT.failed;
       }
@@ -41,12 +42,12 @@ export function registerLineage(program: Command, io: Io, setExit: (code: number
       } catch (error) {
         const e = queryError(error);
         if (e instanceof LogError && opts.json) {
-          await writeOut(io.stdout, JSON.stringify({ error: { class: 'SessionQueryError', message: e.message } }) + '\n');
+          await writeOut(io.stdout, toJson({ error: { class: 'SessionQueryError', message: e.message } }) + '\n');
           return EXIT.failed;
         }
         throw e;
       }
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(trace) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(trace) + '\n');
       else {
         await writeOut(io.stdout, renderLineage(trace, env.c));
         for (const p of problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);

@@ -7,6 +7,7 @@ import { defaultRoot } from '../../log/target.js';
 import { defaultJobs } from '../../log/pool.js';
 import { listSessions, parseSince, type SessionKind } from '../../views/listing.js';
 import { lsJson, renderLs } from '../render/ls.js';
+import { toJson } from '../../core/json.js';
 
 interface LsOptions extends CommonOptions {
   cwd?: string;
@@ -33,9 +34,9 @@ export function registerLs(program: Command, io: Io, setExit: (code: number) => 
       let since: number | undefined;
       if (opts.since !== undefined) {
         since = parseSince(opts.since);
-        if (since === undefined) throw new UsageError(`--since must be an ISO date/time or epoch milliseconds, got ${JSON.stringify(opts.since)}`);
+        if (since === undefined) throw new UsageError(`--since must be an ISO date/time or epoch milliseconds, got ${toJson(opts.since)}`);
       }
-      if (opts.jobs !== undefined && !/^\d+$/.test(opts.jobs)) throw new UsageError(`--jobs expects a non-negative integer, got ${JSON.stringify(opts.jobs)}`);
+      if (opts.jobs !== undefined && !/^\d+$/.test(opts.jobs)) throw new UsageError(`--jobs expects a non-negative integer, got ${toJson(opts.jobs)}`);
       const root = rootArg ?? opts.root ?? defaultRoot(io.env);
       const listing = await listSessions(root, {
         health: opts.health,
@@ -46,7 +47,7 @@ export function registerLs(program: Command, io: Io, setExit: (code: number) => 
         ...(since !== undefined ? { since } : {}),
       });
       if (opts.json) {
-        await writeOut(io.stdout, JSON.stringify(lsJson(listing)) + '\n');
+        await writeOut(io.stdout, toJson(lsJson(listing)) + '\n');
         for (const p of listing.problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);
       }
       else await writeOut(io.stdout, renderLs(listing, env.c, io.stdout.columns ?? 160));

@@ -7,6 +7,8 @@ import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOpt
 import { UsageError } from '../../log/errors.js';
 import { redactTarget, type RedactReport } from '../../redact/artifact.js';
 import { DETECTOR_NAMES } from '../../redact/detectors.js';
+import { toJson } from '../../core/json.js';
+import { outputRefusal } from '../../log/target.js';
 
 interface RedactCliOptions extends CommonOptions {
   output?: string;
@@ -74,7 +76,7 @@ byte for byte. Exit codes: 0 ok, 1 the log cannot be read/redacted or the result
       const env = envFor(io, opts);
       if (!opts.output && !opts.dryRun) throw new UsageError('redact needs an output directory: -o <dir> (or --dry-run)');
       const detectors = opts.detectors ? opts.detectors.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
-      for (const d of detectors ?? []) if (!DETECTOR_NAMES.includes(d)) throw new UsageError(`unknown detector ${JSON.stringify(d)} (known: ${DETECTOR_NAMES.join(', ')})`);
+      for (const d of detectors ?? []) if (!DETECTOR_NAMES.includes(d)) throw new UsageError(`unknown detector ${toJson(d)} (known: ${DETECTOR_NAMES.join(', ')})`);
       if (opts.report) {
         try {
           await fsp.lstat(opts.report);
@@ -84,6 +86,8 @@ byte for byte. Exit codes: 0 ok, 1 the log cannot be read/redacted or the result
         }
       }
       const resolved = await resolveCli(target, opts);
+      const reportRefusal = opts.report ? outputRefusal(opts.report, resolved.path) : undefined;
+      if (reportRefusal) throw new UsageError(reportRefusal, 'io');
       let report: RedactReport;
       try {
         report = await redactTarget(resolved, opts.output, {
@@ -99,8 +103,8 @@ byte for byte. Exit codes: 0 ok, 1 the log cannot be read/redacted or the result
         throw error;
       }
       io.stderr.write(renderRedact(report, env.c));
-      if (opts.report) await fsp.writeFile(opts.report, JSON.stringify(report, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(report) + '\n');
+      if (opts.report) await fsp.writeFile(opts.report, toJson(report, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
+      if (opts.json) await writeOut(io.stdout, toJson(report) + '\n');
       return report.verify && !report.verify.ok ? EXIT.failed : EXIT.ok;
     }),
   );

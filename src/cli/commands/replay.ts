@@ -7,6 +7,7 @@ import { UsageError } from '../../log/errors.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
 import { buildReplay, parseStepSpec, timedFrames } from '../../views/replay.js';
 import { attemptHeading, chunkText, renderReplay } from '../render/replay.js';
+import { toJson } from '../../core/json.js';
 
 interface ReplayOptions extends CommonOptions {
   step?: string;
@@ -35,7 +36,7 @@ export async function loadTarget(io: Io, target: string, opts: CommonOptions): P
 /** Print why a log could not be read (`{error}` on stdout with --json, else stderr); the exit code (1). */
 export async function reportLoadFailure(io: Io, opts: CommonOptions, error: { class: string; message: string } | undefined): Promise<number> {
   const e = error ?? { class: 'Error', message: 'session events were not collected' };
-  if (opts.json) await writeOut(io.stdout, JSON.stringify({ error: { class: e.class, message: e.message } }) + '\n');
+  if (opts.json) await writeOut(io.stdout, toJson({ error: { class: e.class, message: e.message } }) + '\n');
   else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
   return EXIT.failed;
 }
@@ -43,7 +44,7 @@ export async function reportLoadFailure(io: Io, opts: CommonOptions, error: { cl
 export function intOption(name: string, v: string | undefined, min = 0): number | undefined {
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v.trim()) || Number(v) < min || !Number.isSafeInteger(Number(v))) {
-    throw new UsageError(`${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+    throw new UsageError(`${name} must be an integer >= ${min}, got ${toJson(v)}`);
   }
   return Number(v);
 }
@@ -65,7 +66,7 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
     action(io, setExit, async (target: string, opts: ReplayOptions) => {
       const env = envFor(io, opts);
       const step = opts.step !== undefined ? parseStepSpec(opts.step) : undefined;
-      if (opts.step !== undefined && !step) throw new UsageError(`--step must be T/S (turn/step numbers), got ${JSON.stringify(opts.step)}`);
+      if (opts.step !== undefined && !step) throw new UsageError(`--step must be T/S (turn/step numbers), got ${toJson(opts.step)}`);
       const maxDelay = intOption('--max-delay', opts.maxDelay) ?? 10_000;
       const loaded = await loadTarget(io, target, opts);
       if (!loaded.ok) return loaded.code;
@@ -80,7 +81,7 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
         }
       }
       if (opts.json) {
-        await writeOut(io.stdout, JSON.stringify({ ...view, attempts }) + '\n');
+        await writeOut(io.stdout, toJson({ ...view, attempts }) + '\n');
         return EXIT.ok;
       }
       if (timed) {

@@ -10,6 +10,7 @@ import { VERSION } from '../../core/version.js';
 import { compareReportHtml } from '../../report/compare.js';
 import { diffSessions, diffSide } from '../../views/diff.js';
 import { loadSide } from './diff.js';
+import { toJson } from '../../core/json.js';
 
 interface ReportOptions extends CommonOptions {
   output?: string;
@@ -79,7 +80,7 @@ Examples:
             const e = built.data.health.error;
             await writeOut(
               io.stdout,
-              JSON.stringify({ output: abs, bytes, sessionId: resolvedId(built.data), health: e ? { error: { class: e.class, message: e.message } } : 'readable' }) + '\n',
+              toJson({ output: abs, bytes, sessionId: resolvedId(built.data), health: e ? { error: { class: e.class, message: e.message } } : 'readable' }) + '\n',
             );
           }
         } else {
@@ -117,7 +118,7 @@ async function writeCompare(io: Io, a: string, b: string, opts: ReportOptions, o
   if (opts.json) {
     const fd = d.dispatches.firstDivergent;
     const pair = fd === null ? null : d.dispatches.pairs[fd];
-    await writeOut(io.stdout, JSON.stringify({ output: abs, bytes, sessionIds: { a: d.a.sessionId, b: d.b.sessionId }, firstDivergent: pair ? { a: pair.a, b: pair.b, differs: pair.differs } : null }) + '\n');
+    await writeOut(io.stdout, toJson({ output: abs, bytes, sessionIds: { a: d.a.sessionId, b: d.b.sessionId }, firstDivergent: pair ? { a: pair.a, b: pair.b, differs: pair.differs } : null }) + '\n');
   }
   return EXIT.ok;
 }

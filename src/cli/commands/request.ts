@@ -12,6 +12,7 @@ import { diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatc
 export { pickDispatch, requestJson };
 import { BodyError, deepseekBody } from '../../views/deepseek-body.js';
 import { renderDiff, renderList, renderRequest, renderBody, type RequestView } from '../render/request.js';
+import { toJson } from '../../core/json.js';
 
 interface RequestOptions extends CommonOptions {
   step?: string;
@@ -65,7 +66,7 @@ Examples:
         if (opts.list) {
           await hydrate(index.requests);
           const rows = index.requests.map((e, i) => summarizeDispatch(e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null));
-          if (opts.json) await writeOut(io.stdout, JSON.stringify({ sessionId, requests: rows }) + '\n');
+          if (opts.json) await writeOut(io.stdout, toJson({ sessionId, requests: rows }) + '\n');
           else await writeOut(io.stdout, renderList(rows, { sessionId, closers: r.closers.length, torn: r.torn !== null }, env.c));
           return EXIT.ok;
         }
@@ -173,7 +174,7 @@ async function show(
   if (opts.diff) {
     const prev = entry.index > 0 ? (index.requests[entry.index - 1] as DispatchEntry) : null;
     const diff = diffDispatches(prev, entry, events);
-    if (opts.json) await writeOut(io.stdout, JSON.stringify(diff) + '\n');
+    if (opts.json) await writeOut(io.stdout, toJson(diff) + '\n');
     else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));
     return EXIT.ok;
   }
@@ -184,18 +185,18 @@ async function show(
       result = deepseekBody(entry.header, messages);
     } catch (error) {
       if (error instanceof BodyError) {
-        io.stderr.write(`dsh: ${entry.key} (first chunk seq ${entry.firstChunkSeq}): ${error.message}\n`);
+        io.stderr.write(`dsh: ${entry.key} (first chunk seq ${entry.firstChunkSeq}): ${escapeControl(error.message)}\n`);
         return EXIT.failed;
       }
       throw error;
     }
     for (const note of result.notes) io.stderr.write(`dsh: note: ${escapeControl(note)}\n`);
-    if (opts.json) await writeOut(io.stdout, JSON.stringify(result.body) + '\n');
+    if (opts.json) await writeOut(io.stdout, toJson(result.body) + '\n');
     else await writeOut(io.stdout, renderBody(result.body));
     return EXIT.ok;
   }
   if (opts.json) {
-    await writeOut(io.stdout, JSON.stringify(requestJson(entry, messages)) + '\n');
+    await writeOut(io.stdout, toJson(requestJson(entry, messages)) + '\n');
     return EXIT.ok;
   }
   const next = entry.index + 1 < index.requests.length ? (index.requests[entry.index + 1] as DispatchEntry) : null;

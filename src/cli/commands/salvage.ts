@@ -5,6 +5,7 @@ import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { runSalvage, type SalvageReport } from '../../salvage/run.js';
+import { toJson } from '../../core/json.js';
 
 interface SalvageCliOptions extends CommonOptions {
   output?: string;
@@ -70,7 +71,7 @@ Exit codes: 0 something was salvaged, 1 nothing could be salvaged (or the artifa
       if (!opts.output) throw new UsageError('salvage needs an output directory: -o <dir>');
       const resolved = await resolveCli(target, opts);
       const report = await runSalvage(resolved, opts.output, { artifact: Boolean(opts.artifact), decoder: decoderFor(opts) });
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(report) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(report) + '\n');
       else await writeOut(io.stdout, renderSalvage(report, env.c));
       if (report.keptEvents === 0) {
         io.stderr.write('dsh: nothing could be salvaged\n');

@@ -14,6 +14,7 @@ import { guardedConsumer } from '../stream.js';
 import type { SessionEvent } from '../../log/types.js';
 import { renderSearch } from '../render/search.js';
 import { intOption } from './replay.js';
+import { toJson } from '../../core/json.js';
 
 interface SearchOptions extends CommonOptions {
   type?: string[];
@@ -84,7 +85,7 @@ export function registerSearch(program: Command, io: Io, setExit: (code: number)
         throw error;
       }
       const since = opts.since !== undefined ? parseSince(opts.since) : undefined;
-      if (opts.since !== undefined && since === undefined) throw new UsageError(`--since must be an ISO date/time or epoch milliseconds, got ${JSON.stringify(opts.since)}`);
+      if (opts.since !== undefined && since === undefined) throw new UsageError(`--since must be an ISO date/time or epoch milliseconds, got ${toJson(opts.since)}`);
       const limit = intOption('--limit', opts.limit, 1);
       const snippetChars = intOption('--snippet-chars', opts.snippetChars, 1) ?? 240;
       const stdin = targets.includes('-') ? await readStdin() : undefined;
@@ -130,7 +131,7 @@ export function registerSearch(program: Command, io: Io, setExit: (code: number)
       found.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
       for (const f of found) result.hits.push(...f.hits);
       if (limit !== undefined) result.hits = result.hits.slice(0, limit);
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(result) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(result) + '\n');
       else await writeOut(io.stdout, renderSearch(result.hits, env.c, result.sessionsSearched));
       return result.failures.length > 0 ? EXIT.failed : EXIT.ok;
     }),

@@ -7,6 +7,7 @@ import { DETECTOR_NAMES } from '../../redact/detectors.js';
 import { secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../redact/secrets.js';
 import { renderSecrets } from '../render/secrets.js';
 import { reportLoadFailure } from './replay.js';
+import { toJson } from '../../core/json.js';
 
 interface SecretsCliOptions extends CommonOptions {
   pattern: string[];
@@ -19,15 +20,15 @@ interface SecretsCliOptions extends CommonOptions {
 /** The detector options shared by `dsh secrets` and `dsh check --secrets` (usage errors for bad names/patterns). */
 export function secretsOptions(opts: { pattern?: string[]; paths?: boolean; detectors?: string }): AnalyzeOptions {
   const detectors = opts.detectors ? opts.detectors.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
-  for (const d of detectors ?? []) if (!DETECTOR_NAMES.includes(d)) throw new UsageError(`unknown detector ${JSON.stringify(d)} (known: ${DETECTOR_NAMES.join(', ')})`);
+  for (const d of detectors ?? []) if (!DETECTOR_NAMES.includes(d)) throw new UsageError(`unknown detector ${toJson(d)} (known: ${DETECTOR_NAMES.join(', ')})`);
   for (const p of opts.pattern ?? []) {
     let re: RegExp;
     try {
       re = new RegExp(p, 'g');
     } catch (error) {
-      throw new UsageError(`invalid --pattern ${JSON.stringify(p)}: ${(error as Error).message}`);
+      throw new UsageError(`invalid --pattern ${toJson(p)}: ${(error as Error).message}`);
     }
-    if (re.test('')) throw new UsageError(`--pattern ${JSON.stringify(p)} matches the empty string`);
+    if (re.test('')) throw new UsageError(`--pattern ${toJson(p)} matches the empty string`);
   }
   return { ...(opts.pattern && opts.pattern.length > 0 ? { patterns: opts.pattern } : {}), ...(opts.paths ? { paths: true } : {}), ...(detectors ? { detectors } : {}) };
 }
@@ -65,7 +66,7 @@ Exit codes: 0 report printed (secrets or not), 1 a log could not be read, 2 usag
       for (const w of report.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       const { warnings: _w, ...data } = report;
       void _w;
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(data) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(data) + '\n');
       else await writeOut(io.stdout, renderSecrets(data, env.c, { full: Boolean(opts.full) }));
       return report.sessions.some((s) => s.error) ? EXIT.failed : EXIT.ok;
     }),

@@ -9,6 +9,7 @@ import { UsageError } from '../../log/errors.js';
 import { runSql } from '../../dataset/sql.js';
 import { addBuildOptions, runBuild, type DatasetBuildOptions } from './dataset.js';
 import { renderCsv, renderNdjson, renderTable } from '../render/sql.js';
+import { toJson } from '../../core/json.js';
 
 interface SqlOptions extends DatasetBuildOptions {
   dataset?: string;
@@ -19,7 +20,7 @@ interface SqlOptions extends DatasetBuildOptions {
 export function cachedDatasetDir(inputs: readonly string[], env: NodeJS.ProcessEnv, content: string): string {
   const base = env['DSH_CACHE_DIR'] ?? path.join(env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'dsh');
   const key = createHash('sha1')
-    .update(JSON.stringify([...inputs.map((i) => path.resolve(i))].sort()) + content)
+    .update(toJson([...inputs.map((i) => path.resolve(i))].sort()) + content)
     .digest('hex')
     .slice(0, 16);
   return path.join(base, 'datasets', key);

@@ -9,6 +9,7 @@ import type { SessionInspection } from '../../log/session.js';
 import { buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage, type Ledger, type LedgerSession, type SessionInput } from '../../views/ledger.js';
 import { ledgerJson, renderExplain, renderLedger, renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
 import { reportLoadFailure } from './replay.js';
+import { toJson } from '../../core/json.js';
 
 interface StatsOptions extends CommonOptions {
   by?: StatsBy[];
@@ -44,7 +45,7 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
     action(io, setExit, async (target: string, opts: StatsOptions) => {
       const env = envFor(io, opts);
       if (opts.figure !== undefined && !opts.explain) throw new UsageError('--figure needs --explain');
-      if (!/^[A-Za-z]{3}$/.test(opts.currency)) throw new UsageError(`--currency must be a three-letter currency code, got ${JSON.stringify(opts.currency)}`);
+      if (!/^[A-Za-z]{3}$/.test(opts.currency)) throw new UsageError(`--currency must be a three-letter currency code, got ${toJson(opts.currency)}`);
       const currency = opts.currency.toUpperCase();
       const prices = loadPriceTable(opts.prices ?? undefined);
       if (!prices.entries.some((e) => e.currency === currency)) io.stderr.write(`dsh: warning: the price table ${escapeControl(prices.file)} has no ${currency} prices: every cost is unpriced\n`);
@@ -101,7 +102,7 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
             sessions: rows.map(({ ledger: led, ...r }) => ({ ...r, ...(led ? ledgerJson(led, false) : {}), ...(opts.explain && led ? { explainRows: filterExplain(led.explain, opts.figure) } : {}) })),
             ...(opts.explain ? { explain: STATS_EXPLAIN } : {}),
           };
-          await writeOut(io.stdout, JSON.stringify(doc) + '\n');
+          await writeOut(io.stdout, toJson(doc) + '\n');
         } else {
           let text = renderRootStats(rows, totals, ledger, env.c);
           if (opts.explain) for (const r of rows) if (r.ledger && r.ledger.explain.length) text += '\n' + renderExplain(r.ledger, filterExplain(r.ledger.explain, opts.figure), env.c);
@@ -155,7 +156,7 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
           ...(opts.tree ? { descendants: tree.map((s) => ({ sessionId: s.sessionId, kind: s.kind, parentSession: s.parentSession, ...(s.error ? { error: s.error } : {}), owned: s.owned, unattributed: s.unattributed, cost: { owned: s.cost.owned } })) } : {}),
           ...(opts.explain ? { explain: STATS_EXPLAIN, explainRows: filterExplain(row.explain, opts.figure) } : {}),
         };
-        await writeOut(io.stdout, JSON.stringify(doc) + '\n');
+        await writeOut(io.stdout, toJson(doc) + '\n');
       } else {
         let text = renderStats(view, env.c, opts.by ?? ['model', 'tool']);
         text += renderLedger(row, env.c, opts.tree ? tree : null);

@@ -7,11 +7,12 @@ import { foldOf, SURFACE_EVENTS } from '../../views/index-folds.js';
 import { LogError, UsageError } from '../../log/errors.js';
 import { loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../views/messages.js';
 import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
+import { toJson } from '../../core/json.js';
 
 /** Parse a seq argument (non-negative integer) or fail with a usage error. */
 export function seqArg(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${toJson(v)}`);
   return Number(v);
 }
 
@@ -79,7 +80,7 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
       } finally {
         indexed.close();
       }
-      if (opts.json) await writeOut(io.stdout, JSON.stringify(view.messages) + '\n');
+      if (opts.json) await writeOut(io.stdout, toJson(view.messages) + '\n');
       else await writeOut(io.stdout, renderSurface(view, env.c, Math.max(40, (io.stdout.columns ?? 120) - 20)));
       return EXIT.ok;
     }),

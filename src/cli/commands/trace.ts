@@ -10,6 +10,7 @@ import { analysisOf, explainEvent, provenanceSources, type TraceExplanation } fr
 import { renderTrace } from '../render/trace.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 import { queryError, seqArg } from './surface.js';
+import { toJson } from '../../core/json.js';
 
 interface TraceOptions extends CommonOptions {
   depth?: string;
@@ -74,7 +75,7 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
       }
       if (opts.json) {
         const doc = opts.all || opts.depth !== undefined ? { ...x.trace, provenance: x.tree, origins: x.origins } : x.trace;
-        await writeOut(io.stdout, JSON.stringify(doc) + '\n');
+        await writeOut(io.stdout, toJson(doc) + '\n');
       } else {
         await writeOut(io.stdout, renderTrace(x, opts.all ? 'all levels' : `depth ${depth}`, env.c));
       }

@@ -5,6 +5,7 @@ import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.j
 import { buildTranscript } from '../../views/transcript.js';
 import { renderTranscriptMarkdown, renderTranscriptText } from '../render/transcript.js';
 import { loadForQuery, queryError } from './surface.js';
+import { toJson } from '../../core/json.js';
 
 interface TranscriptOptions extends CommonOptions {
   format: 'text' | 'markdown' | 'json';
@@ -29,7 +30,7 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
       } catch (error) {
         throw queryError(error);
       }
-      if (format === 'json') await writeOut(io.stdout, JSON.stringify(t) + '\n');
+      if (format === 'json') await writeOut(io.stdout, toJson(t) + '\n');
       else if (format === 'markdown') await writeOut(io.stdout, renderTranscriptMarkdown(t));
       else await writeOut(io.stdout, renderTranscriptText(t, env.c, Math.max(40, (io.stdout.columns ?? 120) - 16)));
       return EXIT.ok;

@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import type { BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../../views/compactions.js';
+import { toJson } from '../../core/json.js';
 
 function stateText(s: VerdictState, c: ChalkInstance): string {
   const t = s.toUpperCase().padEnd(4);
@@ -22,7 +23,7 @@ function seqList(seqs: readonly number[], max = 12): string {
 }
 
 function j(v: unknown): string {
-  return escapeControl(typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)));
+  return escapeControl(typeof v === 'string' ? v : (toJson(v) ?? String(v)));
 }
 
 function usageText(u: unknown): string {

@@ -5,6 +5,7 @@ import type { MessageRef, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNu
 import type { DispatchDiff } from '../../views/requests.js';
 import { finishShort } from './request.js';
 import { renderHunks } from './hunks.js';
+import { toJson } from '../../core/json.js';
 
 export interface DiffRenderOptions {
   /** Print every line and every later dispatch (no folding). */
@@ -74,19 +75,19 @@ function pairLines(p: PairDiff, c: ChalkInstance, o: DiffRenderOptions, shown: {
   for (const x of m.left) shown.left.add(x.seq);
   for (const x of m.entered) shown.entered.add(x.seq);
   if (p.header.changes.length === 0) out.push(`${label('header')}equivalent${p.header.aSeq !== null || p.header.bSeq !== null ? c.dim(` (request/header a:${p.header.aSeq ?? '-'} b:${p.header.bSeq ?? '-'})`) : ''}`);
-  else if (shown.header && shown.header.key === JSON.stringify(p.header.changes)) {
+  else if (shown.header && shown.header.key === toJson(p.header.changes)) {
     out.push(`${label('header')}${c.yellow('changed')} as shown for ${escapeControl(shown.header.at)} (request/header a:${p.header.aSeq ?? '-'} b:${p.header.bSeq ?? '-'})`);
   } else {
-    shown.header = { key: JSON.stringify(p.header.changes), at: pairTitle(p).split('  ')[0] as string };
+    shown.header = { key: toJson(p.header.changes), at: pairTitle(p).split('  ')[0] as string };
     out.push(`${label('header')}${c.yellow('changed')} (request/header a:${p.header.aSeq ?? '-'} b:${p.header.bSeq ?? '-'})`);
     for (const ch of p.header.changes) {
       if (ch.field.startsWith('tools[')) out.push(`    ${escapeControl(ch.field).padEnd(24)} ${ch.after === 'added' ? c.green('added') : ch.after === 'removed' ? c.red('removed') : 'schema changed'}`);
       else if (ch.field === 'system') out.push(`    ${'system'.padEnd(24)} ${p.header.system ? `+${p.header.system.added} -${p.header.system.removed} lines` : 'changed'}`);
-      else out.push(`    ${escapeControl(ch.field).padEnd(24)} ${preview(JSON.stringify(ch.before) ?? '(absent)', 50)} → ${preview(JSON.stringify(ch.after) ?? '(absent)', 50)}`);
+      else out.push(`    ${escapeControl(ch.field).padEnd(24)} ${preview(toJson(ch.before) ?? '(absent)', 50)} → ${preview(toJson(ch.after) ?? '(absent)', 50)}`);
     }
     if (p.header.system) pushAll(out, renderHunks(p.header.system, c, full, '      '));
   }
-  if (p.requestContext.changed) out.push(`${label('context')}${c.yellow('changed')} ${preview(JSON.stringify(p.requestContext.a) ?? 'null', 60)} → ${preview(JSON.stringify(p.requestContext.b) ?? 'null', 60)}`);
+  if (p.requestContext.changed) out.push(`${label('context')}${c.yellow('changed')} ${preview(toJson(p.requestContext.a) ?? 'null', 60)} → ${preview(toJson(p.requestContext.b) ?? 'null', 60)}`);
   out.push(`${label('usage')}${usageDeltaText(p.usage.a, p.usage.b, p.usage.delta)}`);
   const sameCalls = p.toolCalls.a.length === p.toolCalls.b.length && p.toolCalls.a.every((t, i) => callText(t) === callText(p.toolCalls.b[i] as ToolCallFact));
   if (sameCalls) for (const t of p.toolCalls.a) out.push(`${label('tool')}${callText(t)}`);

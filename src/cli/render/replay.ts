@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import type { ContentBlock, ReplayAttempt, ReplayView } from '../../views/replay.js';
+import { toJson } from '../../core/json.js';
 
 function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
   switch (b.type) {
@@ -11,7 +12,7 @@ function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
     case 'tool-call':
       return `tool-call ${c.cyan(escapeControl(String(b['name'])))} ${c.dim(escapeControl(String(b['id'])))} ${preview(String(b['arguments'] ?? ''), width)}`;
     default:
-      return `${escapeControl(b.type).padEnd(9)} ${preview(JSON.stringify(b), width)}`;
+      return `${escapeControl(b.type).padEnd(9)} ${preview(toJson(b), width)}`;
   }
 }
 

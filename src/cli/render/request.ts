@@ -6,6 +6,8 @@ import type { DispatchDiff, DispatchEntry, DispatchSummary, SeqResolution } from
 import type { DeepSeekBody } from '../../views/deepseek-body.js';
 import { pushAll, textLines, unifiedDiff } from '../../views/diff.js';
 import { renderHunks } from './hunks.js';
+import { toJson } from '../../core/json.js';
+import { codePointLength } from '../../core/text.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -86,7 +88,7 @@ export function usageText(usage: unknown): string {
 }
 
 function text(s: unknown, opts: RenderOptions, max = 100): string {
-  const str = typeof s === 'string' ? s : JSON.stringify(s) ?? String(s);
+  const str = typeof s === 'string' ? s : toJson(s) ?? String(s);
   if (!opts.full) return `"${preview(str, max)}"`;
   return escapeControl(str, true)
     .split('\n')
@@ -113,7 +115,7 @@ function blockLines(block: any, opts: RenderOptions, indent: string, c: ChalkIns
       return [`${indent}${c.dim('image    ')}${escapeControl(String(a.mediaType ?? '?'))} ${a.width ?? '?'}x${a.height ?? '?'} ${c.dim(escapeControl(String(a.attachmentId ?? '')))}${a.name ? ` ${escapeControl(String(a.name))}` : ''}`];
     }
     default:
-      return [`${indent}${c.dim(escapeControl(type).padEnd(9))} ${preview(JSON.stringify(block) ?? '', 80)}`];
+      return [`${indent}${c.dim(escapeControl(type).padEnd(9))} ${preview(toJson(block) ?? '', 80)}`];
   }
 }
 
@@ -189,7 +191,7 @@ export function renderRequest(v: RequestView, events: readonly SessionEvent[], c
     const ad = (h.adapterDefaults ?? {}) as Record<string, unknown>;
     for (const [k, val] of Object.entries(cfg)) {
       const def = ad[k] === true ? c.dim(' (adapter default)') : '';
-      out.push(`  ${k.padEnd(16)}${escapeControl(typeof val === 'string' ? val : JSON.stringify(val) ?? String(val))}${def}`);
+      out.push(`  ${k.padEnd(16)}${escapeControl(typeof val === 'string' ? val : toJson(val) ?? String(val))}${def}`);
     }
   }
   if (e.requestContext) {
@@ -198,14 +200,14 @@ export function renderRequest(v: RequestView, events: readonly SessionEvent[], c
   }
   if (h) {
     if (h.system === undefined) out.push(`${label('system')}${c.dim('(none)')}`);
-    else if (typeof h.system !== 'string') out.push(`${label('system')}${preview(JSON.stringify(h.system) ?? '', 100)}`);
+    else if (typeof h.system !== 'string') out.push(`${label('system')}${preview(toJson(h.system) ?? '', 100)}`);
     else {
-      out.push(`${label('system')}${n(Array.from(h.system).length)} chars`);
+      out.push(`${label('system')}${n(codePointLength(h.system))} chars`);
       if (opts.full) for (const line of escapeControl(h.system, true).split('\n')) out.push(`  ${c.dim('│')} ${line}`);
       else out.push(`  ${c.dim('│')} ${preview(h.system, 160)}${c.dim('   (--full for all of it)')}`);
     }
     if (h.tools === undefined) out.push(`${label('tools')}${c.dim('(none)')}`);
-    else if (!Array.isArray(h.tools)) out.push(`${label('tools')}${preview(JSON.stringify(h.tools) ?? '', 100)} ${c.dim('(not a schema list)')}`);
+    else if (!Array.isArray(h.tools)) out.push(`${label('tools')}${preview(toJson(h.tools) ?? '', 100)} ${c.dim('(not a schema list)')}`);
     else {
       out.push(`${label('tools')}${h.tools.length}: ${h.tools.map((t) => escapeControl(String(t?.name))).join(', ')}`);
       const width = Math.min(24, Math.max(...h.tools.map((t) => String(t?.name).length)));
@@ -332,8 +334,8 @@ export function renderDiff(d: DispatchDiff, events: readonly SessionEvent[], c: 
     for (const ch of d.header.changes) {
       const show = (v: unknown) => {
         if (v === undefined) return c.dim('(absent)');
-        if (typeof v === 'string') return v.length > 60 ? `${n(Array.from(v).length)} chars "${preview(v, 40)}"` : JSON.stringify(preview(v, 60));
-        const j = JSON.stringify(v) ?? String(v);
+        if (typeof v === 'string') return v.length > 60 ? `${n(codePointLength(v))} chars "${preview(v, 40)}"` : toJson(preview(v, 60));
+        const j = toJson(v) ?? String(v);
         return preview(j, 60);
       };
       if (ch.field.startsWith('tools[')) out.push(`  ${escapeControl(ch.field).padEnd(24)} ${ch.after === 'added' ? c.green('added') : ch.after === 'removed' ? c.red('removed') : 'schema changed'}`);
@@ -370,5 +372,14 @@ export function renderDiff(d: DispatchDiff, events: readonly SessionEvent[], c: 
 
 /** `--body deepseek` human form: pretty JSON, terminal-safe (escapes stay valid JSON). */
 export function renderBody(body: DeepSeekBody): string {
-  return escapeControl(JSON.stringify(body, null, 2), true) + '\n';
+  let text: string;
+  try {
+    text = toJson(body, null, 2);
+  } catch (error) {
+    // Indentation grows with depth: a body nested hundreds of thousands of
+    // levels has no printable pretty form, so it is printed compact.
+    if (!(error instanceof RangeError)) throw error;
+    text = toJson(body);
+  }
+  return escapeControl(text, true) + '\n';
 }

@@ -1,12 +1,13 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import type { QueryResult } from '../../dataset/sql.js';
+import { toJson } from '../../core/json.js';
 
 function text(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v);
+  return toJson(v);
 }
 
 const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/;
@@ -43,5 +44,5 @@ export function renderCsv(r: QueryResult): string {
 
 /** NDJSON: one object per row, keyed by column name. */
 export function renderNdjson(r: QueryResult): string {
-  return r.rows.map((row) => JSON.stringify(Object.fromEntries(r.columns.map((name, i) => [name, row[i] ?? null])))).join('\n') + (r.rows.length ? '\n' : '');
+  return r.rows.map((row) => toJson(Object.fromEntries(r.columns.map((name, i) => [name, row[i] ?? null])))).join('\n') + (r.rows.length ? '\n' : '');
 }

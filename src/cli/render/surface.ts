@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import type { SurfaceView } from '../../views/messages.js';
+import { toJson } from '../../core/json.js';
 
 function iso(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
@@ -8,7 +9,7 @@ function iso(ms: number): string {
 
 /** `--json` failure document shared by the query commands: DSH's inspection error. */
 export function failureJson(error: { class: string; message: string }): string {
-  return JSON.stringify({ error: { class: error.class, message: error.message } }) + '\n';
+  return toJson({ error: { class: error.class, message: error.message } }) + '\n';
 }
 
 /** Human failure line (stderr). */
@@ -17,7 +18,7 @@ export function renderFailure(error: { class: string; message: string }): string
 }
 
 function blockLines(content: unknown, width: number, c: ChalkInstance): string[] {
-  if (!Array.isArray(content)) return [c.dim(`(content is not a block list: ${preview(JSON.stringify(content) ?? '', width)})`)];
+  if (!Array.isArray(content)) return [c.dim(`(content is not a block list: ${preview(toJson(content) ?? '', width)})`)];
   if (content.length === 0) return [c.dim('(no content blocks)')];
   const out: string[] = [];
   for (const raw of content) {
@@ -30,7 +31,7 @@ function blockLines(content: unknown, width: number, c: ChalkInstance): string[]
         out.push(`${c.dim('reasoning')}   ${c.dim(preview(String(b['text'] ?? ''), width))}`);
         break;
       case 'tool-call':
-        out.push(`${c.dim('tool-call')}   ${c.cyan(escapeControl(String(b['name'])))} ${c.dim(escapeControl(String(b['id'])))} ${preview(typeof b['arguments'] === 'string' ? b['arguments'] : JSON.stringify(b['arguments']), width)}`);
+        out.push(`${c.dim('tool-call')}   ${c.cyan(escapeControl(String(b['name'])))} ${c.dim(escapeControl(String(b['id'])))} ${preview(typeof b['arguments'] === 'string' ? b['arguments'] : toJson(b['arguments']), width)}`);
         break;
       case 'tool-result': {
         const inner = Array.isArray(b['content'])
@@ -40,10 +41,10 @@ function blockLines(content: unknown, width: number, c: ChalkInstance): string[]
         break;
       }
       case 'image':
-        out.push(`${c.dim('image')}       ${escapeControl(String(b['attachment']?.attachmentId ?? b['attachment']?.id ?? JSON.stringify(b['attachment'] ?? null)))}`);
+        out.push(`${c.dim('image')}       ${escapeControl(String(b['attachment']?.attachmentId ?? b['attachment']?.id ?? toJson(b['attachment'] ?? null)))}`);
         break;
       default:
-        out.push(`${c.dim(escapeControl(String(b['type'])).padEnd(11))} ${preview(JSON.stringify(b), width)}`);
+        out.push(`${c.dim(escapeControl(String(b['type'])).padEnd(11))} ${preview(toJson(b), width)}`);
     }
   }
   return out;

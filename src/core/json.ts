@@ -1,0 +1,134 @@
+/**
+ * `JSON.stringify` for values read from a log, at any nesting depth.
+ *
+ * V8's `JSON.stringify` recurses and throws `RangeError: Maximum call stack
+ * size exceeded` on values nested a few thousand levels deep, which DSH's own
+ * `JSON.parse` reads without complaint. `toJson` tries the native serializer
+ * first and, only when it runs out of stack, serializes with an explicit stack
+ * instead: same output, byte for byte (key order, `toJSON`, omitted
+ * `undefined`/functions, `null` for non-finite numbers, `space` indentation).
+ */
+
+const CONTAINER = Symbol('container');
+
+type Leaf = string | undefined | typeof CONTAINER;
+
+function leaf(v: unknown): Leaf {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      return Number.isFinite(v) ? String(v) : 'null';
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return JSON.stringify(v); // throws the native TypeError
+    case 'object':
+      if (v instanceof Number || v instanceof String || v instanceof Boolean) return JSON.stringify(v);
+      return CONTAINER;
+    default:
+      return undefined;
+  }
+}
+
+function withToJson(v: unknown, key: string): unknown {
+  if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+    return (v as { toJSON: (k: string) => unknown }).toJSON(key);
+  }
+  return v;
+}
+
+interface Frame {
+  array: boolean;
+  value: Record<string, unknown> | unknown[];
+  keys: string[] | null;
+  next: number;
+  count: number;
+  wrote: boolean;
+  depth: number;
+}
+
+function gapOf(space: string | number | undefined): string {
+  if (typeof space === 'number') return ' '.repeat(Math.max(0, Math.min(10, Math.floor(space))));
+  if (typeof space === 'string') return space.slice(0, 10);
+  return '';
+}
+
+/** The explicit-stack serializer (exported for tests; use `toJson`). */
+export function toJsonIterative(value: unknown, space?: string | number): string | undefined {
+  const gap = gapOf(space);
+  const top = withToJson(value, '');
+  const first = leaf(top);
+  if (first !== CONTAINER) return first;
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  const indents: string[] = [''];
+  const indent = (d: number): string => (indents[d] ??= indent(d - 1) + gap);
+  const open = (v: object, depth: number) => {
+    const array = Array.isArray(v);
+    const keys = array ? null : Object.keys(v);
+    out.push(array ? '[' : '{');
+    stack.push({ array, value: v as Frame['value'], keys, next: 0, count: array ? (v as unknown[]).length : (keys as string[]).length, wrote: false, depth });
+  };
+  open(top as object, 0);
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1] as Frame;
+    if (f.next >= f.count) {
+      if (f.wrote && gap) out.push('\n' + indent(f.depth));
+      out.push(f.array ? ']' : '}');
+      stack.pop();
+      continue;
+    }
+    const i = f.next++;
+    const key = f.array ? String(i) : (f.keys as string[])[i] as string;
+    const v = withToJson(f.array ? (f.value as unknown[])[i] : (f.value as Record<string, unknown>)[key], key);
+    let l = leaf(v);
+    if (l === undefined) {
+      if (!f.array) continue;
+      l = 'null';
+    }
+    if (f.wrote) out.push(',');
+    if (gap) out.push('\n' + indent(f.depth + 1));
+    if (!f.array) out.push(JSON.stringify(key) + (gap ? ': ' : ':'));
+    f.wrote = true;
+    if (l === CONTAINER) open(v as object, f.depth + 1);
+    else out.push(l);
+  }
+  return out.join('');
+}
+
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
+}
+
+/** `JSON.stringify(value, null, space)`, at any depth (no replacer function). */
+export function toJson(value: unknown, replacer?: null, space?: string | number): string {
+  try {
+    return JSON.stringify(value, replacer, space);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+    return toJsonIterative(value, space) as string;
+  }
+}
+
+/**
+ * Deep copy of a JSON value with every non-container value passed through
+ * `leafFn`, with an explicit stack (any depth). Arrays stay arrays; objects
+ * become plain objects with the same own enumerable keys in the same order.
+ */
+export function mapJsonLeaves(value: unknown, leafFn: (v: unknown) => unknown): unknown {
+  const copyOf = (v: unknown): unknown => (v === null || typeof v !== 'object' ? leafFn(v) : Array.isArray(v) ? new Array(v.length) : {});
+  const root = copyOf(value);
+  const pending: [unknown, any][] = root !== null && typeof root === 'object' ? [[value, root]] : [];
+  while (pending.length > 0) {
+    const [from, to] = pending.pop() as [any, any];
+    for (const k of Array.isArray(from) ? from.keys() : Object.keys(from)) {
+      const v = from[k];
+      const c = copyOf(v);
+      to[k] = c;
+      if (c !== null && typeof c === 'object') pending.push([v, c]);
+    }
+  }
+  return root;
+}

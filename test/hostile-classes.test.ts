@@ -1,0 +1,399 @@
+/**
+ * Issue #23, class by class: each input is built from a corpus session by the
+ * edit the issue describes, and run through the CLI (in-process and spawned).
+ */
+import { describe, expect, it } from 'vitest';
+import { spawn, execFileSync } from 'node:child_process';
+import { createWriteStream, readdirSync, cpSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CORPUS, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { BIN, runCli, runInProcess } from './helpers/cli.js';
+import { deepValue, JSON_VALUES } from './helpers/hostile-gen.js';
+import { toJson, toJsonIterative } from '../src/core/json.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+const RAW_ROOT = path.join(CORPUS, 'synthetic', 'root-raw');
+const PROJECT = '--home-dsh-synthetic-project--';
+const crash = (r: { code: number; stderr: string }) => ![0, 1, 2].includes(r.code) || /internal error|\n\s+at /.test(r.stderr);
+
+function tempRoot(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-'));
+  cpSync(RAW_ROOT, path.join(dir, 'root'), { recursive: true });
+  return path.join(dir, 'root');
+}
+
+function editLines(file: string, edit: (lines: string[]) => void): void {
+  const lines = readFileSync(file, 'utf8').replace(/\n$/, '').split('\n');
+  edit(lines);
+  writeFileSync(file, lines.join('\n') + '\n');
+}
+
+describe('toJson serializes any depth exactly as JSON.stringify', () => {
+  it('matches JSON.stringify on shallow values, with and without indentation', () => {
+    const values: unknown[] = [{ a: [1, { b: undefined, c: () => 1, d: null }], e: 'x\u2028"', f: NaN, g: -0, h: [undefined], i: {} }, [], 'str', 3, null, { toJSON: () => ({ z: 1 }) }, new Date(0)];
+    for (const v of values) {
+      for (const space of [undefined, 2, '\t']) expect(toJsonIterative(v, space)).toBe(JSON.stringify(v, null, space));
+    }
+  });
+  it('serializes 200,000 levels where JSON.stringify overflows', () => {
+    for (const kind of ['object', 'array'] as const) {
+      const text = deepValue(200_000, kind);
+      const value = JSON.parse(text);
+      expect(() => JSON.stringify(value)).toThrow(RangeError);
+      expect(toJson(value)).toBe(text);
+    }
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('issue #23: dsh breaks', () => {
+  it('ls and lineage print header fields of every JSON type without an internal error (text and --json)', async () => {
+    const root = tempRoot();
+    const child = path.join(root, PROJECT, 'syn.fork.child', 'session.jsonl');
+    const original = readFileSync(child, 'utf8');
+    try {
+      for (const field of ['parentSession', 'title', 'agentPreset', 'origin', 'cwd', 'id', 'createdAt', 'delegationDepth']) {
+        for (const value of JSON_VALUES) {
+          writeFileSync(child, original);
+          editLines(child, (ls) => {
+            const h = JSON.parse(ls[0]!);
+            h[field] = value;
+            ls[0] = JSON.stringify(h);
+          });
+          for (const args of [['ls', root], ['ls', root, '--json'], ['lineage', child], ['lineage', child, '--json']]) {
+            const r = await runInProcess(args);
+            expect(crash(r), `${field}=${JSON.stringify(value)}: dsh ${args.join(' ')}: ${r.stderr}`).toBe(false);
+          }
+        }
+      }
+    } finally {
+      rmSync(path.dirname(root), { recursive: true, force: true });
+    }
+  });
+
+  it('request, history, compactions, report and salvage read payloads nested 5,000 levels deep (objects and arrays)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-deep-'));
+    try {
+      for (const kind of ['object', 'array'] as const) {
+        mkdirSync(path.join(dir, 'in'), { recursive: true });
+        const file = path.join(dir, 'in', `deep-${kind}.jsonl`);
+        writeFileSync(file, readFileSync(path.join(RAW_ROOT, PROJECT, 'syn.compaction-double', 'session.jsonl')));
+        const deep = deepValue(5000, kind);
+        editLines(file, (ls) => {
+          const at = ls.findIndex((l) => l.includes('"request/header"'));
+          const e = JSON.parse(ls[at]!);
+          e.data.header.tools = '__deep__';
+          ls[at] = JSON.stringify(e).replace('"__deep__"', `[{"name":"deep","parameters":${deep}}]`);
+          const seq = Math.max(...ls.slice(1).map((l) => JSON.parse(l).seq));
+          ls.push(`{"type":"x-future/thing","seq":${seq + 1},"time":1,"ignorable":true,"data":${deep}}`);
+        });
+        const headerSeq = JSON.parse(readFileSync(file, 'utf8').split('\n').find((l) => l.includes('"request/header"'))!).seq;
+        for (const json of [false, true]) {
+          const extra = json ? ['--json'] : [];
+          for (const args of [['request', file, String(headerSeq + 2)], ['request', file, '--list'], ['history', file], ['compactions', file], ['report', file, '-o', path.join(dir, `r-${kind}-${json}.html`)], ['salvage', file, '-o', path.join(dir, `s-${kind}-${json}`)]]) {
+            const r = await runInProcess([...args, ...extra]);
+            expect(r.code, `dsh ${args.join(' ')} ${extra.join(' ')}: ${r.stderr.slice(0, 300)}`).toBe(0);
+          }
+        }
+        // The deep schema comes out whole.
+        const r = await runInProcess(['request', file, String(headerSeq + 2), '--json']);
+        expect(r.stdout).toContain(deep);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a FIFO in place of a session file is reported and skipped by ls/check --root, and refused (exit 2) as a target, without blocking', async () => {
+    const root = tempRoot();
+    try {
+      const fifoDir = path.join(root, PROJECT, 'syn.llm-retry');
+      rmSync(path.join(fifoDir, 'session.jsonl'));
+      execFileSync('mkfifo', [path.join(fifoDir, 'session.jsonl')]);
+      const ls = await runCli(['ls', root]);
+      expect(ls.code).toBe(0);
+      expect(ls.stdout + ls.stderr).toMatch(/syn\.llm-retry\/session\.jsonl: not a regular file \(FIFO\): skipped/);
+      expect(ls.stdout).toContain('syn.compaction-double');
+      const check = await runCli(['check', '--root', root, '--json']);
+      expect([0, 1]).toContain(check.code);
+      for (const target of [fifoDir, path.join(fifoDir, 'session.jsonl')]) {
+        const r = await runCli(['inspect', target]);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/not a regular file \(FIFO\)/);
+      }
+    } finally {
+      rmSync(path.dirname(root), { recursive: true, force: true });
+    }
+  });
+
+  for (const device of ['/dev/zero', '/dev/urandom']) {
+    it.skipIf(!existsSync(device))(`inspect - and frames - decide early on an endless ${device}`, async () => {
+      for (const cmd of [['inspect', '-', '--json'], ['frames', '-', '--json'], ['events', '-']]) {
+        const fd = openSync(device, 'r');
+        const started = Date.now();
+        const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [BIN, ...cmd], { stdio: [fd, 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (d) => (stdout += d));
+          child.stderr.on('data', (d) => (stderr += d));
+          const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+          child.on('close', (code) => {
+            clearTimeout(timer);
+            resolve({ code: code ?? -1, stdout, stderr });
+          });
+        });
+        closeSync(fd);
+        expect(Date.now() - started).toBeLessThan(30_000);
+        expect(crash(r), `${cmd.join(' ')}: ${r.stderr}`).toBe(false);
+        if (cmd[0] !== 'frames') {
+          expect(r.code).toBe(1);
+          expect(r.stdout + r.stderr).toMatch(device === '/dev/zero' ? /empty or header-less session log/ : /header line is not valid JSON/);
+        } else expect(JSON.parse(r.stdout).encoding).toBe('none');
+      }
+    });
+  }
+
+  it('ZIP entry names are escaped on stderr (no raw ESC/BEL)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-zip-'));
+    try {
+      const { default: archiver } = await import('archiver');
+      const zipFile = path.join(dir, 'x.zip');
+      const body = readFileSync(path.join(RAW_ROOT, PROJECT, 'syn.llm-retry', 'session.jsonl'));
+      await new Promise<void>((resolve, reject) => {
+        const out = createWriteStream(zipFile);
+        const a = archiver('zip', { store: true });
+        out.on('close', () => resolve());
+        a.on('error', reject);
+        a.pipe(out);
+        a.append(body, { name: 'session.jsonl' });
+        a.append(body, { name: 'subagents/\u001b]0;pwned\u0007/session.jsonl' });
+        void a.finalize();
+      });
+      const r = await runCli(['inspect', `${zipFile}:subagents/nope`]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('descendants in this archive');
+      expect(r.stderr).not.toMatch(/[\u001b\u0007]/);
+      expect(r.stderr).toContain('\\u001b]0;pwned\\u0007');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('issue #23: bombs', () => {
+  it('a ZIP entry that honestly declares 2,000,000,000 bytes is refused before inflating, in bounded memory', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-zipbomb-'));
+    try {
+      const zipFile = path.join(dir, 'bomb.zip');
+      // 2e9 zero bytes deflated (about 2 MB), the size declared honestly.
+      const { createWriteStream } = await import('node:fs');
+      const { default: archiver } = await import('archiver');
+      const { Readable } = await import('node:stream');
+      const total = 2_000_000_000;
+      const chunk = Buffer.alloc(1 << 20);
+      let left = total;
+      const zeros = new Readable({
+        read() {
+          if (left <= 0) return void this.push(null);
+          const n = Math.min(left, chunk.length);
+          left -= n;
+          this.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+        },
+      });
+      await new Promise<void>((resolve, reject) => {
+        const out = createWriteStream(zipFile);
+        const a = archiver('zip', { zlib: { level: 1 } });
+        out.on('close', () => resolve());
+        a.on('error', reject);
+        a.pipe(out);
+        a.append(zeros, { name: 'session.jsonl' });
+        void a.finalize();
+      });
+      for (const cmd of ['inspect', 'frames']) {
+        const r = await runCli([cmd, zipFile]);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/declares 2000000000 bytes, over dsh's 256 MiB budget/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
+describe.skipIf(!HAVE_CORPUS)('issue #23: no writer writes where DSH reads', () => {
+  const listing = (dir: string): string[] => {
+    const out: string[] = [];
+    const walk = (d: string) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        out.push(p);
+        if (e.isDirectory()) walk(p);
+      }
+    };
+    walk(dir);
+    return out.sort();
+  };
+
+  it('export -o, report -o, salvage -o and redact -o/--report refuse the session directory, project directories and the root itself, --force included', async () => {
+    const root = tempRoot();
+    try {
+      const sessionDir = path.join(root, PROJECT, 'syn.llm-retry');
+      const file = path.join(sessionDir, 'session.jsonl');
+      const before = listing(root);
+      const places = [
+        path.join(sessionDir, 'session.jsonl.zstd'),
+        path.join(sessionDir, 'anything.bin'),
+        path.join(root, PROJECT, 'x.zip'),
+        path.join(root, PROJECT, 'syn.compaction-double', 'x.zip'),
+        path.join(root, 'x.zip'),
+        path.join(root, '--new-project--', 'new-session'),
+      ];
+      for (const place of places) {
+        for (const args of [
+          ['export', file, '-o', place, '--force'],
+          ['export', 'syn.llm-retry', '--root', root, '-o', place, '--force'],
+          ['report', sessionDir, '-o', place, '--force'],
+          ['salvage', file, '-o', place],
+          ['redact', file, '-o', place],
+          ['redact', file, '-o', path.join(os.tmpdir(), `dsh-h23-redact-${process.pid}-${places.indexOf(place)}`), '--report', place],
+        ]) {
+          const r = await runInProcess(args);
+          expect(r.code, `dsh ${args.join(' ')}: ${r.stderr}`).toBe(2);
+          expect(r.stderr).toMatch(/refusing to write/);
+        }
+      }
+      expect(listing(root)).toEqual(before);
+      // Outside the root, the same commands write.
+      const out = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-out-'));
+      expect((await runInProcess(['export', file, '-o', path.join(out, 'x.zip')])).code).toBe(0);
+      expect((await runInProcess(['report', file, '-o', path.join(out, 'r.html')])).code).toBe(0);
+      rmSync(out, { recursive: true, force: true });
+    } finally {
+      rmSync(path.dirname(root), { recursive: true, force: true });
+      for (let i = 0; i < 6; i++) rmSync(path.join(os.tmpdir(), `dsh-h23-redact-${process.pid}-${i}`), { recursive: true, force: true });
+    }
+  });
+});
+
+/** Run bin/dsh.js and report its peak RSS in MiB. */
+async function runMeasured(args: string[]): Promise<{ code: number; stdout: string; stderr: string; peakMiB: number }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--require', path.join(path.dirname(BIN), '..', 'test', 'helpers', 'maxrss.cjs'), BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => {
+      const m = /maxrss-kib (\d+)\s*$/.exec(stderr);
+      resolve({ code: code ?? -1, stdout, stderr: stderr.replace(/\nmaxrss-kib \d+\s*$/, ''), peakMiB: m ? Number(m[1]) / 1024 : Infinity });
+    });
+  });
+}
+
+describe.skipIf(!HAVE_CORPUS)('issue #23: huge sparse input', () => {
+  it('a sparse 3 GB session.jsonl of zeros: ls lists it in bounded memory, salvage stops at the line limit', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-sparse-'));
+    try {
+      const sdir = path.join(dir, 'root', '--home-x--', 's1');
+      mkdirSync(sdir, { recursive: true });
+      const file = path.join(sdir, 'session.jsonl');
+      execFileSync('truncate', ['-s', '3G', file]);
+      const ls = await runMeasured(['ls', path.join(dir, 'root')]);
+      expect(ls.code, ls.stderr).toBe(0);
+      expect(ls.stdout + ls.stderr).toMatch(/no complete header line/);
+      expect(ls.peakMiB).toBeLessThan(400);
+      const salvage = await runMeasured(['salvage', file, '-o', path.join(dir, 'out')]);
+      expect(crash(salvage), salvage.stderr).toBe(false);
+      expect(salvage.code).toBe(1);
+      // The line limit (512 MiB) plus the process itself, far below the 3 GB input.
+      expect(salvage.peakMiB).toBeLessThan(900);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
+describe.skipIf(!HAVE_CORPUS)('issue #23: one huge line', () => {
+  it('a single 50 MB user message: events, surface, request, history and report answer within a small multiple of the line', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-bigline-'));
+    try {
+      mkdirSync(path.join(dir, 'in'));
+      const file = path.join(dir, 'in', 'big.jsonl');
+      writeFileSync(file, readFileSync(path.join(RAW_ROOT, PROJECT, 'syn.llm-retry', 'session.jsonl')));
+      editLines(file, (ls) => {
+        const at = ls.findIndex((l) => l.includes('"user/message"'));
+        const e = JSON.parse(ls[at]!);
+        e.data.content[0].text = '__big__';
+        ls[at] = JSON.stringify(e).replace('__big__', 'word '.repeat(10_000_000));
+      });
+      const lineMiB = 50;
+      for (const args of [['events', file], ['surface', file], ['request', file, '5'], ['history', file], ['report', file, '-o', path.join(dir, 'r.html')], ['events', file, '--json']]) {
+        const r = await runMeasured(args);
+        expect(r.code, `dsh ${args.join(' ')}: ${r.stderr.slice(0, 300)}`).toBe(0);
+        expect(r.peakMiB, `dsh ${args.join(' ')}`).toBeLessThan(12 * lineMiB);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
+describe.skipIf(!HAVE_CORPUS)("issue #23: DSH's TypeErrors on missing fields", () => {
+  it("a request/header without its data object gets DSH's TypeError from the legacy-reason check, before any later check", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-typeerror-'));
+    try {
+      for (const [edit, what] of [[(e: any) => delete e.data, 'undefined'], [(e: any) => (e.data = null), 'null']] as const) {
+        const file = path.join(dir, `rh-${what}.jsonl`);
+        writeFileSync(file, readFileSync(path.join(RAW_ROOT, PROJECT, 'syn.fork.child', 'session.jsonl')));
+        editLines(file, (ls) => {
+          const at = ls.findIndex((l) => l.includes('"request/header"'));
+          const e = JSON.parse(ls[at]!);
+          edit(e);
+          ls[at] = JSON.stringify(e);
+        });
+        const r = await runInProcess(['inspect', file, '--json']);
+        expect(r.code).toBe(1);
+        const error = JSON.parse(r.stdout).error;
+        expect(error.class).toBe('SessionPersistenceCorruptionError');
+        expect(error.message).toBe(`stored session "syn.fork.child" failed validation: TypeError: Cannot read properties of ${what} (reading 'reason')`);
+        expect(error.cause.class).toBe('TypeError');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('issue #23: a file whose name and bytes disagree', () => {
+  it("gets DSH's verdict for its name first (exit 1), dsh's observation beside it, and --encoding reads it anyway", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-renamed-'));
+    try {
+      const raw = readFileSync(path.join(RAW_ROOT, PROJECT, 'syn.llm-retry', 'session.jsonl'));
+      const zstd = readFileSync(path.join(CORPUS, 'synthetic', 'root-zstd', PROJECT, 'syn.llm-retry', 'session.jsonl.zstd'));
+      const asZstd = path.join(dir, 'session.jsonl.zstd');
+      const asRaw = path.join(dir, 'x', 'session.jsonl');
+      mkdirSync(path.dirname(asRaw));
+      writeFileSync(asZstd, raw);
+      writeFileSync(asRaw, zstd);
+      const a = await runInProcess(['inspect', asZstd, '--json']);
+      expect(a.code).toBe(1);
+      expect(JSON.parse(a.stdout).error.message).toBe('corrupt Zstandard session log: invalid frame magic at byte 0');
+      const aText = await runInProcess(['inspect', asZstd]);
+      expect(aText.stdout + aText.stderr).toMatch(/its bytes are plain JSONL .*--encoding raw reads them anyway/);
+      const b = await runInProcess(['inspect', asRaw, '--json']);
+      expect(b.code).toBe(1);
+      expect(JSON.parse(b.stdout).error.class).toBe('Error');
+      const bText = await runInProcess(['inspect', asRaw]);
+      expect(bText.stdout + bText.stderr).toMatch(/its bytes are a zstd stream .*--encoding zstd reads them anyway/);
+      const readA = await runInProcess(['inspect', asZstd, '--json', '--encoding', 'raw']);
+      const readB = await runInProcess(['inspect', asRaw, '--json', '--encoding', 'zstd']);
+      expect(readA.code).toBe(0);
+      expect(readB.code).toBe(0);
+      expect(JSON.parse(readA.stdout).events).toEqual(JSON.parse(readB.stdout).events);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Issue #23's hostile suite: generated mutations of corpus sessions (header
+ * field types, renamed encodings, missing nested fields, block-header flips,
+ * deep nesting) through every read command, in text and --json mode. The
+ * quick subset runs in `npm test`; DSH_SLOW_TESTS=1 runs >= 20,000 mutations.
+ * Every run must exit 0, 1 or 2 without an internal error or stack trace, in
+ * bounded memory, and leave the input's bytes and mtime as they were.
+ */
+import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { runInProcess } from './helpers/cli.js';
+import { blockHeaderFlip, deepNesting, headerFieldType, missingNestedField, renamedEncoding, type Generated } from './helpers/hostile-gen.js';
+import { compressFrame } from '../src/physical/encoder.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+const SLOW = process.env['DSH_SLOW_TESTS'] === '1';
+
+/** Every read command, with the arguments after the target (`@` is the target, `%` an output path). */
+export const READ_COMMANDS: readonly string[][] = [
+  ['inspect', '@'],
+  ['inspect', '@', '--view', 'stored'],
+  ['events', '@'],
+  ['events', '@', '--no-labels'],
+  ['frames', '@', '--decode'],
+  ['request', '@', '--list'],
+  ['request', '@', '3'],
+  ['request', '@', '--diff', '5'],
+  ['surface', '@'],
+  ['trace', '@', '2', '--all'],
+  ['transcript', '@'],
+  ['replay', '@'],
+  ['history', '@'],
+  ['stats', '@'],
+  ['search', 'e', '@'],
+  ['compactions', '@'],
+  ['check', '@'],
+  ['lineage', '@'],
+  ['ls', '^'],
+  ['fork', '@'],
+  ['report', '@', '-o', '%.html'],
+  ['salvage', '@', '-o', '%-salvage'],
+  ['export', '@', '-o', '%.zip'],
+  ['redact', '@', '-o', '%-redacted'],
+];
+
+interface Base {
+  name: string;
+  text: string;
+  zstd: Buffer;
+}
+
+async function bases(): Promise<Base[]> {
+  const picked = corpusCases().filter((c) => c.artifact.endsWith('session.jsonl') && /synthetic\/(root-raw|damaged|refused)|dsh-snapshots\/root-raw\/--home-dsh-acp-advanced/.test(c.name));
+  const out: Base[] = [];
+  for (const c of picked) {
+    const text = readFileSync(c.artifact, 'utf8');
+    // Header in its own frame, the rest in a second one, as DSH writes batches.
+    const nl = text.indexOf('\n') + 1;
+    const zstd = Buffer.concat([await compressFrame(Buffer.from(text.slice(0, nl))), await compressFrame(Buffer.from(text.slice(nl) || '\n'))]);
+    out.push({ name: c.name, text, zstd });
+  }
+  const zstdCases = corpusCases().filter((c) => c.artifact.endsWith('.zstd') && /synthetic\/(root-zstd|damaged)/.test(c.name));
+  for (const c of zstdCases) out.push({ name: c.name, text: '', zstd: readFileSync(c.artifact) });
+  return out;
+}
+
+function generate(base: Base, seed: number): Generated {
+  const which = seed % 6;
+  if (base.text === '' || which === 4) return blockHeaderFlip(base.zstd, seed);
+  if (which === 0) return headerFieldType(base.text, seed);
+  if (which === 1) return missingNestedField(base.text, seed);
+  if (which === 2) return deepNesting(base.text, seed, seed % 12 === 2 ? 5000 : 1200);
+  if (which === 3) return renamedEncoding(seed % 2 ? base.zstd : Buffer.from(base.text), seed % 2 === 1);
+  return missingNestedField(base.text, seed * 31);
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe.skipIf(!HAVE_CORPUS)('hostile suite: generated mutations through every read command', () => {
+  it(`${SLOW ? '20,000' : 'a quick subset of'} mutations x read commands x {text, --json}: exit 0-2, no internal error, bounded memory, input unchanged`, async () => {
+    const all = await bases();
+    const N = Number(process.env['DSH_HOSTILE_N'] ?? (SLOW ? 20_000 : 500));
+    const perMutation = SLOW ? 1 : 2;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-hostile-suite-'));
+    const failures: string[] = [];
+    let runs = 0;
+    let peak = 0;
+    const rss0 = process.memoryUsage().rss;
+    try {
+      for (let seed = 1; seed <= N; seed++) {
+        const base = all[seed % all.length]!;
+        const m = generate(base, seed);
+        const root = path.join(dir, `r${seed % 8}`);
+        rmSync(root, { recursive: true, force: true });
+        const sessionDir = path.join(root, '--home-dsh-synthetic-project--', 'mutant');
+        mkdirSync(sessionDir, { recursive: true });
+        const file = path.join(sessionDir, m.encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+        writeFileSync(file, m.bytes);
+        const before = { sha: sha(m.bytes), mtime: statSync(file).mtimeMs };
+        const out = path.join(dir, `out-${seed}`);
+        for (let k = 0; k < perMutation; k++) {
+          const cmd = READ_COMMANDS[(seed * perMutation + k) % READ_COMMANDS.length]!;
+          for (const json of [false, true]) {
+            const args = cmd.map((a) => (a === '@' ? file : a === '^' ? root : a.replace('%', `${out}-${json ? 'j' : 't'}`)));
+            if (json) args.push('--json');
+            const r = await runInProcess(args);
+            runs++;
+            if (![0, 1, 2].includes(r.code) || /internal error|\n\s+at /.test(r.stderr)) {
+              failures.push(`seed ${seed} ${base.name} [${m.name}] dsh ${cmd.join(' ')}${json ? ' --json' : ''}: exit ${r.code}: ${r.stderr.slice(0, 400)}`);
+            }
+          }
+        }
+        const after = readFileSync(file);
+        if (sha(after) !== before.sha || statSync(file).mtimeMs !== before.mtime) failures.push(`seed ${seed} [${m.name}]: input changed`);
+        peak = Math.max(peak, process.memoryUsage().rss - rss0);
+        if (failures.length > 400) break;
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    console.log(`hostile suite: ${N} mutations, ${runs} command runs, ${failures.length} failures, peak RSS growth ${Math.round(peak / 1048576)} MiB`);
+    expect(failures).toEqual([]);
+    expect(runs).toBe(N * perMutation * 2);
+    expect(peak).toBeLessThan(1024 * 1024 * 1024);
+  }, SLOW ? 7_200_000 : 300_000);
+});
