@@ -144,9 +144,18 @@ function repeats(full: string, pieces: readonly DeltaPiece[]): boolean {
 
 /** Every string value under `value` (object keys excluded). */
 function eachString(value: unknown, visit: (s: string) => void): void {
-  if (typeof value === 'string') visit(value);
-  else if (Array.isArray(value)) for (const v of value) eachString(v, visit);
-  else if (value !== null && typeof value === 'object') for (const k in value) eachString((value as Record<string, unknown>)[k], visit);
+  // Depth-first in document order with an explicit stack: event data may nest
+  // deeper than the call stack allows.
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') visit(v);
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push((v as Record<string, unknown>)[keys[i] as string]);
+    }
+  }
 }
 
 /** A JSON line whose text may hide a hint behind an escape (`\u0073k-`, `:\/\/`) is scanned without the pre-screen. */
