@@ -54,21 +54,47 @@ export type { SessionEvent, SessionHeader, Encoding, SurfaceOp } from './log/typ
 export type { InspectView } from './log/session.js';
 export type { RepairPlan } from './log/inspect.js';
 export type { SurfaceLabel, EventRecord } from './views/labels.js';
-export type { SurfaceView, SurfaceEntry } from './views/messages.js';
+export type { SurfaceView, SurfaceEntry, DerivedSurface } from './views/messages.js';
 export type { EventTrace, TraceExplanation, ProvenanceNode } from './views/trace.js';
-export type { RequestDocument, DispatchSummary, DispatchDiff, DispatchEntry, RequestContext } from './views/requests.js';
+export type { RequestDocument, DispatchSummary, DispatchDiff, DispatchEntry, RequestContext, DiffMessage, DiffRemoved } from './views/requests.js';
+export type { HeaderChange } from './views/header.js';
 export type { LineageTrace, LineageNode } from './views/lineage.js';
 export type { SessionRecord, ListingProblem } from './views/listing.js';
-export type { StatsView } from './views/stats.js';
-export type { CompactionsReport, CompactionAttempt } from './views/compactions.js';
+export type { StatsView, ModelStats, SessionStatsFigures, StepStats, ToolStats, TurnStats } from './views/stats.js';
+export type {
+  CompactionsReport,
+  CompactionAttempt,
+  AttemptKind,
+  BudgetInfo,
+  CoverageInfo,
+  FailureInfo,
+  IntegrityInfo,
+  LockInfo,
+  NextRequestInfo,
+  Outcome,
+  PairingInfo,
+  RangeInfo,
+  SummaryCall as CompactionSummaryCall,
+  TriggerInfo,
+  Verdict as CompactionVerdict,
+  VerdictState,
+  FailureClass,
+  OrphanPair,
+  TriggerKind,
+  UsagePoint,
+} from './views/compactions.js';
 export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './redact/secrets.js';
-export type { Transcript, TranscriptEntry } from './views/transcript.js';
+export type { Transcript, TranscriptEntry, TranscriptToolCall, TranscriptToolResult } from './views/transcript.js';
 export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, ToolCallFact, DivergenceReason } from './views/diff.js';
 export { sessionsDiffer };
-export type { ReplayView, ReplayAttempt } from './views/replay.js';
+export type { ReplayView, ReplayAttempt, AttemptOutcome, ReplayChunk, ReplaySummary, ContentBlock as ReplayContentBlock } from './views/replay.js';
 export type { Finding, SessionReport } from './check/engine.js';
 export type { RuleMeta, Severity } from './check/rules.js';
-export type { ExportManifest } from './export/export.js';
+export type { ExportManifest, ExportOptions, ManifestEntry } from './export/export.js';
+export type { DecoderName, FrameDecoder } from './physical/decoders.js';
+export type { ZipProgress } from './export/zip-writer.js';
+export type { RedactOptions, RedactStats, ProtectedHit } from './redact/redactor.js';
+export type { Replacement } from './log/surface.js';
 export type { DshErrorClass, FailureKind } from './core/errors.js';
 export { RULE_CODES, type RuleCode } from './core/rules.js';
 /** The usage ledger (`dsh stats`): each billed call counted once across forks and subagents, and its cost. */
