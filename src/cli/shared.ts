@@ -64,6 +64,19 @@ export function indexUseFor(io: Io, opts: CommonOptions): IndexUse {
 
 
 /**
+ * Parse an integer option or argument (`--from`, `<seq>`, `--jobs`, `--limit`…) of at least `min`;
+ * a usage error (exit 2) otherwise. The one integer parser of every command.
+ */
+export function intOption(name: string, v: string | undefined, min = 0): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v.trim());
+  if (!/^\d+$/.test(v.trim()) || n < min || !Number.isSafeInteger(n)) {
+    throw new UsageError(`${name} must be ${min === 0 ? 'a non-negative integer' : `an integer >= ${min}`}, got ${toJson(v)}`);
+  }
+  return n;
+}
+
+/**
  * Wrap a command action: the body returns its exit code; a thrown failure is
  * classified (usage/I/O 2, log failure 1) with a message on stderr.
  */
@@ -91,8 +104,7 @@ export function isRootDir(p: string): boolean {
   }
 }
 
-/** A non-negative integer option (`--jobs`, `--max-warnings`); UsageError otherwise. */
+/** A required non-negative integer option (the same parser as `intOption`). */
 export function parseCount(value: string, flag: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a non-negative integer, got ${toJson(value)}`);
-  return Number(value);
+  return intOption(flag, value) as number;
 }

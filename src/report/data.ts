@@ -5,6 +5,7 @@
  * list in the report comes from here, i.e. from the same code as the other
  * commands. Events are kept separately (they are embedded as their own blob).
  */
+import { healthOf } from '../views/listing.js';
 import type { SessionInspection } from '../log/session.js';
 import type { SessionEvent } from '../log/types.js';
 import type { Finding } from '../check/engine.js';
@@ -234,12 +235,8 @@ export function reportLineage(header: { parentSession?: string; seedLength?: num
   return out;
 }
 
-function healthStatus(r: SessionInspection): ReportData['health']['status'] {
-  if (r.error) return r.error.kind === 'refused' ? 'refused' : 'corrupt';
-  if (r.torn) return 'torn';
-  if (r.closers.length > 0) return 'needs-repair';
-  return 'ok';
-}
+/** The report's health is `dsh ls`'s (one rule: views/listing.ts `healthOf`). */
+const healthStatus: (r: SessionInspection) => ReportData['health']['status'] = healthOf;
 
 /** Derive the compaction list from the fold's replacements and the compaction/* events. */
 export function deriveCompactions(events: readonly SessionEvent[], replacements: readonly { seq: number; start: number; end: number; shadowedSeqs: number[] }[], storedEventCount: number): ReportCompaction[] {

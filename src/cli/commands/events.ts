@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
 import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
@@ -21,11 +21,6 @@ interface EventsOptions extends CommonOptions {
   interval?: string;
 }
 
-function intArg(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${toJson(v)}`);
-  return Number(v);
-}
 
 function textOfBlocks(content: unknown): string {
   if (!Array.isArray(content)) return '';
@@ -104,9 +99,9 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
   cmd.action(
     action(io, setExit, async (target: string, opts: EventsOptions) => {
       const env = envFor(io, opts);
-      const from = intArg('--from', opts.from);
-      const to = intArg('--to', opts.to);
-      const turn = intArg('--turn', opts.turn);
+      const from = intOption('--from', opts.from);
+      const to = intOption('--to', opts.to);
+      const turn = intOption('--turn', opts.turn);
       const resolved = await resolveCli(target, opts);
       const types = opts.type;
       const typeOk = (t: string) => !types || types.some((x) => (x.endsWith('/') ? t.startsWith(x) : t === x));

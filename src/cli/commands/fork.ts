@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, envFor, intOption, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
 import { UsageError } from '../../log/errors.js';
 import { ARTIFACT_NAMES, scanRoot } from '../../log/target.js';
@@ -16,7 +16,7 @@ import { ForkUnavailable, childEvents, planFork } from '../../views/fork.js';
 import { renderFork } from '../render/fork.js';
 import { hostServableWarning } from '../../views/history.js';
 import { decoderFor } from '../shared.js';
-import { intOption, loadTarget } from './replay.js';
+import { loadTarget } from './replay.js';
 import { toJson } from '../../core/json.js';
 
 interface ForkOptions extends CommonOptions {

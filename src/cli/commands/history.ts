@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { foldOf, MESSAGE_GROUPS } from '../../views/index-folds.js';
 import { allPages, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../views/history.js';
 import { inspectTargetIndexed } from '../../log/session.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
 import { renderHistoryPage } from '../render/history.js';
-import { intOption, loadTarget, reportLoadFailure } from './replay.js';
+import { loadTarget, reportLoadFailure } from './replay.js';
 import { toJson } from '../../core/json.js';
 
 interface HistoryOptions extends CommonOptions {

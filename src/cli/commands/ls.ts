@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, intOption, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { defaultRoot } from '../../log/target.js';
 import { defaultJobs } from '../../log/pool.js';
@@ -36,12 +36,12 @@ export function registerLs(program: Command, io: Io, setExit: (code: number) => 
         since = parseSince(opts.since);
         if (since === undefined) throw new UsageError(`--since must be an ISO date/time or epoch milliseconds, got ${toJson(opts.since)}`);
       }
-      if (opts.jobs !== undefined && !/^\d+$/.test(opts.jobs)) throw new UsageError(`--jobs expects a non-negative integer, got ${toJson(opts.jobs)}`);
+      const jobs = intOption('--jobs', opts.jobs);
       const root = rootArg ?? opts.root ?? defaultRoot(io.env);
       const listing = await listSessions(root, {
         health: opts.health,
         decoder: decoderFor(opts),
-        ...(opts.jobs !== undefined ? { jobs: Math.max(1, Number(opts.jobs)) } : {}),
+        ...(jobs !== undefined ? { jobs: Math.max(1, jobs) } : {}),
         ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
         ...(opts.kind ? { kind: opts.kind } : {}),
         ...(since !== undefined ? { since } : {}),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, type SessionInspection } from '../../log/session.js';
 import { UsageError } from '../../log/errors.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
@@ -41,13 +41,6 @@ export async function reportLoadFailure(io: Io, opts: CommonOptions, error: { cl
   return EXIT.failed;
 }
 
-export function intOption(name: string, v: string | undefined, min = 0): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v.trim()) || Number(v) < min || !Number.isSafeInteger(Number(v))) {
-    throw new UsageError(`${name} must be an integer >= ${min}, got ${toJson(v)}`);
-  }
-  return Number(v);
-}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

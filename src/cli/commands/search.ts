@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, intOption, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
 import { defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget } from '../../log/target.js';
 import { UsageError } from '../../log/errors.js';
@@ -13,7 +13,6 @@ import { compileTextFilter, searchFold, type SearchHit } from '../../views/searc
 import { guardedConsumer } from '../stream.js';
 import type { SessionEvent } from '../../log/types.js';
 import { renderSearch } from '../render/search.js';
-import { intOption } from './replay.js';
 import { toJson } from '../../core/json.js';
 
 interface SearchOptions extends CommonOptions {

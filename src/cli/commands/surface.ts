@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed } from '../../log/session.js';
 import { foldOf, SURFACE_EVENTS } from '../../views/index-folds.js';
 import { LogError, UsageError } from '../../log/errors.js';
@@ -10,11 +10,7 @@ import { failureJson, renderFailure, renderSurface } from '../render/surface.js'
 import { toJson } from '../../core/json.js';
 
 /** Parse a seq argument (non-negative integer) or fail with a usage error. */
-export function seqArg(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer, got ${toJson(v)}`);
-  return Number(v);
-}
+export const seqArg = intOption;
 
 /** Map a session-query error to the CLI's categories: a bad seq is usage (2), a bad log is a failure (1). */
 export function queryError(error: unknown): unknown {
