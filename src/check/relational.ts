@@ -5,6 +5,7 @@
  * as DSH's `fail` throws; messages are DSH's text (without the registry's
  * `invariant violated by "<package>": ` prefix, which is added by the caller).
  */
+import { splitPairs, toolPairsOf, type ToolPairs } from '../views/tool-pairs.js';
 import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
@@ -425,27 +426,6 @@ export function dispatchHeader(events: readonly SessionEvent[]): RelationalFindi
 
 // ---------------------------------------------------------------- F5 (compaction tool pairing, dsh's own)
 
-interface PairInfo {
-  calls: string[];
-  result: string | null;
-}
-
-function pairInfo(e: SessionEvent): PairInfo {
-  const d = rec(e.data);
-  if (e.type === 'assistant/message') {
-    const content = rec(d['message'])['content'];
-    const calls = Array.isArray(content) ? content.filter((b: any) => b?.type === 'tool-call' && typeof b.id === 'string').map((b: any) => b.id as string) : [];
-    return { calls, result: null };
-  }
-  if (e.type === 'tool/result') {
-    const m = rec(d['message']);
-    const block = Array.isArray(m['content']) ? rec(m['content'][0]) : {};
-    const id = typeof block['toolCallId'] === 'string' ? block['toolCallId'] : typeof rec(m['source'])['callId'] === 'string' ? rec(m['source'])['callId'] : null;
-    return { calls: [], result: id };
-  }
-  return { calls: [], result: null };
-}
-
 /**
  * DSH-F5: a surface replacement whose span holds one half of a tool call/result
  * pair while the other half survives on the new surface. Streams with memory
@@ -455,7 +435,7 @@ function pairInfo(e: SessionEvent): PairInfo {
  */
 export function compactionToolPairingObserver(): ReplayObserver {
   const fold = new SurfaceFold(false);
-  const info = new Map<number, PairInfo>();
+  const info = new Map<number, ToolPairs>();
   let broken = false;
   let first: RelationalFinding | undefined;
   let count = 0;
@@ -472,42 +452,22 @@ export function compactionToolPairingObserver(): ReplayObserver {
         return;
       }
       if (!surface) return;
-      const mine = pairInfo(e);
+      const mine = toolPairsOf(e);
       if (!replace || !rep) {
         info.set(e.seq, mine);
         return;
       }
-      const shadowed = new Set(rep.shadowedSeqs);
-      const callsGone = new Map<string, number>();
-      const resultsGone = new Map<string, number>();
-      for (const s of rep.shadowedSeqs) {
-        const x = info.get(s);
-        if (!x) continue;
-        for (const id of x.calls) callsGone.set(id, s);
-        if (x.result !== null) resultsGone.set(x.result, s);
-        info.delete(s);
-      }
+      const removed = rep.shadowedSeqs.filter((seq) => info.has(seq)).map((seq) => [seq, info.get(seq)!] as const);
+      for (const seq of rep.shadowedSeqs) info.delete(seq);
       info.set(e.seq, mine);
-      const callsNow = new Set<string>();
-      const resultsNow = new Set<string>();
-      for (const x of info.values()) {
-        for (const id of x.calls) callsNow.add(id);
-        if (x.result !== null) resultsNow.add(x.result);
-      }
-      const parts: string[] = [];
-      for (const seq of fold.nodes) {
-        if (shadowed.has(seq)) continue;
-        const x = info.get(seq);
-        if (!x) continue;
-        for (const id of x.calls) {
-          const gone = resultsGone.get(id);
-          if (gone !== undefined && !resultsNow.has(id)) parts.push(`tool call ${toJson(id)} (seq ${seq}) without its result (shadowed seq ${gone})`);
-        }
-        if (x.result !== null) {
-          const gone = callsGone.get(x.result);
-          if (gone !== undefined && !callsNow.has(x.result)) parts.push(`the result of ${toJson(x.result)} (seq ${seq}) without its call (shadowed seq ${gone})`);
-        }
-      }
+      const parts = splitPairs(
+        removed,
+        fold.nodes.filter((seq) => info.has(seq)).map((seq) => [seq, info.get(seq)!] as const),
+      ).map((x) =>
+        x.kind === 'call'
+          ? `tool call ${toJson(x.callId)} (seq ${x.survivingSeq}) without its result (shadowed seq ${x.shadowedSeq})`
+          : `the result of ${toJson(x.callId)} (seq ${x.survivingSeq}) without its call (shadowed seq ${x.shadowedSeq})`,
+      );
       if (parts.length === 0) return;
       count += 1;
       first ??= { code: 'DSH-F5', seq: e.seq, message: `surface replacement at seq ${e.seq} (${e.type} over ${replace.start}..${replace.end}) leaves ${parts.join('; ')} on the surface` };

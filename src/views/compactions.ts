@@ -12,6 +12,7 @@
  * brackets (outcome, lock), commands (manual outcomes); dispatches come from
  * {@link deriveDispatches}.
  */
+import { splitPairs, toolPairsOf, type SplitPair } from './tool-pairs.js';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, SurfaceError, deriveEventMessage, isSurfaceEligibleType } from '../log/surface.js';
 import { canonicalHeader, type EpochHeader } from './header.js';
@@ -373,26 +374,13 @@ function str(v: unknown): string | null {
   return typeof v === 'string' ? v : null;
 }
 
-function toolCallIds(e: SessionEvent | undefined): string[] {
-  if (!e || e.type !== 'assistant/message') return [];
-  const content = rec(e.data)['message']?.content;
-  if (!Array.isArray(content)) return [];
-  return content.filter((b: any) => b?.type === 'tool-call' && typeof b.id === 'string').map((b: any) => b.id as string);
-}
-
-function toolResultCallId(e: SessionEvent | undefined): string | null {
-  if (!e || e.type !== 'tool/result') return null;
-  const block = rec(e.data)['message']?.content?.[0];
-  return str(block?.toolCallId) ?? str(rec(e.data)['message']?.source?.callId);
-}
-
 /** DSH's balance counting (assistant tool-call blocks +n, tool/result −1) over surface order: balanced[i] = cut before node i. */
 function cuts(nodes: readonly number[], events: readonly SessionEvent[]): boolean[] {
   const out: boolean[] = [true];
   let open = 0;
   for (const seq of nodes) {
     const e = events[seq];
-    if (e?.type === 'assistant/message') open += toolCallIds(e).length;
+    if (e?.type === 'assistant/message') open += toolPairsOf(e).calls.length;
     else if (e?.type === 'tool/result') open -= 1;
     out.push(open === 0);
   }
@@ -406,35 +394,13 @@ function cuts(nodes: readonly number[], events: readonly SessionEvent[]): boolea
 export function toolPairing(before: readonly number[], startIdx: number, endIdx: number, after: readonly number[], events: readonly SessionEvent[], inPlace: boolean): PairingInfo {
   const c = cuts(before, events);
   const shadowed = before.slice(startIdx, endIdx + 1);
-  const shadowedSet = new Set(shadowed);
-  const callsShadowed = new Map<string, number>();
-  const resultsShadowed = new Map<string, number>();
-  for (const s of shadowed) {
-    for (const id of toolCallIds(events[s])) callsShadowed.set(id, s);
-    const r = toolResultCallId(events[s]);
-    if (r !== null) resultsShadowed.set(r, s);
-  }
-  const orphanCalls: OrphanPair[] = [];
-  const orphanResults: OrphanPair[] = [];
-  const callsAfter = new Set<string>();
-  const resultsAfter = new Set<string>();
-  for (const s of after) {
-    for (const id of toolCallIds(events[s])) callsAfter.add(id);
-    const r = toolResultCallId(events[s]);
-    if (r !== null) resultsAfter.add(r);
-  }
-  for (const s of after) {
-    if (shadowedSet.has(s)) continue;
-    for (const id of toolCallIds(events[s])) {
-      const gone = resultsShadowed.get(id);
-      if (gone !== undefined && !resultsAfter.has(id)) orphanCalls.push({ callId: id, survivingSeq: s, shadowedSeq: gone });
-    }
-    const r = toolResultCallId(events[s]);
-    if (r !== null) {
-      const gone = callsShadowed.get(r);
-      if (gone !== undefined && !callsAfter.has(r)) orphanResults.push({ callId: r, survivingSeq: s, shadowedSeq: gone });
-    }
-  }
+  const split = splitPairs(
+    shadowed.map((seq) => [seq, toolPairsOf(events[seq])] as const),
+    after.map((seq) => [seq, toolPairsOf(events[seq])] as const),
+  );
+  const orphan = ({ callId, survivingSeq, shadowedSeq }: SplitPair): OrphanPair => ({ callId, survivingSeq, shadowedSeq });
+  const orphanCalls = split.filter((x) => x.kind === 'call').map(orphan);
+  const orphanResults = split.filter((x) => x.kind === 'result').map(orphan);
   const balancedBefore = inPlace ? null : (c[startIdx] ?? false);
   const balancedAfter = inPlace ? null : (c[endIdx + 1] ?? false);
   return { balancedBefore, balancedAfter, orphanCalls, orphanResults, ok: orphanCalls.length === 0 && orphanResults.length === 0 };
