@@ -116,7 +116,7 @@ export const TABLES: readonly TableDef[] = [
       S('usage_json', 'the usage object as JSON'),
       L('duration_ms', 'first chunk to last chunk'),
       T('start_time', 'first chunk time'),
-      D('cost_usd', 'cost from a pricing table (null: no pricing table in this dsh)'),
+      D('cost_usd', 'cost in USD from the shipped price table (data/prices.json) at the first chunk time; null: no usage, or the model is unpriced'),
     ],
   },
   {
