@@ -22,6 +22,7 @@ import { diffSequences, diffSessions, diffSide, unifiedDiff, type SessionDiff } 
 import { planFork, childEvents } from '../src/views/fork.js';
 import { runCli, runInProcess } from './helpers/cli.js';
 import { openSession } from '../src/index.js';
+import { formatAtto, loadPriceTable, priceUsage } from '../src/views/prices.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -448,7 +449,7 @@ describe('dsh diff on generated pairs with known differences', () => {
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
   });
 
-  it('text output: colour only when asked or on a TTY, --stat summary, usage only (no price table), folding and --full', async () => {
+  it('text output: colour only when asked or on a TTY, --stat summary, unpriced costs, folding and --full', async () => {
     const s = base();
     const events = clone(s.events);
     const result = events.find((e) => e.type === 'tool/result')!;
@@ -465,13 +466,46 @@ describe('dsh diff on generated pairs with known differences', () => {
     const colour = await runCli(['diff', a, b, '--color', 'always']);
     expect(colour.stdout).toMatch(/\u001b\[3[12]m/);
     const stat = await runCli(['diff', a, b, '--stat']);
-    expect(stat.stdout.split('\n').filter(Boolean).length).toBe(9);
-    expect(stat.stdout).toContain('dsh has no price table');
+    expect(stat.stdout.split('\n').filter(Boolean).length).toBe(10);
+    // Same usage on both sides: the same cost, a zero delta.
+    expect(stat.stdout, stat.stdout).toMatch(/cost +(\d+\.\d+) → \1 \(\+0\.00\)/);
     const d = await cliJson(a, b);
-    expect(d.cost).toBeNull();
+    expect(d.cost?.delta?.exact).toBe('0.00');
+    expect(d.cost?.a.unpriced).toBe(0);
     expect(d.usageTotals.delta).toEqual(Object.fromEntries(Object.keys(d.usageTotals.a).map((k) => [k, 0])));
     const bad = await runCli(['diff', a]);
     expect(bad.code).toBe(2);
     expect((await runCli(['diff', a, b, '--stat', '--json'])).code).toBe(2);
+  });
+
+  it('cost: dispatches priced with the ledger table; 1,000 more output tokens in one dispatch cost exactly 1,000 output tokens more', async () => {
+    const T0 = 1785000000000; // 2026-07-25, inside the shipped price window
+    const s = collectSession({ seed: 11, id: 'run-a', turns: 4, randomFeatures: false, toolOutputBytes: [300, 900], createdAt: T0 });
+    const events = clone(s.events);
+    // The first dispatch's usage, as its usage chunk and its assistant/message report it.
+    const chunk = events.find((e) => e.type === 'assistant/chunk' && e.data.chunk?.type === 'usage')!;
+    chunk.data.chunk.usage.outputTokens += 1000;
+    events.find((e) => e.type === 'assistant/message' && e.data.usage)!.data.usage.outputTokens += 1000;
+    const a = await write(s.header, s.events);
+    const b = await write({ ...s.header, id: 'run-b' }, events);
+    const d = await cliJson(a, b);
+    expect(d.cost).not.toBeNull();
+    expect(d.cost!.a.unpriced).toBe(0);
+    expect(d.cost!.b.unpriced).toBe(0);
+    expect(d.cost!.a.priced).toBeGreaterThan(0);
+    const table = loadPriceTable();
+    const first = dispatchesOf(s.events)[0]!;
+    const model = first.header?.config?.model ?? first.requestContext?.model;
+    const provider = first.header?.config?.provider ?? first.requestContext?.provider;
+    const extra = priceUsage({ uncachedInputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1000 }, model, provider, table, { at: chunk.time });
+    expect(extra.priced).toBe(true);
+    if (extra.priced) expect(d.cost!.delta!.exact).toBe(formatAtto(extra.atto));
+    // A clock outside every price window: unpriced, so no delta (never a zero cost).
+    const old = await write({ ...s.header, id: 'run-c' }, events.map((e) => ({ ...e, time: 1000 + e.seq })));
+    const u = await cliJson(a, old);
+    expect(u.cost!.b.unpriced).toBeGreaterThan(0);
+    expect(u.cost!.delta).toBeNull();
+    const text = await runCli(['diff', a, b]);
+    expect(text.stdout).toContain(`(+${d.cost!.delta!.exact})`);
   });
 });

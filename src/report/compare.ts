@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Hunk, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../views/diff.js';
+import { costText } from '../views/diff.js';
 import { escapeHtml, pageHead } from './html.js';
 import { toJson } from '../core/json.js';
 
@@ -141,7 +142,8 @@ export function compareReportHtml(d: SessionDiff, labels: { a: string; b: string
     ['shared prefix', `${e(prefix.kind)}: ${n(prefix.events)} events${prefix.identical ? ', identical' : ''}; ${e(stop('a'))}, ${e(stop('b'))}`],
     ['verdict', d.identical ? 'identical events' : d.equivalent ? 'equivalent events (ids and times differ)' : '<span class="warn">the sessions differ</span>'],
     ['first divergence', fd === null ? 'none' : `<a href="#first-divergence">${e(pairs[fd]?.a ?? '(none)')} ↔ ${e(pairs[fd]?.b ?? '(none)')}</a> (${e((pairs[fd]?.differs ?? []).join(', '))})`],
-    ['usage', `${e(deltaText(d.usageTotals.a, d.usageTotals.b, d.usageTotals.delta))} <span class="muted">(${e(d.costNote)})</span>`],
+    ['usage', e(deltaText(d.usageTotals.a, d.usageTotals.b, d.usageTotals.delta))],
+    ['cost', `${e(costText(d))} <span class="muted">(${e(d.costNote)})</span>`],
   ];
   return `${pageHead(title, compareSecurityPolicy(), COMPARE_CSS, version)}
 <h1>${e(title)}</h1>

@@ -22,6 +22,8 @@ import { headerChanges, type HeaderChange } from './header.js';
 import { foldSurfaceAt, type LoadedSession } from './messages.js';
 import { buildTranscript, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
 import { toJson } from '../core/json.js';
+import { bucketsOf } from './stats.js';
+import { formatAtto, loadPriceTable, priceUsage, type PriceTable } from './prices.js';
 
 // ---------------------------------------------------------------------------
 // Sequence diff and unified hunks
@@ -393,6 +395,8 @@ export interface PairDiff {
   header: { changes: HeaderChange[]; aSeq: number | null; bSeq: number | null; system: TextDiff | null };
   requestContext: { changed: boolean; a: RequestContext | null; b: RequestContext | null };
   usage: { a: UsageNumbers | null; b: UsageNumbers | null; delta: UsageNumbers | null };
+  /** Each side's dispatch cost (USD, the ledger's price table); null where unpriced or without usage. */
+  cost: { a: number | null; b: number | null; delta: number | null };
   toolCalls: { a: ToolCallFact[]; b: ToolCallFact[] };
   finish: { a: unknown; b: unknown };
   /** The model's answer (assistant message) as lines, when it differs. */
@@ -418,11 +422,67 @@ export interface SessionDiff {
     divergent: PairDiff[];
   };
   usageTotals: { a: UsageNumbers; b: UsageNumbers; delta: UsageNumbers };
-  /** dsh has no price table: costs are not computed, only token usage. */
-  cost: null;
+  /** Cost of every dispatch per side, priced by the ledger (null when the price table cannot be read). */
+  cost: { currency: string; a: SideCost; b: SideCost; /** b - a; null unless both sides are fully priced. */ delta: { amount: number; exact: string } | null } | null;
   costNote: string;
   surface: TextDiff;
   transcript: TextDiff;
+}
+
+/** One side's priced dispatches. */
+export interface SideCost {
+  amount: number;
+  /** Exact decimal. */
+  exact: string;
+  priced: number;
+  /** Dispatches with usage but no price (unknown model, or a time outside every price window). */
+  unpriced: number;
+}
+
+let shippedPrices: PriceTable | null | undefined;
+function prices(): PriceTable | null {
+  if (shippedPrices === undefined) {
+    try {
+      shippedPrices = loadPriceTable();
+    } catch {
+      shippedPrices = null;
+    }
+  }
+  return shippedPrices;
+}
+
+/** A dispatch's price in 1e-18 USD, or null (no usage, no price table, unpriced model or time). */
+function dispatchAtto(entry: DispatchEntry): bigint | null {
+  const usage = entry.messageUsage ?? entry.chunkUsage ?? null;
+  const table = prices();
+  if (usage === null || table === null) return null;
+  const provider = entry.header?.config?.provider ?? entry.requestContext?.provider ?? null;
+  const model = entry.header?.config?.model ?? entry.requestContext?.model ?? null;
+  const at = Number.isFinite(entry.firstChunkTime) ? { currency: 'USD', at: entry.firstChunkTime } : { currency: 'USD' };
+  const p = priceUsage(bucketsOf(usage), typeof model === 'string' ? model : null, typeof provider === 'string' ? provider : null, table, at);
+  return p.priced ? p.atto : null;
+}
+
+function sideCost(entries: readonly DispatchEntry[]): { cost: SideCost; atto: bigint } {
+  let atto = 0n;
+  let priced = 0;
+  let unpriced = 0;
+  for (const e of entries) {
+    if ((e.messageUsage ?? e.chunkUsage ?? null) === null) continue;
+    const x = dispatchAtto(e);
+    if (x === null) unpriced++;
+    else {
+      priced++;
+      atto += x;
+    }
+  }
+  return { cost: { amount: Number(atto) / 1e18, exact: formatAtto(atto), priced, unpriced }, atto };
+}
+
+function pairCost(x: DispatchEntry | undefined, y: DispatchEntry | undefined): PairDiff['cost'] {
+  const a = x ? dispatchAtto(x) : null;
+  const b = y ? dispatchAtto(y) : null;
+  return { a: a === null ? null : Number(a) / 1e18, b: b === null ? null : Number(b) / 1e18, delta: a !== null && b !== null ? Number(b - a) / 1e18 : null };
 }
 
 /** The views a session comparison reads, built once per side. */
@@ -843,6 +903,7 @@ function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide
     },
     requestContext: { changed: Boolean(fa && fb && fa.contextKey !== fb.contextKey), a: fa?.entry.requestContext ?? null, b: fb?.entry.requestContext ?? null },
     usage: { a: ua, b: ub, delta: usageDelta(ua, ub) },
+    cost: pairCost(fa?.entry, fb?.entry),
     toolCalls: { a: fa?.toolCalls ?? [], b: fb?.toolCalls ?? [] },
     finish: { a: fa ? fa.entry.finish : null, b: fb ? fb.entry.finish : null },
     output,
@@ -954,14 +1015,33 @@ export function diffSessions(a: DiffSide, b: DiffSide): SessionDiff {
     identical,
     dispatches: { alignedBy: aligned.by, pairs, firstDivergent, divergent },
     usageTotals: { a: totalA, b: totalB, delta: usageDelta(totalA, totalB) ?? {} },
-    cost: null,
-    costNote: 'dsh has no price table: token usage is compared, costs are not',
+    ...sessionCost(a.index.requests, b.index.requests),
     surface: unifiedDiff(surfaceLines(a.session), surfaceLines(b.session)),
     transcript: unifiedDiff(transcriptLines(buildTranscript(a.session).entries), transcriptLines(buildTranscript(b.session).entries)),
+  };
+}
+
+function sessionCost(ea: readonly DispatchEntry[], eb: readonly DispatchEntry[]): Pick<SessionDiff, 'cost' | 'costNote'> {
+  if (prices() === null) return { cost: null, costNote: 'the price table could not be read: token usage is compared, costs are not' };
+  const a = sideCost(ea);
+  const b = sideCost(eb);
+  const complete = a.cost.unpriced === 0 && b.cost.unpriced === 0;
+  const unpriced = a.cost.unpriced + b.cost.unpriced;
+  return {
+    cost: { currency: 'USD', a: a.cost, b: b.cost, delta: complete ? { amount: Number(b.atto - a.atto) / 1e18, exact: formatAtto(b.atto - a.atto) } : null },
+    costNote: complete ? 'USD, data/prices.json at each dispatch\'s first chunk time' : `USD, data/prices.json; ${unpriced} dispatch${unpriced === 1 ? '' : 'es'} unpriced (unknown model or a time outside every price window), so no cost delta`,
   };
 }
 
 /** Whether a session comparison found any difference (git's `--exit-code` sense). */
 export function sessionsDiffer(d: SessionDiff): boolean {
   return !d.equivalent || d.dispatches.firstDivergent !== null || d.surface.hunks.length > 0 || d.transcript.hunks.length > 0;
+}
+
+/** `a → b (±delta)` of the priced dispatches; `-` without a price table. */
+export function costText(d: SessionDiff): string {
+  if (!d.cost) return '-';
+  const { a, b, delta } = d.cost;
+  const side = (x: typeof a) => `${x.exact}${x.unpriced > 0 ? ` (+${x.unpriced} unpriced)` : ''}`;
+  return `${side(a)} → ${side(b)}${delta ? ` (${delta.exact.startsWith('-') ? '' : '+'}${delta.exact})` : ''}`;
 }

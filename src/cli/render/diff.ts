@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import { pushAll } from '../../views/diff.js';
+import { costText, pushAll } from '../../views/diff.js';
 import type { MessageRef, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../../views/diff.js';
 import type { DispatchDiff } from '../../views/requests.js';
 import { finishShort } from './request.js';
@@ -155,7 +155,8 @@ export function renderSessionStat(d: SessionDiff, c: ChalkInstance, o: DiffRende
   const fd = d.dispatches.firstDivergent;
   const first = fd === null ? 'none' : `${pairs[fd]?.a ?? '(none)'} ↔ ${pairs[fd]?.b ?? '(none)'} (${(pairs[fd]?.differs ?? []).join(', ')})`;
   out.push(`${label('dispatches')}${n(pairs.length)} aligned by ${d.dispatches.alignedBy}, ${n(same)} equivalent, ${n(pairs.length - same)} differ; first divergent: ${fd === null ? c.green(first) : c.yellow(first)}`);
-  out.push(`${label('usage')}${usageDeltaText(d.usageTotals.a, d.usageTotals.b, d.usageTotals.delta)}  ${c.dim(`(all dispatches; ${d.costNote})`)}`);
+  out.push(`${label('usage')}${usageDeltaText(d.usageTotals.a, d.usageTotals.b, d.usageTotals.delta)}  ${c.dim('(all dispatches)')}`);
+  out.push(`${label('cost')}${costText(d)}  ${c.dim(`(${d.costNote})`)}`);
   out.push(`${label('surface')}${textDiffSummary(d.surface)}`);
   out.push(`${label('transcript')}${textDiffSummary(d.transcript)}`);
   return out;
@@ -197,3 +198,4 @@ export function renderDispatchStat(d: DispatchDiff, c: ChalkInstance): string {
   const m = d.messages;
   return `${c.cyan(d.from ?? '(session start)')} → ${c.cyan(d.to)}  header ${d.header.changed ? c.yellow(`${d.header.changes.length} change(s)`) : 'unchanged'}, context ${d.requestContext.changed ? c.yellow('changed') : 'unchanged'}, messages ${m.fromCount} → ${m.toCount}: ${m.kept} kept, ${c.green(`${m.added.length} added`)}, ${c.red(`${m.removed.length} gone`)}, ${m.transient.length} transient\n`;
 }
+
