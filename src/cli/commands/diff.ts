@@ -82,7 +82,7 @@ ids and clocks). A fork is compared with its parent through its seed (the child'
 Dispatches are aligned by turn/step#attempt when the sessions share that structure, else by their inputs.
 The first divergent dispatch and each later one show the messages that left (a's seqs) or entered (b's seqs)
 the model context, header changes, usage deltas, tool calls with outcomes and finish reasons; then the
-final surface and the transcript as unified diffs. Usage only: dsh has no price table.
+final surface and the transcript as unified diffs. Costs from the ledger price table (data/prices.json).
 
 Two dispatches of one session (<a> <A> <B> or --request A B) print what request --diff prints, for any pair.
 
