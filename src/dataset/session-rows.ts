@@ -15,8 +15,8 @@ import { Labels } from '../views/labels.js';
 import { DispatchBuilder, summarizeDispatch, type DispatchEntry } from '../views/requests.js';
 import { auditCompactions, type CompactionAttempt } from '../views/compactions.js';
 import { healthOf, sessionKind } from '../views/listing.js';
-import { bucketsOf, isErrorResult } from '../views/stats.js';
-import { loadPriceTable, priceUsage, type PriceTable } from '../views/prices.js';
+import { isErrorResult } from '../views/stats.js';
+import { priceDispatch, shippedPriceTable } from '../views/prices.js';
 import { extractSessionEventText } from '../views/search.js';
 import type { Redactor } from '../redact/index.js';
 import type { Row, TableName } from './schema.js';
@@ -102,27 +102,11 @@ class ToolCallFold {
   }
 }
 
-let shippedPrices: PriceTable | null | undefined;
-
-/**
- * A dispatch's cost in USD from the shipped price table (the ledger's
- * `priceUsage`, priced at the dispatch's first chunk time); null when there is
- * no usage, the model is unpriced, or the table cannot be read — never zero
- * for an unknown model.
- */
-function dispatchCostUsd(usage: unknown, model: string | null, provider: string | null, startTime: number | null): number | null {
-  if (usage === null || usage === undefined) return null;
-  if (shippedPrices === undefined) {
-    try {
-      shippedPrices = loadPriceTable();
-    } catch {
-      shippedPrices = null;
-    }
-  }
-  if (shippedPrices === null) return null;
-  const at = startTime ?? NaN;
-  const priced = priceUsage(bucketsOf(usage), model, provider, shippedPrices, Number.isFinite(at) ? { currency: 'USD', at } : { currency: 'USD' });
-  return priced.priced ? Number(priced.atto) / 1e18 : null;
+/** A dispatch's cost in USD from the shipped price table; null when it has no usage or is unpriced, never zero. */
+function dispatchCostUsd(entry: DispatchEntry): number | null {
+  const table = shippedPriceTable();
+  const p = table === null ? null : priceDispatch(entry, table);
+  return p?.priced ? Number(p.atto) / 1e18 : null;
 }
 
 function dispatchRow(sessionId: string | null, entry: DispatchEntry, prev: DispatchEntry | null): Row {
@@ -156,7 +140,7 @@ function dispatchRow(sessionId: string | null, entry: DispatchEntry, prev: Dispa
     usage_json: json(s.usage),
     duration_ms: s.durationMs,
     start_time: s.startTime,
-    cost_usd: dispatchCostUsd(s.usage, s.model, s.provider, s.startTime),
+    cost_usd: dispatchCostUsd(entry),
   };
 }
 

@@ -22,8 +22,7 @@ import { headerChanges, type HeaderChange } from './header.js';
 import { foldSurfaceAt, type LoadedSession } from './messages.js';
 import { buildTranscript, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
 import { toJson } from '../core/json.js';
-import { bucketsOf } from './stats.js';
-import { formatAtto, loadPriceTable, priceUsage, type PriceTable } from './prices.js';
+import { formatAtto, priceDispatch, shippedPriceTable } from './prices.js';
 
 // ---------------------------------------------------------------------------
 // Sequence diff and unified hunks
@@ -439,28 +438,11 @@ export interface SideCost {
   unpriced: number;
 }
 
-let shippedPrices: PriceTable | null | undefined;
-function prices(): PriceTable | null {
-  if (shippedPrices === undefined) {
-    try {
-      shippedPrices = loadPriceTable();
-    } catch {
-      shippedPrices = null;
-    }
-  }
-  return shippedPrices;
-}
-
 /** A dispatch's price in 1e-18 USD, or null (no usage, no price table, unpriced model or time). */
 function dispatchAtto(entry: DispatchEntry): bigint | null {
-  const usage = entry.messageUsage ?? entry.chunkUsage ?? null;
-  const table = prices();
-  if (usage === null || table === null) return null;
-  const provider = entry.header?.config?.provider ?? entry.requestContext?.provider ?? null;
-  const model = entry.header?.config?.model ?? entry.requestContext?.model ?? null;
-  const at = Number.isFinite(entry.firstChunkTime) ? { currency: 'USD', at: entry.firstChunkTime } : { currency: 'USD' };
-  const p = priceUsage(bucketsOf(usage), typeof model === 'string' ? model : null, typeof provider === 'string' ? provider : null, table, at);
-  return p.priced ? p.atto : null;
+  const table = shippedPriceTable();
+  const p = table === null ? null : priceDispatch(entry, table);
+  return p?.priced ? p.atto : null;
 }
 
 function sideCost(entries: readonly DispatchEntry[]): { cost: SideCost; atto: bigint } {
@@ -1022,7 +1004,7 @@ export function diffSessions(a: DiffSide, b: DiffSide): SessionDiff {
 }
 
 function sessionCost(ea: readonly DispatchEntry[], eb: readonly DispatchEntry[]): Pick<SessionDiff, 'cost' | 'costNote'> {
-  if (prices() === null) return { cost: null, costNote: 'the price table could not be read: token usage is compared, costs are not' };
+  if (shippedPriceTable() === null) return { cost: null, costNote: 'the price table could not be read: token usage is compared, costs are not' };
   const a = sideCost(ea);
   const b = sideCost(eb);
   const complete = a.cost.unpriced === 0 && b.cost.unpriced === 0;

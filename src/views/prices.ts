@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Buckets } from './stats.js';
+import { bucketsOf, type Buckets } from './stats.js';
+import type { DispatchEntry } from './requests.js';
 import { UsageError } from '../core/errors.js';
 import { toJson } from '../core/json.js';
 
@@ -143,4 +144,32 @@ export function formatAtto(atto: bigint): string {
   const whole = s.slice(0, -18);
   const frac = s.slice(-18).replace(/0+$/, '').padEnd(2, '0');
   return `${neg ? '-' : ''}${whole}.${frac}`;
+}
+
+let shipped: PriceTable | null | undefined;
+
+/** The shipped table, read once per process; null when it cannot be read (costs are then not computed). */
+export function shippedPriceTable(): PriceTable | null {
+  if (shipped === undefined) {
+    try {
+      shipped = loadPriceTable();
+    } catch {
+      shipped = null;
+    }
+  }
+  return shipped;
+}
+
+/**
+ * One dispatch's price in USD: its usage (the assistant/message's, else the
+ * attempt's last usage chunk, as `dsh request` reports it) with its provider
+ * and model, at its first chunk time. Null when the dispatch reported no usage.
+ */
+export function priceDispatch(entry: DispatchEntry, prices: PriceTable): Priced | null {
+  const usage = entry.messageUsage ?? entry.chunkUsage ?? null;
+  if (usage === null) return null;
+  const provider = entry.header?.config?.provider ?? entry.requestContext?.provider ?? null;
+  const model = entry.header?.config?.model ?? entry.requestContext?.model ?? null;
+  const at = Number.isFinite(entry.firstChunkTime) ? { currency: 'USD', at: entry.firstChunkTime } : { currency: 'USD' };
+  return priceUsage(bucketsOf(usage), typeof model === 'string' ? model : null, typeof provider === 'string' ? provider : null, prices, at);
 }
