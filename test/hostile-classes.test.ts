@@ -387,6 +387,16 @@ describe.skipIf(!HAVE_CORPUS)('issue #23: a file whose name and bytes disagree',
       expect(JSON.parse(b.stdout).error.class).toBe('Error');
       const bText = await runInProcess(['inspect', asRaw]);
       expect(bText.stdout + bText.stderr).toMatch(/its bytes are a zstd stream .*--encoding zstd reads them anyway/);
+      // --json carries the observation in the {error} object, for every read command that refuses the log.
+      for (const cmd of ['inspect', 'events', 'surface', 'history', 'transcript', 'compactions']) {
+        for (const [file, note] of [[asZstd, /bytes are plain JSONL.*--encoding raw/], [asRaw, /bytes are a zstd stream.*--encoding zstd/]] as const) {
+          const r = await runInProcess([cmd, file, '--json']);
+          expect(r.code, `${cmd} ${file}`).toBe(1);
+          const error = JSON.parse(r.stdout.trim().split('\n').pop()!).error;
+          expect(error.note, `${cmd} ${file}`).toMatch(note);
+          expect(r.stderr, `${cmd} ${file}`).toBe('');
+        }
+      }
       const readA = await runInProcess(['inspect', asZstd, '--json', '--encoding', 'raw']);
       const readB = await runInProcess(['inspect', asRaw, '--json', '--encoding', 'zstd']);
       expect(readA.code).toBe(0);

@@ -24,6 +24,8 @@ export interface SerializedError {
   message: string;
   location?: ErrorLocation;
   cause?: SerializedError & { code?: string };
+  /** dsh's own observation beside DSH's verdict (a file whose name and bytes disagree); never part of DSH's text. */
+  note?: string;
 }
 
 /** An error reproduced with DSH's class and exact text. */

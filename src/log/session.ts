@@ -15,21 +15,24 @@ export interface SessionInspection extends Inspection {
   warnings: string[];
 }
 
+/**
+ * DSH goes by the name; when the bytes look like the other encoding, say so
+ * (the observation beside DSH's verdict, and how to read them anyway).
+ */
+function encodingMismatchNote(encoding: Encoding, encodingBy: Inspection['encodingBy'], source: ByteSource): string | undefined {
+  if (encodingBy !== 'name') return undefined;
+  const seen = sniffEncoding(source);
+  if (seen === undefined || seen === encoding) return undefined;
+  return seen === 'none'
+    ? 'the artifact is named .zstd but its bytes are plain JSONL (DSH reads it as zstd, as above); --encoding raw reads them anyway'
+    : 'the artifact is named .jsonl but its bytes are a zstd stream (DSH reads it as plain JSONL, as above); --encoding zstd reads them anyway';
+}
+
 /** What a forensic read of `target` warns about (layout, identity, a mislabelled encoding). */
-function targetWarnings(target: ResolvedTarget, meta: SessionHeader | null, encoding: Encoding, encodingBy: Inspection['encodingBy'], source: ByteSource): string[] {
+function targetWarnings(target: ResolvedTarget, meta: SessionHeader | null, note: string | undefined, encoding: Encoding): string[] {
   const warnings = [...target.layoutWarnings];
   if (meta) warnings.push(...identityWarnings(target, meta, encoding));
-  if (encodingBy === 'name') {
-    // DSH goes by the name; say so when the bytes look like the other encoding.
-    const seen = sniffEncoding(source);
-    if (seen !== undefined && seen !== encoding) {
-      warnings.push(
-        seen === 'none'
-          ? 'the artifact is named .zstd but its bytes are plain JSONL (DSH reads it as zstd, as above); --encoding raw reads them anyway'
-          : 'the artifact is named .jsonl but its bytes are a zstd stream (DSH reads it as plain JSONL, as above); --encoding zstd reads them anyway',
-      );
-    }
-  }
+  if (note !== undefined) warnings.push(note);
   return warnings;
 }
 
@@ -50,9 +53,12 @@ export async function inspectTarget(target: ResolvedTarget, options: InspectOpti
       ...(target.expectedId !== undefined ? { expectedId: target.expectedId } : {}),
       ...options,
     });
-    const warnings = targetWarnings(target, result.meta, result.encoding, result.encodingBy, source);
+    const note = encodingMismatchNote(result.encoding, result.encodingBy, source);
+    const warnings = targetWarnings(target, result.meta, note, result.encoding);
     return {
       ...result,
+      // --json carries the observation in the {error} object (text mode prints the warnings).
+      ...(result.error && note !== undefined ? { error: { ...result.error, note } } : {}),
       target: targetInfo(target),
       warnings,
     };
@@ -259,7 +265,7 @@ async function warmInspection(
     ignorableUnknown: [],
     surface: summary.surface,
     target: targetInfo(target),
-    warnings: targetWarnings(target, meta, encoding, by, source),
+    warnings: targetWarnings(target, meta, encodingMismatchNote(encoding, by, source), encoding),
   };
   const fill = sparseFill(count + closers.length, closers);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
@@ -268,7 +274,7 @@ async function warmInspection(
 
 /** The `--json` document: DSH's own shapes so it compares with expected.json. */
 export function inspectDocument(r: SessionInspection, view: View = 'logical'): unknown {
-  if (r.error && view !== 'artifact') return { error: { class: r.error.class, message: r.error.message, ...(r.error.cause ? { cause: r.error.cause } : {}) } };
+  if (r.error && view !== 'artifact') return { error: { class: r.error.class, message: r.error.message, ...(r.error.cause ? { cause: r.error.cause } : {}), ...(r.error.note !== undefined ? { note: r.error.note } : {}) } };
   const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
   if (view === 'artifact') {
     if (r.artifact.error) return { error: { class: r.artifact.error.class, message: r.artifact.error.message } };

@@ -8,6 +8,7 @@ import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
 import { inspectTarget } from '../../log/session.js';
 import { toJson } from '../../core/json.js';
+import { failureJson } from '../render/surface.js';
 
 interface EventsOptions extends CommonOptions {
   type?: string[];
@@ -176,7 +177,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       await out.flush();
       if (r.error) {
         const e = r.error;
-        if (opts.json) await writeOut(io.stdout, toJson({ error: { class: e.class, message: e.message } }) + '\n');
+        if (opts.json) await writeOut(io.stdout, failureJson(e));
         else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
         return e.kind === 'io' ? EXIT.usage : EXIT.failed;
       }

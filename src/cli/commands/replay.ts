@@ -8,6 +8,7 @@ import type { SessionEvent, SessionHeader } from '../../log/types.js';
 import { buildReplay, parseStepSpec, timedFrames } from '../../views/replay.js';
 import { attemptHeading, chunkText, renderReplay } from '../render/replay.js';
 import { toJson } from '../../core/json.js';
+import { failureJson } from '../render/surface.js';
 
 interface ReplayOptions extends CommonOptions {
   step?: string;
@@ -34,9 +35,9 @@ export async function loadTarget(io: Io, target: string, opts: CommonOptions): P
 }
 
 /** Print why a log could not be read (`{error}` on stdout with --json, else stderr); the exit code (1). */
-export async function reportLoadFailure(io: Io, opts: CommonOptions, error: { class: string; message: string } | undefined): Promise<number> {
+export async function reportLoadFailure(io: Io, opts: CommonOptions, error: { class: string; message: string; note?: string } | undefined): Promise<number> {
   const e = error ?? { class: 'Error', message: 'session events were not collected' };
-  if (opts.json) await writeOut(io.stdout, toJson({ error: { class: e.class, message: e.message } }) + '\n');
+  if (opts.json) await writeOut(io.stdout, failureJson(e));
   else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
   return EXIT.failed;
 }

@@ -8,8 +8,8 @@ function iso(ms: number): string {
 }
 
 /** `--json` failure document shared by the query commands: DSH's inspection error. */
-export function failureJson(error: { class: string; message: string }): string {
-  return toJson({ error: { class: error.class, message: error.message } }) + '\n';
+export function failureJson(error: { class: string; message: string; note?: string }): string {
+  return toJson({ error: { class: error.class, message: error.message, ...(error.note !== undefined ? { note: error.note } : {}) } }) + '\n';
 }
 
 /** Human failure line (stderr). */
