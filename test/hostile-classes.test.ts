@@ -407,3 +407,56 @@ describe.skipIf(!HAVE_CORPUS)('issue #23: a file whose name and bytes disagree',
     }
   });
 });
+
+describe.skipIf(!HAVE_CORPUS)('issue #23: header values DSH cannot place on disk', () => {
+  /** The header edited as the campaign did, the log otherwise the corpus session. */
+  function withHeader(dir: string, name: string, edit: (h: any) => void, tail?: (ls: string[]) => void): string {
+    const file = path.join(dir, name, 'session.jsonl');
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, readFileSync(path.join(RAW_ROOT, PROJECT, 'syn.llm-retry', 'session.jsonl')));
+    editLines(file, (ls) => {
+      const h = JSON.parse(ls[0]!);
+      edit(h);
+      ls[0] = JSON.stringify(h);
+      tail?.(ls);
+    });
+    return file;
+  }
+  it("refuses an id or cwd logPath cannot encode, after the physical scan and before every logical check, with DSH's cause", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-place-'));
+    try {
+      const cases: [string, (h: any) => void, string, string][] = [
+        ['empty-id', (h) => (h.id = ''), 'Error', 'cannot encode an empty path segment'],
+        ['empty-cwd', (h) => (h.cwd = ''), 'Error', 'cannot encode an empty project path'],
+        // projectDir is evaluated before encodeSegment(id): the cwd's failure wins.
+        ['both', (h) => ((h.cwd = ''), (h.id = '')), 'Error', 'cannot encode an empty project path'],
+        ['empty-array-cwd', (h) => (h.cwd = []), 'Error', 'cannot encode an empty project path'],
+        ['null-cwd', (h) => (h.cwd = null), 'TypeError', "Cannot read properties of null (reading 'length')"],
+        ['array-cwd', (h) => (h.cwd = ['a']), 'TypeError', 'cwd.charCodeAt is not a function'],
+      ];
+      for (const [name, edit, causeClass, cause] of cases) {
+        const file = withHeader(dir, name, edit);
+        for (const cmd of ['inspect', 'events']) {
+          const r = await runInProcess([cmd, file, '--json']);
+          expect(r.code, `${cmd} ${name}`).toBe(1);
+          const error = JSON.parse(r.stdout.trim().split('\n').pop()!).error;
+          expect(error.message, `${cmd} ${name}`).toBe(`corrupt session log "${file}": header id cannot name a storage path`);
+          if (cmd === 'inspect') expect(error.cause, name).toMatchObject({ class: causeClass, message: cause });
+        }
+      }
+      // A number/boolean/object cwd names a path (projectKey reads no characters: "--root--"), so DSH reads it; an
+      // empty id with a seq gap before a turn/end: the physical scan's verdict comes first.
+      const numeric = withHeader(dir, 'num-cwd', (h) => (h.cwd = 5));
+      expect(JSON.parse((await runInProcess(['inspect', numeric, '--json'])).stdout).error?.message ?? '').not.toMatch(/storage path/);
+      const gap = withHeader(dir, 'gap', (h) => (h.id = ''), (ls) => {
+        const e = JSON.parse(ls[2]!);
+        e.seq += 5;
+        ls[2] = JSON.stringify(e);
+      });
+      const g = JSON.parse((await runInProcess(['inspect', gap, '--json'])).stdout).error;
+      expect(g.message).toMatch(/^corrupt session log: seq gap in committed region/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

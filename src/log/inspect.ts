@@ -1,4 +1,5 @@
 import type { RuleCode } from '../core/rules.js';
+import { storagePathRefusal } from './layout.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { readArtifact, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
@@ -213,6 +214,12 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   if (outcome.error || !outcome.stored || !pipeline) {
     const error = outcome.error ?? new LogError('empty or header-less session log', { rule: 'DSH-A1' });
     result.error = errorOut(error, 'physical');
+    return result;
+  }
+  // DSH's backend places the header on disk before any logical check.
+  const unplaceable = storagePathRefusal(outcome.stored.meta, rawPath);
+  if (unplaceable) {
+    result.error = errorOut(unplaceable, 'storage-path');
     return result;
   }
   const logical = pipeline.finish();

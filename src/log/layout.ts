@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Encoding, SessionHeader } from './types.js';
+import { LogError } from './errors.js';
 
 /** DSH's artifact layout (format.md §1.1). */
 
@@ -32,20 +33,30 @@ export function safeSegment(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
-/** cwd → lossy, readable, bounded project key (`--${slug}--`). */
-export function projectKey(cwd: string): string {
-  if (cwd === '') throw new Error('cannot encode an empty project path');
+/**
+ * cwd → lossy, readable, bounded project key (`--${slug}--`). A header's cwd
+ * is whatever JSON value the log holds, and DSH's `projectKey` runs on it
+ * unchecked: its `length` and `charCodeAt` decide (an empty array is "an empty
+ * project path", a number names `--root--`, null and non-empty arrays throw
+ * the TypeErrors its property reads throw). This mirrors that evaluation.
+ */
+export function projectKey(cwd: unknown): string {
+  if (cwd === null || cwd === undefined) throw new TypeError(`Cannot read properties of ${cwd} (reading 'length')`);
+  const value = cwd as { length?: unknown; charCodeAt?: unknown };
+  if (value.length === 0) throw new Error('cannot encode an empty project path');
   let slug = '';
   let lastSep = false;
-  for (let i = 0; i < cwd.length; i++) {
-    const ch = cwd[i] as string;
+  for (let i = 0; i < (value.length as number); i++) {
+    if (typeof value.charCodeAt !== 'function') throw new TypeError('cwd.charCodeAt is not a function');
+    const code = (value.charCodeAt as (at: number) => number).call(cwd, i);
+    const ch = String.fromCharCode(code);
     if (ch === '/' || ch === '\\' || ch === ':') {
       if (!lastSep) slug += '-';
       lastSep = true;
       continue;
     }
     lastSep = false;
-    slug += LITERAL.test(ch) ? ch : escapeUnit(cwd.charCodeAt(i));
+    slug += LITERAL.test(ch) ? ch : escapeUnit(code);
   }
   slug = slug.replace(/^-+/, '');
   if (slug === '') slug = 'root';
@@ -54,7 +65,7 @@ export function projectKey(cwd: string): string {
 }
 
 /** The project directory name for a header's cwd (`_no-cwd` when absent). */
-export function projectDir(cwd: string | undefined): string {
+export function projectDir(cwd: unknown): string {
   return cwd === undefined ? '_no-cwd' : projectKey(cwd);
 }
 
@@ -65,4 +76,26 @@ export function artifactFileName(encoding: Encoding): string {
 /** DSH's `logPath(root, cwd, id, compression)`. */
 export function sessionPath(root: string, header: Pick<SessionHeader, 'id' | 'cwd'>, encoding: Encoding): string {
   return path.join(root, projectDir(header.cwd), encodeSegment(header.id), artifactFileName(encoding));
+}
+
+/**
+ * DSH's backend derives the storage path from the header on every read
+ * (`assertStoredIdentity`, after the physical scan, before any logical check)
+ * and refuses a header it cannot place: `projectKey(cwd)` first, then
+ * `encodeSegment(id)`, the thrown error as the cause.
+ */
+export function storagePathRefusal(meta: Pick<SessionHeader, 'id' | 'cwd'>, rawPath: string): LogError | undefined {
+  try {
+    projectDir(meta.cwd);
+    encodeSegment(meta.id);
+    return undefined;
+  } catch (error) {
+    const e = error as Error;
+    const cls = e instanceof TypeError ? 'TypeError' : 'Error';
+    return new LogError(`corrupt session log "${rawPath}": header id cannot name a storage path`, {
+      kind: 'corrupt',
+      rule: 'DSH-A3',
+      cause: { name: cls, class: cls, message: e.message },
+    });
+  }
 }

@@ -351,13 +351,14 @@ export function identityWarnings(target: ResolvedTarget, meta: SessionHeader, en
     out.push(`corrupt session log "${target.rawPath}": requested id "${target.expectedId}" does not match header id "${meta.id}"`);
     return out;
   }
+  let expected: string;
   try {
-    const expected = sessionPath(target.root, meta, encoding);
-    if (path.resolve(expected) !== path.resolve(target.path)) {
-      out.push(`corrupt session log "${target.rawPath}": header id "${meta.id}" and cwd identify "${expected}"`);
-    }
+    expected = sessionPath(target.root, meta, encoding);
   } catch {
-    out.push(`corrupt session log "${target.rawPath}": header id cannot name a storage path`);
+    return out; // refused by the read itself (storagePathRefusal)
+  }
+  if (path.resolve(expected) !== path.resolve(target.path)) {
+    out.push(`corrupt session log "${target.rawPath}": header id "${meta.id}" and cwd identify "${expected}"`);
   }
   return out;
 }
