@@ -193,13 +193,13 @@ describe('query commands without the corpus', () => {
       put('a', { createdAt: 1, parentSession: 'b', delegationDepth: 0 });
       put('b', { createdAt: 2, parentSession: 'a', delegationDepth: 0 });
       put('c', { createdAt: 3, parentSession: 'gone', origin: 'subagent', delegationDepth: 1 });
-      const cyc = await runCli(['lineage', 'a', '--root', root, '--json']);
+      const cyc = await runCli(['lineage', 'a', '--root', root, '--compression', 'none', '--json']);
       expect(cyc.code).toBe(1);
       expect(JSON.parse(cyc.stdout)).toEqual({ error: { class: 'SessionQueryError', message: 'session lineage contains a cycle at "a"' } });
-      const human = await runCli(['lineage', 'a', '--root', root]);
+      const human = await runCli(['lineage', 'a', '--root', root, '--compression', 'none']);
       expect(human.code).toBe(1);
       expect(human.stderr).toBe('dsh: session lineage contains a cycle at "a"\n');
-      const orphan = JSON.parse((await runCli(['lineage', 'c', '--root', root, '--json'])).stdout);
+      const orphan = JSON.parse((await runCli(['lineage', 'c', '--root', root, '--compression', 'none', '--json'])).stdout);
       expect(orphan).toMatchObject({ complete: false, unresolvedParentId: 'gone', ancestors: [], descendants: [] });
       const ls = JSON.parse((await runCli(['ls', root, '--json'])).stdout);
       expect(ls.map((x: any) => [x.id, x.kind])).toEqual([

@@ -253,7 +253,7 @@ describe.skipIf(!HAVE_CORPUS)('issue #23: no writer writes where DSH reads', () 
       for (const place of places) {
         for (const args of [
           ['export', file, '-o', place, '--force'],
-          ['export', 'syn.llm-retry', '--root', root, '-o', place, '--force'],
+          ['export', 'syn.llm-retry', '--root', root, '--compression', 'none', '-o', place, '--force'],
           ['report', sessionDir, '-o', place, '--force'],
           ['salvage', file, '-o', place],
           ['redact', file, '-o', place],

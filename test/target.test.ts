@@ -40,7 +40,7 @@ describe('targets', () => {
     const dir = path.join(root, '--w--', encodeSegment(id));
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'session.jsonl'), header(id) + turn);
-    const t = resolveTarget(id, { root });
+    const t = resolveTarget(id, { root, compression: 'none' });
     expect(t.expectedId).toBe(id);
     const r = await inspectTarget(t, {});
     expect(r.error).toBeUndefined();

@@ -5,7 +5,7 @@
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { inspectTarget, type SessionInspection } from '../log/session.js';
-import { ARTIFACT_NAMES, resolveTarget, scanRoot, type ResolvedTarget } from '../log/target.js';
+import { ARTIFACT_NAMES, resolveTarget, scanRoot, type ResolvedTarget, type ResolveOptions } from '../log/target.js';
 import { compareForkSeed, seedFingerprint } from '../log/seed.js';
 import { LogError } from '../log/errors.js';
 import type { FrameDecoder } from '../physical/decoders.js';
@@ -329,7 +329,9 @@ function hasArtifact(dir: string): boolean {
  * recursively, links not followed). `-` and bare session ids resolve as in
  * `dsh inspect`. Throws UsageError for inputs that do not exist.
  */
-export function discoverTargets(inputs: string[], options: { root?: string; stdin?: Buffer } = {}): Discovery {
+export function discoverTargets(inputs: string[], options: ResolveOptions = {}): Discovery {
+  // `--encoding` applies to every artifact found; ids resolve with the rest of the options.
+  const found = (p: string) => resolveTarget(p, options.encoding !== undefined ? { encoding: options.encoding } : {});
   const targets: ResolvedTarget[] = [];
   const layout: Finding[] = [];
   const seen = new Set<string>();
@@ -341,11 +343,11 @@ export function discoverTargets(inputs: string[], options: { root?: string; stdi
   const walk = (dir: string, depth: number) => {
     if (hasArtifact(dir)) {
       try {
-        add(resolveTarget(dir));
+        add(found(dir));
       } catch (error) {
         // Both encodings in one session directory: a layout rejection; check the zstd one anyway.
         layout.push(finding('DSH-A11', { file: path.join(dir, 'session.jsonl') }, (error as Error).message));
-        add(resolveTarget(path.join(dir, 'session.jsonl.zstd')));
+        add(found(path.join(dir, 'session.jsonl.zstd')));
       }
       return;
     }
@@ -361,7 +363,7 @@ export function discoverTargets(inputs: string[], options: { root?: string; stdi
         layout.push(finding('DSH-A11', { file: first.path, sessionId: id }, `duplicate JSONL session id "${id}" appears in multiple project directories`));
       }
       for (const s of scan.sessions) {
-        const t = resolveTarget(s.path);
+        const t = found(s.path);
         t.root = scan.root;
         add(t);
       }
@@ -381,7 +383,7 @@ export function discoverTargets(inputs: string[], options: { root?: string; stdi
   };
   for (const input of inputs) {
     if (input !== '-' && isDir(input)) walk(path.resolve(input), 0);
-    else add(resolveTarget(input, { ...(options.root ? { root: options.root } : {}), ...(options.stdin ? { stdin: options.stdin } : {}) }));
+    else add(resolveTarget(input, options));
   }
   return { targets, layout };
 }

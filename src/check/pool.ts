@@ -34,7 +34,8 @@ async function inProcess(targets: ResolvedTarget[], options: RunOptions): Promis
  */
 export async function checkTargets(targets: ResolvedTarget[], options: RunOptions = {}): Promise<SessionReport[]> {
   const jobs = Math.min(options.jobs ?? defaultJobs(), targets.length);
-  const poolable = targets.every((t) => t.path !== '-');
+  // Workers re-resolve plain paths: stdin, a forced --encoding and a by-id read stay in-process.
+  const poolable = targets.every((t) => t.path !== '-' && t.encoding === undefined && t.storedAt === undefined);
   if (jobs <= 1 || targets.length < 4 || !poolable || !workersAvailable(import.meta.url)) return inProcess(targets, options);
   const { results, failed } = await runPool<{ path: string; root?: string }, SessionReport>(
     new URL('./worker.js', import.meta.url),

@@ -3,25 +3,38 @@ import type { Io } from './io.js';
 import { BrokenPipe, escapeControl } from './io.js';
 import { LogError, UsageError } from '../log/errors.js';
 import { EXIT } from './exit.js';
+import { toJson } from '../core/json.js';
 
-/** Map any failure to a message on stderr and a documented exit code. */
-export function handleError(error: unknown, io: Io): number {
+/** The `--json` failure document: `{error}` on stdout, never plain text on stderr. */
+function jsonFailure(io: Io, error: { class: string; message: string; kind?: string; code?: string }): void {
+  io.stdout.write(toJson({ error }) + '\n');
+}
+
+/**
+ * Map any failure to a message on stderr (the `{error}` object on stdout
+ * under `--json`) and a documented exit code.
+ */
+export function handleError(error: unknown, io: Io, options: { json?: boolean } = {}): number {
   if (error instanceof CommanderError) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok;
     return EXIT.usage;
   }
   if (error instanceof BrokenPipe || (error as NodeJS.ErrnoException)?.code === 'EPIPE') return EXIT.ok;
+  const json = options.json === true;
   if (error instanceof UsageError) {
-    io.stderr.write(`dsh: ${escapeControl(error.message, true)}\n`);
+    if (json) jsonFailure(io, { class: 'UsageError', message: error.message, kind: error.kind });
+    else io.stderr.write(`dsh: ${escapeControl(error.message, true)}\n`);
     return EXIT.usage;
   }
   if (error instanceof LogError) {
-    io.stderr.write(`dsh: ${escapeControl(error.message, true)}\n`);
-    return EXIT.failed;
+    if (json) jsonFailure(io, { class: error.dshClass, message: error.message, ...(error.kind === 'io' ? { kind: 'io' } : {}) });
+    else io.stderr.write(`dsh: ${escapeControl(error.message, true)}\n`);
+    return error.kind === 'io' ? EXIT.usage : EXIT.failed;
   }
   const e = error as NodeJS.ErrnoException;
   if (e && typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
-    io.stderr.write(`dsh: ${escapeControl(e.message, true)}\n`);
+    if (json) jsonFailure(io, { class: 'Error', message: e.message, code: e.code });
+    else io.stderr.write(`dsh: ${escapeControl(e.message, true)}\n`);
     return EXIT.usage;
   }
   io.stderr.write(`dsh: internal error (a bug in dsh, please report): ${escapeControl(e?.stack ?? String(error), true)}\n`);

@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { colorFor, type ColorMode, type Io } from './io.js';
 import { statSync } from 'node:fs';
-import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget } from '../log/target.js';
+import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget, type ResolveOptions } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { UsageError } from '../log/errors.js';
 import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
@@ -20,6 +20,8 @@ export interface CommonOptions {
   cache?: boolean;
   /** `--encoding raw|zstd` (fork's own `--encoding` names the child's and is not this). */
   encoding?: 'raw' | 'zstd' | 'none';
+  /** `--compression zstd|none`: the compression DSH's backend is configured for, for targets given by id. */
+  compression?: 'zstd' | 'none';
 }
 
 export function addCommon(cmd: Command, opts: { json?: string | false; encoding?: false } = {}): Command {
@@ -29,6 +31,11 @@ export function addCommon(cmd: Command, opts: { json?: string | false; encoding?
   cmd.option('--no-cache', 'read and write no session index (also DSH_NO_CACHE=1): nothing is written anywhere');
   cmd.addOption(new Option('--decoder <name>', 'zstd decoder').choices(['auto', 'node-zlib', 'mongodb-js']).default('auto').hideHelp());
   if (opts.encoding !== false) cmd.addOption(new Option('--encoding <enc>', "read the bytes as this encoding whatever the file name says (DSH goes by the name)").choices(['raw', 'zstd']));
+  cmd.addOption(
+    new Option('--compression <mode>', "for a session given by id: the compression DSH's backend is configured for (it reads only that encoding and refuses a root holding the other)")
+      .choices(['zstd', 'none'])
+      .default('zstd'),
+  );
   return cmd;
 }
 
@@ -44,7 +51,17 @@ export function envFor(io: Io, opts: CommonOptions): CommandEnv {
 
 export async function resolveCli(target: string, opts: CommonOptions): Promise<ResolvedTarget> {
   const stdin = target === '-' ? await readStdin() : undefined;
-  return resolveTarget(target, { ...(opts.root ? { root: opts.root } : {}), ...(stdin ? { stdin } : {}), ...(opts.encoding ? { encoding: opts.encoding === 'zstd' ? 'zstd' : 'none' } : {}) });
+  return resolveTarget(target, resolveOptionsFor(opts, stdin));
+}
+
+/** The target-resolution options a command line gives (--root, --encoding, --compression, stdin bytes). */
+export function resolveOptionsFor(opts: CommonOptions, stdin?: Buffer): ResolveOptions {
+  return {
+    ...(opts.root ? { root: opts.root } : {}),
+    ...(stdin ? { stdin } : {}),
+    ...(opts.encoding ? { encoding: opts.encoding === 'zstd' ? 'zstd' : 'none' } : {}),
+    ...(opts.compression ? { compression: opts.compression } : {}),
+  };
 }
 
 export function decoderFor(opts: CommonOptions) {
@@ -90,7 +107,10 @@ export function action<A extends unknown[]>(
       setExit(await body(...args));
     } catch (error) {
       const { handleError } = await import('./fail.js');
-      setExit(handleError(error, io));
+      // Commander passes (...arguments, options, command): --json (or --format json) asks for the {error} object.
+      const command = args[args.length - 1] as { opts?: () => Record<string, unknown> } | undefined;
+      const opts = typeof command?.opts === 'function' ? command.opts() : {};
+      setExit(handleError(error, io, { json: opts['json'] === true || opts['format'] === 'json' }));
     }
   };
 }

@@ -1,5 +1,5 @@
 import type { RuleCode } from '../core/rules.js';
-import { storagePathRefusal } from './layout.js';
+import { storageIdentityRefusal, type StoredAt } from './layout.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { readArtifact, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
@@ -69,6 +69,8 @@ export interface Inspection {
 }
 
 export interface InspectOptions {
+  /** A by-id read: where DSH's lookup found the artifact; its identity check refuses (without it, only a header DSH cannot place is). */
+  storedAt?: StoredAt;
   rawPath?: string;
   expectedId?: string;
   decoder?: FrameDecoder;
@@ -217,9 +219,9 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     return result;
   }
   // DSH's backend places the header on disk before any logical check.
-  const unplaceable = storagePathRefusal(outcome.stored.meta, rawPath);
+  const unplaceable = storageIdentityRefusal(outcome.stored.meta, rawPath, options.storedAt);
   if (unplaceable) {
-    result.error = errorOut(unplaceable, 'storage-path');
+    result.error = errorOut(unplaceable, 'storage-identity');
     return result;
   }
   const logical = pipeline.finish();

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { realpathSync } from 'node:fs';
 import type { Encoding, SessionHeader } from './types.js';
 import { LogError } from './errors.js';
 
@@ -78,17 +79,41 @@ export function sessionPath(root: string, header: Pick<SessionHeader, 'id' | 'cw
   return path.join(root, projectDir(header.cwd), encodeSegment(header.id), artifactFileName(encoding));
 }
 
-/**
- * DSH's backend derives the storage path from the header on every read
- * (`assertStoredIdentity`, after the physical scan, before any logical check)
- * and refuses a header it cannot place: `projectKey(cwd)` first, then
- * `encodeSegment(id)`, the thrown error as the cause.
- */
-export function storagePathRefusal(meta: Pick<SessionHeader, 'id' | 'cwd'>, rawPath: string): LogError | undefined {
+/** Where a by-id read found its artifact: what DSH's `assertStoredIdentity` compares the header with. */
+export interface StoredAt {
+  root: string;
+  /** The artifact path as DSH's lookup spelled it. */
+  path: string;
+  expectedId?: string;
+  encoding: Encoding;
+}
+
+/** DSH's `sameFile`: both spellings resolve to one file (ENOENT: not the same). */
+function sameFile(a: string, b: string): boolean {
   try {
-    projectDir(meta.cwd);
-    encodeSegment(meta.id);
-    return undefined;
+    return realpathSync(a) === realpathSync(b);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/**
+ * DSH's backend checks the header against where it read the log, on every
+ * read (`assertStoredIdentity`, after the physical scan, before any logical
+ * check): the requested id, then the storage path derived from the header
+ * (`projectKey(cwd)` first, then `encodeSegment(id)`, whose error is the
+ * cause), then that the path names the file read. Without `at` (a file read
+ * by path) only the derivation is checked: a header DSH cannot place is
+ * refused wherever it lies.
+ */
+export function storageIdentityRefusal(meta: Pick<SessionHeader, 'id' | 'cwd'>, rawPath: string, at?: StoredAt): LogError | undefined {
+  if (at?.expectedId !== undefined && meta.id !== at.expectedId) {
+    return new LogError(`corrupt session log "${rawPath}": requested id "${at.expectedId}" does not match header id "${meta.id}"`, { kind: 'corrupt', rule: 'DSH-A4' });
+  }
+  let expected: string;
+  try {
+    expected = sessionPath(at?.root ?? '', meta, at?.encoding ?? 'zstd');
   } catch (error) {
     const e = error as Error;
     const cls = e instanceof TypeError ? 'TypeError' : 'Error';
@@ -98,4 +123,8 @@ export function storagePathRefusal(meta: Pick<SessionHeader, 'id' | 'cwd'>, rawP
       cause: { name: cls, class: cls, message: e.message },
     });
   }
+  if (at && at.path !== expected && !sameFile(at.path, expected)) {
+    return new LogError(`corrupt session log "${rawPath}": header id "${meta.id}" and cwd identify "${expected}"`, { kind: 'corrupt', rule: 'DSH-A4' });
+  }
+  return undefined;
 }

@@ -1,4 +1,5 @@
 import type { ByteSource } from '../physical/source.js';
+import type { StoredAt } from './layout.js';
 
 /** A resolved input: where the bytes are and what DSH's layout says about them. */
 export interface ResolvedTarget {
@@ -11,6 +12,10 @@ export interface ResolvedTarget {
   /** Path text DSH would print in messages (`raw log: …`). */
   rawPath: string;
   open(): ByteSource;
+  /** A target given by id: where DSH's by-id lookup found it (its identity check then refuses, not warns). */
+  storedAt?: StoredAt;
+  /** `--encoding`: the codec forced over the file name. */
+  encoding?: 'zstd' | 'none';
   /** Layout findings that are not fatal for a forensic read (identity mismatches). */
   layoutWarnings: string[];
 }

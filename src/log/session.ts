@@ -51,6 +51,7 @@ export async function inspectTarget(target: ResolvedTarget, options: InspectOpti
     const result = await inspectSource(source, {
       rawPath: target.rawPath,
       ...(target.expectedId !== undefined ? { expectedId: target.expectedId } : {}),
+      ...(target.storedAt !== undefined ? { storedAt: target.storedAt } : {}),
       ...options,
     });
     const note = encodingMismatchNote(result.encoding, result.encodingBy, source);

@@ -2,7 +2,8 @@ import { existsSync, lstatSync, readdirSync, realpathSync, statSync, type Stats 
 import os from 'node:os';
 import path from 'node:path';
 import { FileSource, MemorySource, fileKind, notRegularFile } from '../physical/source.js';
-import { decodeSegment, encodeSegment, sessionPath } from './layout.js';
+import { decodeSegment, storageIdentityRefusal } from './layout.js';
+import { DEFAULT_COMPRESSION, findSessionById, type Compression } from './host-open.js';
 import { LogError, UsageError } from './errors.js';
 import type { Encoding, SessionHeader } from './types.js';
 import { resolveZipTarget } from './zip-target.js';
@@ -267,6 +268,8 @@ export function looksLikeRoot(dir: string): boolean {
 
 export interface ResolveOptions {
   root?: string;
+  /** A target given by id: the compression DSH's backend is configured for (DSH's default: zstd). */
+  compression?: Compression;
   /** `--encoding`: read the bytes as this encoding, whatever the name says. */
   encoding?: Encoding;
   /** Bytes already read from stdin for `-`. */
@@ -285,6 +288,7 @@ export function resolveTarget(target: string, options: ResolveOptions = {}): Res
   const open = resolved.open;
   return {
     ...resolved,
+    encoding: forced,
     open: () => {
       const source = open();
       source.encoding = forced;
@@ -318,47 +322,31 @@ function resolveTargetByName(target: string, options: ResolveOptions): ResolvedT
   }
   const looksLikePath = target.includes('/') || target.endsWith('.zstd') || target.endsWith('.jsonl');
   const root = path.resolve(options.root ?? defaultRoot());
-  if (!existsSync(root)) {
-    if (looksLikePath) throw new UsageError(`cannot open ${target}: no such file or directory`, 'io');
-    throw new UsageError(`session "${target}" not found: session root ${root} does not exist`, 'io');
-  }
-  const encoded = (() => {
-    try {
-      return encodeSegment(target);
-    } catch {
-      throw new UsageError(`invalid session id ${toJson(target)}`);
+  const compression = options.compression ?? DEFAULT_COMPRESSION;
+  let file: string;
+  try {
+    file = findSessionById(root, target, compression);
+  } catch (error) {
+    if (looksLikePath && error instanceof UsageError && error.kind === 'io') {
+      throw new UsageError(`cannot open ${target}: no such file or directory, and no session with that id under ${root}`, 'io');
     }
-  })();
-  const matches = scanRoot(root).sessions.filter((s) => encodeSegment(s.id) === encoded);
-  const dirs = [...new Set(matches.map((m) => m.projectDir))];
-  if (dirs.length > 1) {
-    throw new LogError(`duplicate JSONL session id "${target}" appears in multiple project directories`, { kind: 'corrupt', rule: 'DSH-A11' });
+    throw error;
   }
-  if (matches.length === 0) {
-    if (looksLikePath) throw new UsageError(`cannot open ${target}: no such file or directory, and no session with that id under ${root}`, 'io');
-    throw new UsageError(`session "${target}" not found under ${root}`, 'io');
-  }
-  const resolved = fileTarget(matches[0]!.path);
+  // The lookup only finds the configured encoding's file name, so the name-based codec is the configured one.
+  const resolved = fileTarget(file);
+  resolved.expectedId = target;
   resolved.root = root;
+  resolved.storedAt = { root, path: file, expectedId: target, encoding: compression };
   return resolved;
 }
 
-/** DSH's storage identity check (§1.4), reported as warnings for forensic reads. */
+/**
+ * DSH's storage identity check (§1.4), reported as warnings for a file read
+ * by path (a target given by id is refused by it instead, and a header DSH
+ * cannot place is refused either way).
+ */
 export function identityWarnings(target: ResolvedTarget, meta: SessionHeader, encoding: Encoding): string[] {
-  const out: string[] = [];
-  if (target.expectedId === undefined || target.root === undefined) return out;
-  if (meta.id !== target.expectedId) {
-    out.push(`corrupt session log "${target.rawPath}": requested id "${target.expectedId}" does not match header id "${meta.id}"`);
-    return out;
-  }
-  let expected: string;
-  try {
-    expected = sessionPath(target.root, meta, encoding);
-  } catch {
-    return out; // refused by the read itself (storagePathRefusal)
-  }
-  if (path.resolve(expected) !== path.resolve(target.path)) {
-    out.push(`corrupt session log "${target.rawPath}": header id "${meta.id}" and cwd identify "${expected}"`);
-  }
-  return out;
+  if (target.storedAt !== undefined || target.expectedId === undefined || target.root === undefined) return [];
+  const finding = storageIdentityRefusal(meta, target.rawPath, { root: target.root, path: path.resolve(target.path), expectedId: target.expectedId, encoding });
+  return finding && finding.rule !== 'DSH-A3' ? [finding.message] : [];
 }

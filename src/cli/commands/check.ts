@@ -2,7 +2,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, parseCount, type CommonOptions } from '../shared.js';
+import { action, addCommon, envFor, EXIT, parseCount, resolveOptionsFor, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { defaultRoot, readStdin } from '../../log/target.js';
 import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport } from '../../check/engine.js';
@@ -100,7 +100,7 @@ Examples:
       }
       if (inputs.filter((t) => t === '-').length > 1) throw new UsageError('- (stdin) can be named only once');
       const stdin = inputs.includes('-') ? await readStdin() : undefined;
-      const discovery = discoverTargets(inputs, { ...(opts.root ? { root: opts.root } : {}), ...(stdin ? { stdin } : {}) });
+      const discovery = discoverTargets(inputs, resolveOptionsFor(opts, stdin));
       if (discovery.targets.length === 0 && discovery.layout.length === 0) {
         throw new UsageError(`no session artifacts (session.jsonl, session.jsonl.zstd) found under ${inputs.join(', ')}`, 'io');
       }

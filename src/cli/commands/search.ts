@@ -2,9 +2,9 @@ import { statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, intOption, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, intOption, resolveOptionsFor, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
-import { defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget } from '../../log/target.js';
+import { defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget, type ResolveOptions } from '../../log/target.js';
 import { UsageError } from '../../log/errors.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import { parseSince } from '../../views/listing.js';
@@ -25,13 +25,13 @@ interface SearchOptions extends CommonOptions {
 }
 
 /** Expand inputs: a root directory → its sessions (scanRoot); anything else → one target. */
-export function expandTargets(inputs: readonly string[], opts: { root?: string; stdin?: Buffer }, warn: (text: string) => void): ResolvedTarget[] {
+export function expandTargets(inputs: readonly string[], opts: ResolveOptions, warn: (text: string) => void): ResolvedTarget[] {
   const out: ResolvedTarget[] = [];
   const fromRoot = (root: string) => {
     const scan = scanRoot(root);
     for (const p of scan.problems) warn(`${p.path}: ${p.message}`);
     for (const s of scan.sessions) {
-      const t = resolveTarget(s.path);
+      const t = resolveTarget(s.path, opts.encoding !== undefined ? { encoding: opts.encoding } : {});
       t.root = scan.root;
       out.push(t);
     }
@@ -48,7 +48,7 @@ export function expandTargets(inputs: readonly string[], opts: { root?: string; 
       dir = false;
     }
     if (dir && looksLikeRoot(input)) fromRoot(input);
-    else out.push(resolveTarget(input, { ...(opts.root ? { root: opts.root } : {}), ...(opts.stdin ? { stdin: opts.stdin } : {}) }));
+    else out.push(resolveTarget(input, opts));
   }
   return out;
 }
@@ -88,7 +88,7 @@ export function registerSearch(program: Command, io: Io, setExit: (code: number)
       const limit = intOption('--limit', opts.limit, 1);
       const snippetChars = intOption('--snippet-chars', opts.snippetChars, 1) ?? 240;
       const stdin = targets.includes('-') ? await readStdin() : undefined;
-      const resolved = expandTargets(targets, { ...(opts.root ? { root: opts.root } : {}), ...(stdin ? { stdin } : {}) }, (w) => io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`));
+      const resolved = expandTargets(targets, resolveOptionsFor(opts, stdin), (w) => io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`));
       const result: SearchResult = { pattern: patternText, sessionsSearched: 0, hits: [], failures: [] };
       const found: { createdAt: number; id: string; hits: SearchHit[] }[] = [];
       for (const t of resolved) {
