@@ -151,7 +151,9 @@ describe.skipIf(!HAVE_CORPUS)('export of every corpus session', () => {
       const out = path.join(dir, `${i}.zip`);
       const r = await runCli(['export', c.artifact, '-o', out, '--json']);
       if (c.expected.readRaw.error) {
-        if (r.code !== 1 || !r.stderr.includes(c.expected.readRaw.error.message) || existsSync(out)) problems.push(`${c.name}: expected exit 1, got ${r.code} ${r.stderr}`);
+        // --json: the failure is the {error} object on stdout.
+        const message: string = r.stdout ? (JSON.parse(r.stdout).error?.message ?? '') : '';
+        if (r.code !== 1 || !message.includes(c.expected.readRaw.error.message) || r.stderr !== '' || existsSync(out)) problems.push(`${c.name}: expected exit 1, got ${r.code} ${r.stdout} ${r.stderr}`);
         return;
       }
       if (r.code !== 0) {
@@ -395,7 +397,7 @@ describe('ids that need escaping, media, collisions, links (tiny root built with
 
   it('an id that needs escaping resolves by id under --root', async () => {
     const out = path.join(home, 'byid.zip');
-    const r = await runCli(['export', 'child.x:2', '--root', root, '-o', out, '--json']);
+    const r = await runCli(['export', 'child.x:2', '--root', root, '--compression', 'none', '-o', out, '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).root.id).toBe('child.x:2');
     expect([...zipEntries(out).keys()]).toEqual(['session.jsonl']);
