@@ -10,7 +10,9 @@ import path from 'node:path';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { BIN, runCli, runInProcess } from './helpers/cli.js';
 import { deepValue, JSON_VALUES } from './helpers/hostile-gen.js';
-import { toJson, toJsonIterative } from '../src/core/json.js';
+import { canonicalIterative, toJson, toJsonIterative } from '../src/core/json.js';
+import { seedFingerprint } from '../src/log/seed.js';
+import { createHash } from 'node:crypto';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -43,6 +45,29 @@ describe('toJson serializes any depth exactly as JSON.stringify', () => {
       const value = JSON.parse(text);
       expect(() => JSON.stringify(value)).toThrow(RangeError);
       expect(toJson(value)).toBe(text);
+    }
+  });
+});
+
+describe('seed fingerprints (check L1, the ledger) at any depth', () => {
+  /** The canonical text before it went iterative: keys sorted, recursion. */
+  const reference = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${v.map(reference).join(',')}]`;
+    if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${reference((v as any)[k])}`).join(',')}}`;
+    return JSON.stringify(v) ?? 'undefined';
+  };
+  const digest = (text: string) => createHash('sha1').update(text).digest('base64');
+  it('equal the recursive definition on shallow events, and fingerprint a payload nested 200,000 levels', () => {
+    const shallow = { type: 'x', seq: 3, time: 9, data: { b: [1, { z: null, a: 'é\u2028' }, []], a: {}, '10': 1, '2': [true] } } as any;
+    const { time: _t, ...rest } = shallow;
+    void _t;
+    expect(seedFingerprint(shallow).data).toBe(digest(reference(rest)));
+    expect(canonicalIterative(rest)).toBe(reference(rest));
+    expect(canonicalIterative([undefined, { u: undefined }, 'x'])).toBe(reference([undefined, { u: undefined }, 'x']));
+    for (const kind of ['object', 'array'] as const) {
+      const deep = { type: 'x', seq: 1, time: 0, data: JSON.parse(deepValue(200_000, kind)) } as any;
+      expect(() => seedFingerprint(deep)).not.toThrow();
+      expect(seedFingerprint(deep)).toEqual(seedFingerprint({ ...deep, time: 5 }));
     }
   });
 });

@@ -132,3 +132,59 @@ export function mapJsonLeaves(value: unknown, leafFn: (v: unknown) => unknown): 
   }
   return root;
 }
+
+/**
+ * Canonical JSON text: object keys sorted (code-unit order), arrays in order,
+ * `undefined` written as `undefined` (never omitted), any depth (explicit
+ * stack). For content digests where key order must not matter.
+ */
+export function canonicalJson(value: unknown): string {
+  try {
+    return canonicalRecursive(value);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+    return canonicalIterative(value);
+  }
+}
+
+/** The fast path for ordinary depths (same text as `canonicalIterative`). */
+function canonicalRecursive(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalRecursive).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalRecursive((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'undefined';
+}
+
+/** The explicit-stack canonical serializer (exported for tests; use `canonicalJson`). */
+export function canonicalIterative(value: unknown): string {
+  const out: string[] = [];
+  // Work items: a value to write, or a literal piece of text.
+  const work: ({ text: string } | { value: unknown })[] = [{ value }];
+  while (work.length > 0) {
+    const item = work.pop() as { text: string } | { value: unknown };
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const v = item.value;
+    if (Array.isArray(v)) {
+      const next: ({ text: string } | { value: unknown })[] = [{ text: '[' }];
+      v.forEach((e, i) => next.push(...(i > 0 ? [{ text: ',' }] : []), { value: e }));
+      next.push({ text: ']' });
+      for (let i = next.length - 1; i >= 0; i--) work.push(next[i] as { text: string });
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v).sort();
+      const next: ({ text: string } | { value: unknown })[] = [{ text: '{' }];
+      keys.forEach((k, i) => next.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(k)}:` }, { value: (v as Record<string, unknown>)[k] }));
+      next.push({ text: '}' });
+      for (let i = next.length - 1; i >= 0; i--) work.push(next[i] as { text: string });
+    } else {
+      out.push(JSON.stringify(v) ?? 'undefined');
+    }
+  }
+  return out.join('');
+}

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { deepEqualJson } from './surface.js';
 import type { SessionEvent } from './types.js';
-import { toJson } from '../core/json.js';
+import { canonicalJson } from '../core/json.js';
 
 /** Event identity for seed equality: everything but `time` (DSH's own recorded fixtures re-stamp times). */
 function withoutTime(e: SessionEvent | undefined): unknown {
@@ -16,17 +16,6 @@ function withoutTime(e: SessionEvent | undefined): unknown {
   const { time: _time, ...rest } = e;
   void _time;
   return rest;
-}
-
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return toJson(v) ?? 'undefined';
 }
 
 /**
