@@ -20,16 +20,20 @@ function isSafe(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v);
 }
 
+/** Is `value` a packed chunk row (by its tag), which `decodeStorageRecord` validates and expands? */
+export function isRowRecord(value: unknown): value is Record<string, unknown> {
+  if (!isRecord(value)) return false;
+  const tag = value['type'];
+  return tag === 'text-chunks' || tag === 'reasoning-chunks' || tag === 'tool-call-chunks';
+}
+
 /**
  * DSH's `decodeStorageRecord`: a non-row value passes through as one event
  * (unvalidated); a row tag is validated in DSH's order and expanded.
  */
 export function decodeStorageRecord(value: unknown): SessionEvent[] {
-  if (!isRecord(value)) return [value as SessionEvent];
-  const tag = value['type'];
-  if (tag !== 'text-chunks' && tag !== 'reasoning-chunks' && tag !== 'tool-call-chunks') {
-    return [value as unknown as SessionEvent];
-  }
+  if (!isRowRecord(value)) return [value as SessionEvent];
+  const tag = value['type'] as RowTag;
   const fail = (why: string): never => {
     throw new MalformedRow(`malformed ${tag} storage row: ${why}`);
   };

@@ -1,6 +1,6 @@
 import { corrupt, LogError } from './errors.js';
 import { parseHeaderRecord } from './header.js';
-import { decodeStorageRecord } from './rows.js';
+import { decodeStorageRecord, isRowRecord } from './rows.js';
 import type { SessionEvent, SessionHeader } from './types.js';
 
 export type EventSink = (event: SessionEvent, line: LineInfo) => void;
@@ -69,22 +69,51 @@ export class LogScanner {
     this.inputBytes += chunk.length;
     let lineStart = 0;
     for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, lineStart)) {
-      let line = chunk.subarray(lineStart, nl);
-      let overflow = false;
-      let start = chunkStart + lineStart;
-      if (this.fragments.length > 0 || this.fragmentOverflow) {
-        start -= this.fragmentBytes;
-        overflow = this.fragmentOverflow || this.fragmentBytes + line.length > this.maxLineBytes;
-        line = overflow ? Buffer.alloc(0) : Buffer.concat([...this.fragments, line], this.fragmentBytes + line.length);
-        this.fragments = [];
-        this.fragmentBytes = 0;
-        this.fragmentOverflow = false;
-      } else if (line.length > this.maxLineBytes) {
-        overflow = true;
-      }
-      this.consume(line, overflow, start, chunkStart + nl + 1);
+      if (this.fragments.length > 0 || this.fragmentOverflow) this.joinFragments(chunk, lineStart, nl, chunkStart);
+      else if (nl - lineStart > this.maxLineBytes) this.consume(undefined, chunkStart + lineStart, chunkStart + nl + 1);
+      // No per-line Buffer: the line is decoded straight from the chunk.
+      else this.consume(chunk.toString('utf8', lineStart, nl), chunkStart + lineStart, chunkStart + nl + 1);
       lineStart = nl + 1;
     }
+    this.keepFragment(chunk, lineStart);
+  }
+
+  /**
+   * The same as `write(chunk)` when another thread already split and decoded
+   * the chunk: `lines[k]` is the UTF-8 decoding of the chunk's k-th complete
+   * line (the bytes after the previous LF, or from 0, up to its LF; `null` when
+   * longer than the limit) and `ends[k]` the offset just past that LF.
+   */
+  writeLines(chunk: Buffer, lines: readonly (string | null)[], ends: ArrayLike<number>): void {
+    const chunkStart = this.inputBytes;
+    this.inputBytes += chunk.length;
+    let lineStart = 0;
+    for (let k = 0; k < lines.length; k++) {
+      const nl = (ends[k] as number) - 1;
+      // A line that continues the pending fragment is joined from the bytes, as in `write`.
+      if (k === 0 && (this.fragments.length > 0 || this.fragmentOverflow)) this.joinFragments(chunk, 0, nl, chunkStart);
+      else {
+        const text = lines[k];
+        this.consume(text === null || text === undefined || nl - lineStart > this.maxLineBytes ? undefined : text, chunkStart + lineStart, chunkStart + nl + 1);
+      }
+      lineStart = nl + 1;
+    }
+    this.keepFragment(chunk, lineStart);
+  }
+
+  /** A line that began in earlier chunks ends at `nl` of `chunk`. */
+  private joinFragments(chunk: Buffer, lineStart: number, nl: number, chunkStart: number): void {
+    const start = chunkStart + lineStart - this.fragmentBytes;
+    const length = this.fragmentBytes + (nl - lineStart);
+    const overflow = this.fragmentOverflow || length > this.maxLineBytes;
+    const text = overflow ? undefined : Buffer.concat([...this.fragments, chunk.subarray(lineStart, nl)], length).toString('utf8');
+    this.fragments = [];
+    this.fragmentBytes = 0;
+    this.fragmentOverflow = false;
+    this.consume(text, start, chunkStart + nl + 1);
+  }
+
+  private keepFragment(chunk: Buffer, lineStart: number): void {
     if (lineStart < chunk.length) {
       const rest = chunk.length - lineStart;
       if (this.fragmentOverflow || this.fragmentBytes + rest > this.maxLineBytes) {
@@ -97,56 +126,76 @@ export class LogScanner {
     }
   }
 
-  private consume(line: Buffer, overflow: boolean, start: number, end: number): void {
+  private unparsable(start: number): void {
+    if (this.issue === undefined) {
+      this.issue = corrupt(`corrupt session log: unparsable committed event at line ${this.eventLine}`, { byteOffset: start, rule: 'DSH-A8' });
+      this.issueLine = this.eventLine;
+    }
+  }
+
+  /** One complete line (`text` undefined: longer than the limit). */
+  private consume(text: string | undefined, start: number, end: number): void {
     this.eventLine += 1;
-    let decoded: SessionEvent[];
-    let text = '';
-    let plain = false;
+    if (text === undefined) return this.unparsable(start);
+    let parsed: unknown;
     try {
-      if (overflow) throw new Error('line too long');
-      text = line.toString('utf8');
-      const parsed: unknown = JSON.parse(text);
-      decoded = decodeStorageRecord(parsed);
-      plain = decoded.length === 1 && decoded[0] === parsed;
+      parsed = JSON.parse(text);
     } catch {
-      if (this.issue === undefined) {
-        this.issue = corrupt(`corrupt session log: unparsable committed event at line ${this.eventLine}`, { byteOffset: start, rule: 'DSH-A8' });
-        this.issueLine = this.eventLine;
-      }
-      return;
+      return this.unparsable(start);
     }
-    if (decoded.some((e) => e === null)) {
-      // DSH reads `.type`/`.seq` of a JSON null and dies with a TypeError.
-      throw new LogError(`Cannot read properties of null (reading '${this.issue !== undefined ? 'type' : 'seq'}')`, {
-        dshClass: 'TypeError',
-        kind: 'corrupt',
-        byteOffset: start,
-        rule: 'DSH-A8',
-      });
-    }
-    const hasTurnEnd = () => decoded.some((e) => typeof e === 'object' && e.type === 'turn/end');
+    if (isRowRecord(parsed)) return this.consumeRow(parsed, start, end);
+    // One plain value: one event (unvalidated, as DSH's decodeStorageRecord passes it through).
+    if (parsed === null) throw this.nullRecord(start);
+    const event = parsed as SessionEvent;
+    const turnEnd = typeof parsed === 'object' && event.type === 'turn/end';
     if (this.issue !== undefined) {
-      if (hasTurnEnd()) throw this.issue;
+      if (turnEnd) throw this.issue;
       return;
     }
-    for (let i = 0; i < decoded.length; i++) {
-      const seq = (decoded[i] as SessionEvent).seq;
-      if (seq !== this.count + i) {
-        this.issue = corrupt(
-          `corrupt session log: seq gap in committed region at line ${this.eventLine} (expected ${this.count + i}, got ${String(seq)})`,
-          { byteOffset: start, rule: 'DSH-A9' },
-        );
-        this.issueLine = this.eventLine;
-        if (hasTurnEnd()) throw this.issue;
-        return;
-      }
+    if (event.seq !== this.count) {
+      this.seqGap(event.seq, start);
+      if (turnEnd) throw this.issue;
+      return;
     }
+    this.count += 1;
+    this.sink(event, { line: this.eventLine, start, end, text });
+    this.committed = end;
+  }
+
+  /** A packed chunk row: validated and expanded (its members are chunks, never a turn/end). */
+  private consumeRow(row: Record<string, unknown>, start: number, end: number): void {
+    let decoded: SessionEvent[];
+    try {
+      decoded = decodeStorageRecord(row);
+    } catch {
+      return this.unparsable(start);
+    }
+    if (this.issue !== undefined) return;
+    const seq0 = (decoded[0] as SessionEvent).seq;
+    if (seq0 !== this.count) return this.seqGap(seq0, start);
     const info: LineInfo = { line: this.eventLine, start, end };
-    if (plain) info.text = text;
     for (const event of decoded) {
       this.count += 1;
       this.sink(event, info);
     }
     this.committed = end;
+  }
+
+  private seqGap(seq: unknown, start: number): void {
+    this.issue = corrupt(`corrupt session log: seq gap in committed region at line ${this.eventLine} (expected ${this.count}, got ${String(seq)})`, {
+      byteOffset: start,
+      rule: 'DSH-A9',
+    });
+    this.issueLine = this.eventLine;
+  }
+
+  private nullRecord(start: number): LogError {
+    // DSH reads `.type`/`.seq` of a JSON null and dies with a TypeError.
+    return new LogError(`Cannot read properties of null (reading '${this.issue !== undefined ? 'type' : 'seq'}')`, {
+      dshClass: 'TypeError',
+      kind: 'corrupt',
+      byteOffset: start,
+      rule: 'DSH-A8',
+    });
   }
 }
