@@ -3,6 +3,7 @@ import type { Io } from './io.js';
 import { handleError } from './fail.js';
 import { commandsFor } from './commands/index.js';
 import { EXIT } from './exit.js';
+import { parallelStats } from '../log/parallel.js';
 
 import { VERSION } from '../core/version.js';
 
@@ -42,6 +43,12 @@ Examples:
     await program.parseAsync(argv);
   } catch (error) {
     return handleError(error, io);
+  } finally {
+    // DSH_DEBUG_PARALLEL=1: say whether reads ran on worker threads (tests prove the parallel path ran).
+    if (io.env['DSH_DEBUG_PARALLEL'] === '1') {
+      const s = parallelStats();
+      io.stderr.write(`dsh: parallel reads ${s.reads}, worker threads ${s.workers}, groups decoded on workers ${s.groups}\n`);
+    }
   }
   return exitCode;
 }

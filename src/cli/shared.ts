@@ -10,6 +10,8 @@ import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
 import type { IndexUse } from '../log/session.js';
 import { SESSION_FOLDS } from '../views/index-folds.js';
 import { toJson } from '../core/json.js';
+import { defaultJobs } from '../log/pool.js';
+import { PARALLEL_MIN_BYTES, setReadJobs } from '../log/parallel.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -22,6 +24,8 @@ export interface CommonOptions {
   encoding?: 'raw' | 'zstd' | 'none';
   /** `--compression zstd|none`: the compression DSH's backend is configured for, for targets given by id. */
   compression?: 'zstd' | 'none';
+  /** `-j, --jobs <n>`: threads (see `jobsFor`). */
+  jobs?: string;
 }
 
 export function addCommon(cmd: Command, opts: { json?: string | false; encoding?: false } = {}): Command {
@@ -30,6 +34,10 @@ export function addCommon(cmd: Command, opts: { json?: string | false; encoding?
   cmd.option('--root <dir>', 'session root for ids (default $DSH_HOME/sessions, else ~/.dsh/sessions)');
   cmd.option('--no-cache', 'read and write no session index (also DSH_NO_CACHE=1): nothing is written anywhere');
   cmd.addOption(new Option('--decoder <name>', 'zstd decoder').choices(['auto', 'node-zlib', 'mongodb-js']).default('auto').hideHelp());
+  cmd.option(
+    '-j, --jobs <n>',
+    `threads: on a log of ${PARALLEL_MIN_BYTES >> 20} MiB or more, workers decode and split it while the main thread folds it; over many files, one file per worker; 1 = one thread (default DSH_JOBS, else ${defaultJobs()})`,
+  );
   if (opts.encoding !== false) cmd.addOption(new Option('--encoding <enc>', "read the bytes as this encoding whatever the file name says (DSH goes by the name)").choices(['raw', 'zstd']));
   cmd.addOption(
     new Option('--compression <mode>', "for a session given by id: the compression DSH's backend is configured for (it reads only that encoding and refuses a root holding the other)")
@@ -46,6 +54,8 @@ export interface CommandEnv {
 }
 
 export function envFor(io: Io, opts: CommonOptions): CommandEnv {
+  // Every read this command makes uses the chosen thread count.
+  setReadJobs(jobsFor(opts, io.env));
   return { io, c: colorFor(opts.color ?? 'auto', io.stdout, io.env), opts };
 }
 
@@ -69,6 +79,12 @@ export function decoderFor(opts: CommonOptions) {
 }
 
 export { EXIT } from './exit.js';
+
+/** Threads a command uses: `-j`, else `DSH_JOBS`, else the machine's available parallelism (0 counts as 1). */
+export function jobsFor(opts: CommonOptions, env: NodeJS.ProcessEnv): number {
+  const n = intOption('--jobs', opts.jobs) ?? intOption('DSH_JOBS', env['DSH_JOBS']?.trim() || undefined) ?? defaultJobs();
+  return Math.max(1, n);
+}
 /** The cache directory as this command line configures it (notes and warnings go to stderr). */
 export function cacheFor(io: Io, opts: CommonOptions): CacheConfig {
   return cacheConfig(io.env, { noCache: opts.cache === false, note: (text) => io.stderr.write(`dsh: ${text}\n`) });

@@ -96,6 +96,8 @@ export interface InspectOptions {
   keepReplacements?: boolean;
   /** Lines longer than this are unparsable (DSH: V8's string limit). */
   maxLineBytes?: number;
+  /** Threads for the read (see `ReadOptions.jobs`; default 1). */
+  jobs?: number;
 }
 
 /** Logical bytes a collecting read may hold: DSH_MAX_HELD_BYTES, else a fifth of the V8 heap limit (held events and the views built on them take ~4x their logical bytes). */
@@ -146,6 +148,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
     ...(options.onSegment ? { onSegment: options.onSegment } : {}),
     ...(options.bigFrameBytes !== undefined ? { bigFrameBytes: options.bigFrameBytes } : {}),
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     onEvent: (event, line) => {
       if (!pipeline) {
         // Header is known by the time the first event arrives.
@@ -274,6 +277,7 @@ export interface ReplayOptions {
   expectedId?: string;
   decoder?: FrameDecoder;
   between?: () => Promise<void> | void;
+  jobs?: number;
   /** Each logical (normalized) stored event; `text` as in `InspectOptions.onLogical`. */
   onLogical: (event: SessionEvent, text?: string) => void;
 }
@@ -291,6 +295,7 @@ export async function replayLogical(source: ByteSource, options: ReplayOptions):
     ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}),
     ...(options.decoder ? { decoder: options.decoder } : {}),
     ...(options.between ? { between: options.between } : {}),
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     skipArtifact: true,
     onHeader: (meta) => {
       normalizer = new LegacyNormalizer(meta.id);

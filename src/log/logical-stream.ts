@@ -109,6 +109,7 @@ async function twoPasses(target: ResolvedTarget, options: InspectOptions, ready:
       rawPath: target.rawPath,
       ...(target.expectedId !== undefined ? { expectedId: target.expectedId } : {}),
       ...(options.decoder ? { decoder: options.decoder } : {}),
+      ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
       onLogical: (e, text) => emit(e, text, false),
       ...(out ? { between: () => out.maybeFlush() } : {}),
     });

@@ -7,6 +7,7 @@ import { corrupt, LogError, UsageError, type SerializedError } from './errors.js
 import { parseHeaderMeta } from './header.js';
 import { LogScanner, type EventSink, type LineInfo, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
+import { defaultReadJobs, LineWorkers, type DecodedLines } from './parallel.js';
 
 /** Most bytes of a raw log's header line held in memory (the artifact view keeps as much of its first line). */
 export const HEADER_LINE_BUDGET = 64 << 20;
@@ -106,6 +107,12 @@ export interface ReadOptions {
   onSegment?: (segment: PlaintextSegment) => void;
   /** Frames that may decode to more than this are streamed (default `BIG_FRAME`; tests lower it). */
   bigFrameBytes?: number;
+  /**
+   * Threads for the read (default `defaultReadJobs()`, 1 unless set): above 1, and for logs of at least
+   * `parallelMinBytes()`, worker threads decode and split the text while this
+   * thread parses and folds it (see `parallel.ts`). The outcome is the same.
+   */
+  jobs?: number;
 }
 
 /**
@@ -124,6 +131,12 @@ export interface PlaintextSegment {
 }
 
 const RAW_CHUNK = 4 << 20;
+
+/** Compressed bytes per decode group: 1 MiB, or `DSH_GROUP_BYTES` (tests make every frame its own group). */
+function groupBytesDefault(): number {
+  const n = Number(process.env['DSH_GROUP_BYTES']);
+  return Number.isSafeInteger(n) && n > 0 ? n : 1 << 20;
+}
 /** Frames that may decode to more than this are streamed, never held whole. */
 export const BIG_FRAME = 64 << 20;
 
@@ -163,6 +176,23 @@ function failureCause(error: unknown): SerializedError & { code?: string } {
  * Stage-1 (physical/JSONL) errors are returned in `error`, not thrown.
  */
 export async function readArtifact(source: ByteSource, options: ReadOptions = {}): Promise<ReadOutcome> {
+  const { encoding } = detectEncoding(source);
+  const workers =
+    options.frameDetail || options.artifactOnly || encoding !== 'zstd'
+      ? undefined
+      : LineWorkers.open({
+          jobs: options.jobs ?? defaultReadJobs(),
+          size: source.size,
+          decoder: (options.decoder ?? createDecoder()).name,
+        });
+  try {
+    return await readWith(source, options, workers);
+  } finally {
+    await workers?.close();
+  }
+}
+
+async function readWith(source: ByteSource, options: ReadOptions, workers: LineWorkers | undefined): Promise<ReadOutcome> {
   const rawPath = options.rawPath ?? source.name;
   const { encoding, by } = detectEncoding(source);
   const artifact = new ArtifactText(options.onArtifact, undefined, options.skipArtifact === true && !options.onArtifact);
@@ -186,11 +216,12 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   };
   let headerBytes0 = 0;
 
-  const feed = (chunk: Buffer) => {
+  const feed = (chunk: Buffer, split?: DecodedLines) => {
     if (!scanner || storedError) return;
     fed += chunk.length;
     try {
-      scanner.write(chunk);
+      if (split?.text != null) scanner.writeDecoded(chunk, split.text, split.ends, split.charEnds);
+      else scanner.write(chunk);
     } catch (error) {
       // A consumer's resource limit is not a verdict about the log.
       if (error instanceof UsageError) throw error;
@@ -355,7 +386,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   }
 
   // Later frames, in groups, with a prefetch of the next group.
-  const groupBytes = options.groupBytes ?? 1 << 20;
+  const groupBytes = options.groupBytes ?? groupBytesDefault();
   const bigFrame = options.bigFrameBytes ?? BIG_FRAME;
   let carry: FrameInfo | undefined;
   let firstGroup = true;
@@ -394,13 +425,19 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     }
   };
 
-  type Decoded = { ok: true; plaintext: Buffer } | { ok: false; error: unknown } | { ok: 'streamed' };
+  type Decoded = { ok: true; plaintext: Buffer; split?: DecodedLines } | { ok: false; error: unknown } | { ok: 'streamed' };
   const isBig = (g: FrameInfo[]) => g.length === 1 && g[0]!.maxPlaintext > bigFrame;
   const decodeGroup = (group: FrameInfo[]): Promise<Decoded> => {
     if (isBig(group)) return Promise.resolve({ ok: 'streamed' as const });
     const first = group[0]!;
     const last = group[group.length - 1]!;
     const input = source.read(first.start, last.end);
+    if (workers) {
+      return workers.lines(input, true).then(
+        (split) => ({ ok: true as const, plaintext: split.plaintext, split }),
+        (error) => ({ ok: false as const, error }),
+      );
+    }
     return decoder.decode(input).then(
       (plaintext) => ({ ok: true as const, plaintext }),
       (error) => ({ ok: false as const, error }),
@@ -417,14 +454,21 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
     fatal = true;
   };
 
-  let group = !fatal || options.frameDetail ? safeNextGroup() : null;
-  let pending: Promise<Decoded> | undefined = group ? decodeGroup(group) : undefined;
-  for (let g = 0; group !== null && (!fatal || options.frameDetail); g++) {
+  // Groups decoding ahead of the one being scanned (one; more with workers).
+  const ahead: { group: FrameInfo[]; pending: Promise<Decoded> }[] = [];
+  const prefetch = () => {
+    while (ahead.length < (workers?.depth ?? 1)) {
+      const next = safeNextGroup();
+      if (next === null) break;
+      ahead.push({ group: next, pending: decodeGroup(next) });
+    }
+  };
+  if (!fatal || options.frameDetail) prefetch();
+  for (let g = 0; ahead.length > 0 && (!fatal || options.frameDetail); g++) {
     if (g > 0 && options.between) await options.between();
-    const current = group;
-    const result = await pending!;
-    group = safeNextGroup();
-    pending = group ? decodeGroup(group) : undefined;
+    const { group: current, pending } = ahead.shift()!;
+    const result = await pending;
+    prefetch();
     if (result.ok === 'streamed') {
       const frame = current[0]!;
       let bytes = 0;
@@ -482,7 +526,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       if (!fatal) {
         artifact.write(result.plaintext);
         const from = fed;
-        feed(result.plaintext);
+        feed(result.plaintext, result.split);
         segment('group', current[0]!.start, current[current.length - 1]!.end, from);
       }
       continue;
@@ -508,7 +552,7 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       }
     }
   }
-  if (pending) await pending;
+  for (const a of ahead) await a.pending;
   // Finish the structural walk: a structural error anywhere decides the outcome (DSH walks all frames first).
   if (scanError === undefined) {
     try {

@@ -79,24 +79,26 @@ export class LogScanner {
   }
 
   /**
-   * The same as `write(chunk)` when another thread already split and decoded
-   * the chunk: `lines[k]` is the UTF-8 decoding of the chunk's k-th complete
-   * line (the bytes after the previous LF, or from 0, up to its LF; `null` when
-   * longer than the limit) and `ends[k]` the offset just past that LF.
+   * The same as `write(chunk)` when another thread already decoded the chunk
+   * to `text` (its UTF-8 decoding: splitting that at LF gives each line's own
+   * decoding, as LF never belongs to a multi-byte sequence) and found its LFs:
+   * `ends[k]` is the byte offset and `charEnds[k]` the `text` offset just past
+   * the k-th LF. Lines are slices of `text`, never decoded again.
    */
-  writeLines(chunk: Buffer, lines: readonly (string | null)[], ends: ArrayLike<number>): void {
+  writeDecoded(chunk: Buffer, text: string, ends: ArrayLike<number>, charEnds: ArrayLike<number>): void {
     const chunkStart = this.inputBytes;
     this.inputBytes += chunk.length;
     let lineStart = 0;
-    for (let k = 0; k < lines.length; k++) {
+    let charStart = 0;
+    for (let k = 0; k < ends.length; k++) {
       const nl = (ends[k] as number) - 1;
+      const charEnd = charEnds[k] as number;
       // A line that continues the pending fragment is joined from the bytes, as in `write`.
       if (k === 0 && (this.fragments.length > 0 || this.fragmentOverflow)) this.joinFragments(chunk, 0, nl, chunkStart);
-      else {
-        const text = lines[k];
-        this.consume(text === null || text === undefined || nl - lineStart > this.maxLineBytes ? undefined : text, chunkStart + lineStart, chunkStart + nl + 1);
-      }
+      else if (nl - lineStart > this.maxLineBytes) this.consume(undefined, chunkStart + lineStart, chunkStart + nl + 1);
+      else this.consume(text.slice(charStart, charEnd - 1), chunkStart + lineStart, chunkStart + nl + 1);
       lineStart = nl + 1;
+      charStart = charEnd;
     }
     this.keepFragment(chunk, lineStart);
   }

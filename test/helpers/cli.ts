@@ -24,8 +24,13 @@ export interface RunResult {
 
 /** Run `bin/dsh.js` as a real process. */
 export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: Buffer; cwd?: string } = {}): Promise<RunResult> {
+  return runNode([BIN, ...args], options);
+}
+
+/** Run a Node script as a process with the CLI tests' environment. */
+export function runNode(args: string[], options: { env?: NodeJS.ProcessEnv; input?: Buffer; cwd?: string } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, NO_COLOR: '1', DSH_CACHE_DIR: testCacheDir(), ...options.env },
       cwd: options.cwd ?? PROJECT_ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],

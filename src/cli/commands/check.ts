@@ -2,11 +2,11 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, parseCount, resolveOptionsFor, type CommonOptions } from '../shared.js';
+import { action, addCommon, envFor, EXIT, jobsFor, parseCount, resolveOptionsFor, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { defaultRoot, readStdin } from '../../log/target.js';
 import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport } from '../../check/engine.js';
-import { checkTargets, defaultJobs } from '../../check/pool.js';
+import { checkTargets } from '../../check/pool.js';
 import { expandCodes, RULES } from '../../check/rules.js';
 import { renderRuleList, renderText } from '../../check/reporters/text.js';
 import { renderJson } from '../../check/reporters/json.js';
@@ -30,7 +30,6 @@ interface CheckOptions extends CommonOptions {
   exitZero?: boolean;
   format: Format;
   listRules?: boolean;
-  jobs?: string;
   hints: boolean;
   secrets?: boolean;
   pattern: string[];
@@ -57,7 +56,6 @@ export function registerCheck(program: Command, io: Io, setExit: (code: number) 
     .option('--exit-zero', 'always exit 0 when the check ran (report only)')
     .addOption(new Option('--format <format>', 'report format').choices(['text', 'json', 'sarif', 'junit', 'github']).default('text'))
     .option('--list-rules', 'print the rule catalogue and exit')
-    .option('-j, --jobs <n>', `worker threads for many files (default ${defaultJobs()})`)
     .option('--no-hints', 'text format: omit the hint line under each finding')
     .option('--secrets', 'also run the secret rules: DSH-K1 (warning) a secret on the current surface, DSH-K2 (info) a secret sent to the provider')
     .option('--pattern <regex>', 'with --secrets: extra secret pattern (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
@@ -91,7 +89,7 @@ Examples:
       const maxWarnings = opts.maxWarnings !== undefined ? parseCount(opts.maxWarnings, '--max-warnings') : undefined;
       if (!opts.secrets && (opts.pattern.length > 0 || opts.paths || opts.detectors)) throw new UsageError('--pattern, --paths and --detectors need --secrets');
       const secrets = opts.secrets ? secretsOptions(opts) : undefined;
-      const jobs = opts.jobs !== undefined ? Math.max(1, parseCount(opts.jobs, '--jobs')) : undefined;
+      const jobs = jobsFor(opts, io.env);
       let inputs = targets;
       if (inputs.length === 0) {
         const root = opts.root ?? defaultRoot(io.env);
@@ -106,7 +104,7 @@ Examples:
       }
       const progress = Boolean(io.stderr.isTTY) && discovery.targets.length > 1;
       const sessions = await checkTargets(discovery.targets, {
-        ...(jobs !== undefined ? { jobs } : {}),
+        jobs,
         decoder: opts.decoder ?? 'auto',
         ...(secrets ? { secrets } : {}),
         ...(progress ? { onProgress: (done: number, total: number) => void io.stderr.write(`\rdsh check: ${done}/${total} sessions`) } : {}),

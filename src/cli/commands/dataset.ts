@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, parseCount, type CommonOptions } from '../shared.js';
+import { action, addCommon, envFor, EXIT, jobsFor, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { defaultRoot } from '../../log/target.js';
 import { buildDataset, type DatasetSummary } from '../../dataset/build.js';
@@ -14,7 +14,6 @@ export interface DatasetBuildOptions extends CommonOptions {
   content?: boolean;
   redact?: boolean;
   redactPaths?: boolean;
-  jobs?: string;
 }
 
 /** Register the options `dataset` and `sql` share for building. */
@@ -22,8 +21,7 @@ export function addBuildOptions(cmd: Command): Command {
   return cmd
     .option('--content', 'also write event text (events.text, events.data_json)')
     .option('--redact', 'redact secrets from the content (built-in detectors, as dsh redact); needs --content')
-    .option('--redact-paths', 'with --redact: also home-directory user names and the session cwd')
-    .option('-j, --jobs <n>', 'worker threads for the check pass');
+    .option('--redact-paths', 'with --redact: also home-directory user names and the session cwd');
 }
 
 /** Build or refresh a dataset, with a progress line on a terminal. */
@@ -42,7 +40,7 @@ export async function runBuild(io: Io, inputs: string[], out: string, opts: Data
     redact: Boolean(opts.redact),
     redactPaths: Boolean(opts.redactPaths),
     ...(opts.root ? { root: opts.root } : {}),
-    ...(opts.jobs !== undefined ? { jobs: Math.max(1, parseCount(opts.jobs, '--jobs')) } : {}),
+    jobs: jobsFor(opts, io.env),
     decoder: opts.decoder ?? 'auto',
     version: VERSION,
     ...(progress ? { onProgress: (done: number, total: number) => void io.stderr.write(`\rdsh dataset: ${done}/${total} sessions`) } : {}),

@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, intOption, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, jobsFor, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
 import { defaultRoot } from '../../log/target.js';
-import { defaultJobs } from '../../log/pool.js';
 import { listSessions, parseSince, type SessionKind } from '../../views/listing.js';
 import { lsJson, renderLs } from '../render/ls.js';
 import { toJson } from '../../core/json.js';
@@ -14,7 +13,6 @@ interface LsOptions extends CommonOptions {
   kind?: SessionKind[];
   since?: string;
   health: boolean;
-  jobs?: string;
 }
 
 export function registerLs(program: Command, io: Io, setExit: (code: number) => void): void {
@@ -25,8 +23,7 @@ export function registerLs(program: Command, io: Io, setExit: (code: number) => 
     .option('--cwd <dir>', 'only sessions whose header cwd equals this path')
     .addOption(new Option('--kind <kinds...>', 'only these kinds').choices(['root', 'fork', 'subagent']))
     .option('--since <time>', 'only sessions created at or after this ISO time or epoch-ms')
-    .option('--no-health', 'headers only: skip the full read per session (no health, no title)')
-    .option('-j, --jobs <n>', `worker threads for the health reads (default ${defaultJobs()})`);
+    .option('--no-health', 'headers only: skip the full read per session (no health, no title)');
   addCommon(cmd, { json: 'print a JSON array, one object per session' });
   cmd.action(
     action(io, setExit, async (rootArg: string | undefined, opts: LsOptions) => {
@@ -36,12 +33,12 @@ export function registerLs(program: Command, io: Io, setExit: (code: number) => 
         since = parseSince(opts.since);
         if (since === undefined) throw new UsageError(`--since must be an ISO date/time or epoch milliseconds, got ${toJson(opts.since)}`);
       }
-      const jobs = intOption('--jobs', opts.jobs);
+      const jobs = jobsFor(opts, io.env);
       const root = rootArg ?? opts.root ?? defaultRoot(io.env);
       const listing = await listSessions(root, {
         health: opts.health,
         decoder: decoderFor(opts),
-        ...(jobs !== undefined ? { jobs: Math.max(1, jobs) } : {}),
+        jobs,
         ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
         ...(opts.kind ? { kind: opts.kind } : {}),
         ...(since !== undefined ? { since } : {}),
