@@ -8,6 +8,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Compiles the report page (tsconfig.page.json) when dist/ lacks it or holds an older one.
+    globalSetup: ['test/helpers/page-build.ts'],
     // Session indexes written by tests go to a scratch directory, never ~/.cache (test/helpers/cli.ts
     // gives each test process its own; this covers anything spawned with the runner's environment).
     env: { DSH_CACHE_DIR: path.join(os.tmpdir(), `dsh-vitest-cache-${process.getuid?.() ?? 'user'}`) },

@@ -9,7 +9,7 @@ import { baseEvents, hostileLog, logText } from './helpers/logtext.js';
 import { resolveTarget } from '../src/log/target.js';
 import { buildReport } from '../src/report/build.js';
 import { decodeEventsBlob, embedJson, renderReportHtml } from '../src/report/html.js';
-import { CLIENT_SCRIPT } from '../src/report/client.js';
+import { clientScript } from '../src/report/client.js';
 import { REPORT_CSS } from '../src/report/style.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
@@ -42,7 +42,7 @@ function blob(html: string, id: string): string {
 function template(html: string): string {
   return html
     .replace(/(<script type="application\/json" id="[^"]+">)[\s\S]*?<\/script>/g, '$1</script>')
-    .replace(/<script>[\s\S]*?<\/script>/, '<script></script>')
+    .replace(/<script type="module">[\s\S]*?<\/script>/, '<script type="module"></script>')
     .replace(/<style>[\s\S]*?<\/style>/, '<style></style>');
 }
 
@@ -54,7 +54,7 @@ describe('report builder', () => {
     const built = await buildReport(resolveTarget(file), { version: 'test' });
     expect(built.failed).toBe(false);
     events = built.events;
-    html = renderReportHtml(built.data, built.events);
+    html = renderReportHtml(built.data, built.events, built.facts);
   });
 
   it('embeds the data and every event, so the page parses back the same values', () => {
@@ -88,9 +88,9 @@ describe('report builder', () => {
     const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
     expect(csp).toBeDefined();
     const hash = (s: string) => createHash('sha256').update(s, 'utf8').digest('base64');
-    const script = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1];
+    const script = /<script type="module">([\s\S]*?)<\/script>/.exec(html)?.[1];
     const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1];
-    expect(script).toBe(CLIENT_SCRIPT);
+    expect(script).toBe(clientScript());
     expect(style).toBe(REPORT_CSS);
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain(`script-src 'sha256-${hash(script!)}'`);
@@ -107,7 +107,7 @@ describe('report builder', () => {
     expect(t).not.toMatch(/<(link|iframe|object|embed|img|base|form)\b/i);
     expect(t).not.toMatch(/\son[a-z]+\s*=/i);
     expect(REPORT_CSS).not.toMatch(/@import|url\(|@font-face/i);
-    expect(CLIENT_SCRIPT).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|fetch\(|XMLHttpRequest|WebSocket|import\(/);
+    expect(clientScript()).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|fetch\(|XMLHttpRequest|WebSocket|import\(/);
   });
 });
 

@@ -14,6 +14,8 @@ import { lineageInRoot } from '../views/lineage.js';
 import { secretsOfEvents } from '../redact/secrets.js';
 import { sessionKind } from '../views/listing.js';
 import { buildReportData, reportLineage, type ReportData } from './data.js';
+import { emptyFacts, eventFacts } from './facts.js';
+import type { PageEventFacts } from './page/model.js';
 
 export interface BuildOptions {
   decoder?: FrameDecoder;
@@ -25,6 +27,8 @@ export interface BuildOptions {
 export interface BuiltReport {
   data: ReportData;
   events: readonly SessionEvent[];
+  /** Per-event labels, previews, messages and trace relations for the page. */
+  facts: PageEventFacts;
   /** DSH refused or could not read the log (the report still shows why). */
   failed: boolean;
 }
@@ -87,5 +91,7 @@ export async function buildReport(target: ResolvedTarget, options: BuildOptions)
     secrets = secretsOfEvents(info, header, r.events).secrets;
   }
   const data = buildReportData({ inspection: r, findings, lineage, version: options.version, secrets });
-  return { data, events: r.error ? [] : (r.events ?? []), failed: r.error !== undefined };
+  const events = r.error ? [] : (r.events ?? []);
+  const facts = r.error || events.length === 0 ? emptyFacts() : eventFacts(events, r.surface);
+  return { data, events, facts, failed: r.error !== undefined };
 }

@@ -7,7 +7,7 @@
  */
 import { healthOf } from '../views/listing.js';
 import type { SessionInspection } from '../log/session.js';
-import type { SessionEvent } from '../log/types.js';
+import type { SessionEvent, SessionHeader } from '../log/types.js';
 import type { Finding } from '../check/engine.js';
 import { summarize } from '../views/summary.js';
 import { deriveDispatches, diffDispatches, summarizeDispatch, type DispatchDiff, type DispatchEntry } from '../views/requests.js';
@@ -137,7 +137,7 @@ export interface ReportData {
     encoding: string;
     bytes: number;
     decoder: string | null;
-    header: unknown;
+    header: SessionHeader | null;
     storedEventCount: number;
     eventCount: number;
     title: string | null;

@@ -1,15 +1,17 @@
 /**
  * The self-contained HTML of `dsh report`: a fixed template, one inline
- * stylesheet and one inline script (both allowed by sha256 in a strict
- * Content-Security-Policy), and the data as two `application/json` blobs
- * (report document, then events). Nothing is fetched: no network, fonts,
+ * stylesheet and one inline module script (both allowed by sha256 in a strict
+ * Content-Security-Policy; the script is src/report/page/main.ts compiled),
+ * and the data as two `application/json` blobs (report document, then the
+ * events with their per-event facts). Nothing is fetched: no network, fonts,
  * images or external scripts. Log text only appears inside the JSON blobs,
  * escaped so it cannot end the element; the page renders it with textContent.
  */
 import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import type { ReportData } from './data.js';
-import { CLIENT_SCRIPT } from './client.js';
+import { clientScript } from './client.js';
+import type { PageData, PageEventFacts } from './page/model.js';
 import { REPORT_CSS } from './style.js';
 import { toJson } from '../core/json.js';
 
@@ -38,7 +40,7 @@ function sha256(text: string): string {
 export function contentSecurityPolicy(): string {
   return [
     "default-src 'none'",
-    `script-src 'sha256-${sha256(CLIENT_SCRIPT)}'`,
+    `script-src 'sha256-${sha256(clientScript())}'`,
     `style-src 'sha256-${sha256(REPORT_CSS)}'`,
     'img-src data:',
     "base-uri 'none'",
@@ -76,7 +78,9 @@ export function pageHead(title: string, csp: string, css: string, version: strin
  * The report as a sequence of string parts (the events blob is produced one
  * event at a time, so no single string holds the whole log).
  */
-export function* reportParts(data: ReportData, events: readonly SessionEvent[]): Generator<string> {
+export function* reportParts(data: ReportData, events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
+  // The page reads the document as PageData: the writer's shape must stay assignable to it.
+  const page: PageData = data;
   const title = `dsh report · ${data.session.id ?? 'unknown session'}`;
   const tabs = TABS.map(([id, label], i) => `<button type="button" id="tab-${id}" data-tab="${id}" aria-selected="false" title="${escapeHtml(label)} (${i + 1})"${id === 'search' ? ' hidden' : ''}>${escapeHtml(label)}</button>`).join('');
   const sections = TABS.map(([id]) => `<section id="s-${id}" aria-labelledby="tab-${id}"${id === 'overview' ? '' : ' hidden'}></section>`).join('\n');
@@ -95,25 +99,27 @@ ${sections}
 <aside id="inspector" hidden><button type="button" id="insp-close" title="close (Esc)">×</button><div id="insp-body"></div></aside>
 <footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–7 tabs.</footer>
 <script type="application/json" id="dsh-data">`;
-  yield embedJson(data);
+  yield embedJson(page);
   yield `</script>
 <script type="application/json" id="dsh-events">`;
-  yield* eventsBlob(events);
+  yield* eventsBlob(events, facts);
   yield `</script>
-<script>${CLIENT_SCRIPT}</script>
+<script type="module">${clientScript()}</script>
 </body>
 </html>
 `;
 }
 
 /**
- * The events blob, compactly: `{"rows":[…],"types":[…]}` where an event whose
+ * The events blob, compactly: `{"rows":[…],"types":[…],"facts":{…}}` where an event whose
  * keys are exactly type, seq, time, data (in that order), with seq = its index
  * and an integer time, is the row `[typeIndex, time − previous time, data]`;
  * any other event is its own object verbatim. {@link decodeEventsBlob} (and
- * the page script) rebuild objects that stringify identically.
+ * the page script) rebuild objects that stringify identically. The facts
+ * (labels, previews, messages, trace relations: src/report/facts.ts) come
+ * last, so a writer can compute them while the rows stream out.
  */
-export function* eventsBlob(events: readonly SessionEvent[]): Generator<string> {
+export function* eventsBlob(events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
   const types = new Map<string, number>();
   let prev = 0;
   let batch: string[] = ['{"rows":['];
@@ -141,7 +147,10 @@ export function* eventsBlob(events: readonly SessionEvent[]): Generator<string> 
       size = 0;
     }
   }
-  batch.push(`],"types":${embedJson([...types.keys()])}}`);
+  batch.push(`],"types":${embedJson([...types.keys()])},"facts":`);
+  yield batch.join('');
+  yield embedJson(facts);
+  batch = ['}'];
   yield batch.join('');
 }
 
@@ -161,6 +170,6 @@ export function decodeEventsBlob(text: string): SessionEvent[] {
 }
 
 /** The whole report as one string (tests, small sessions). */
-export function renderReportHtml(data: ReportData, events: readonly SessionEvent[]): string {
-  return [...reportParts(data, events)].join('');
+export function renderReportHtml(data: ReportData, events: readonly SessionEvent[], facts: PageEventFacts): string {
+  return [...reportParts(data, events, facts)].join('');
 }

@@ -70,7 +70,7 @@ Examples:
       try {
         const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION });
         for (const w of built.data.health.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-        const parts = reportParts(built.data, built.events);
+        const parts = reportParts(built.data, built.events, built.facts);
         if (out) {
           const abs = out.abs;
           const bytes = publishReport(out, parts, Boolean(opts.force));
