@@ -11,6 +11,9 @@ import { buildReport } from '../src/report/build.js';
 import { decodeEventsBlob, embedJson, renderReportHtml } from '../src/report/html.js';
 import { clientScript } from '../src/report/client.js';
 import { REPORT_CSS } from '../src/report/style.js';
+import { openSession } from '../src/index.js';
+import { clip, eventSummary } from '../src/views/messages.js';
+import type { PageEventFacts } from '../src/report/page/model.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -36,6 +39,51 @@ function blob(html: string, id: string): string {
   const m = new RegExp(`<script type="application/json" id="${id}">([\\s\\S]*?)</script>`).exec(html);
   if (!m) throw new Error(`no ${id} blob`);
   return m[1]!;
+}
+
+/** The page's view of the per-event facts, decoded as the page decodes them (src/report/page/main.ts). */
+function facts(html: string) {
+  const f = (JSON.parse(blob(html, 'dsh-events')) as { facts: PageEventFacts }).facts;
+  const replacedBy = new Map<number, number>();
+  for (let i = 0; i < f.replacedBy.length; i += 2) replacedBy.set(f.replacedBy[i]!, f.replacedBy[i + 1]!);
+  const replaced = new Map<number, number[]>();
+  for (let i = 0; i < f.replaced.length; i += 2 + f.replaced[i + 1]!) replaced.set(f.replaced[i]!, f.replaced.slice(i + 2, i + 2 + f.replaced[i + 1]!));
+  const derived = new Map<number, number[]>();
+  for (let i = 0; i < f.derived.length; i += 3 + f.derived[i + 2]!) {
+    for (let k = 0; k < f.derived[i + 1]!; k++) derived.set(f.derived[i]! + k, f.derived.slice(i + 3, i + 3 + f.derived[i + 2]!));
+  }
+  const label = (seq: number) => ({ c: 'current', s: 'shadowed', l: 'log-only' })[f.labels[seq] as 'c' | 's' | 'l'];
+  const trace = (seq: number, sources: unknown) => {
+    const chain: number[] = [];
+    for (let n = replacedBy.get(seq); n !== undefined && !chain.includes(n) && n !== seq; n = replacedBy.get(n)) chain.push(n);
+    return {
+      ...(replacedBy.has(seq) ? { replacedBy: replacedBy.get(seq) } : {}),
+      replacementChain: chain,
+      replacedEventSeqs: replaced.get(seq) ?? [],
+      sourceEventSeqs: Array.isArray(sources) ? sources : [],
+      derivedEventSeqs: derived.get(seq) ?? [],
+    };
+  };
+  const message = (e: any) => ({ '-': null, d: e.data, m: e.data?.message, x: f.messages[String(e.seq)] })[f.message[e.seq] as '-' | 'd' | 'm' | 'x'];
+  return { f, label, trace, message, preview: (seq: number) => f.previews[f.preview[seq]!] };
+}
+
+/** Every event's label and trace in the page's facts are the public API's (`dsh events --json`, `dsh trace --json`). */
+async function expectFactsMatchApi(html: string, target: string, name: string): Promise<void> {
+  const opened = await openSession(target);
+  if (!opened.ok) throw new Error(opened.error.message);
+  const listed = opened.value.events();
+  if (!listed.ok) throw new Error(listed.error.message);
+  const page = facts(html);
+  expect(page.f.labels.length, name).toBe(listed.value.length);
+  for (const r of listed.value) {
+    expect(page.label(r.seq), `${name} #${r.seq} label`).toBe(r.surface);
+    const t = opened.value.trace(r.seq);
+    if (!t.ok) throw new Error(t.error.message);
+    const { target: _target, ...want } = t.value;
+    expect(page.trace(r.seq, r.event.sourceEventSeqs), `${name} #${r.seq} trace`).toEqual(want);
+    expect(page.preview(r.seq), `${name} #${r.seq} preview`).toBe(clip(eventSummary(r.event), page.f.previewLimit));
+  }
 }
 
 /** The HTML with the two JSON blobs removed: only the template and the script/stylesheet remain. */
@@ -200,6 +248,7 @@ describe('dsh report (CLI)', () => {
       expect(c.sourceEventSeqs).toEqual(t.sourceEventSeqs);
     }
     expect(data.compactions.map((c: any) => c.kind).sort()).toEqual(['compaction', 'prune']);
+    await expectFactsMatchApi(readFileSync(out, 'utf8'), INCIDENT, 'incident');
     const check = JSON.parse((await runInProcess(['check', INCIDENT, '--format', 'json'])).stdout);
     expect(data.findings.map((f: any) => f.code)).toEqual(check.sessions[0].findings.map((f: any) => f.code));
     // Every dispatch's delta-coded surface decodes to `dsh request`'s surface nodes.
@@ -208,7 +257,9 @@ describe('dsh report (CLI)', () => {
       const nodes = [...prev.slice(0, d.nodes[0]), ...d.nodes.slice(1)];
       const want = JSON.parse((await runInProcess(['request', INCIDENT, String(d.first), '--json'])).stdout);
       const events = decodeEventsBlob(blob(readFileSync(out, 'utf8'), 'dsh-events')) as any[];
-      const msgs = nodes.map((s: number) => events[s]).map((e: any) => (e.type === 'user/message' ? e.data : e.type === 'assistant/message' ? (e.data.message.content.length ? e.data.message : null) : e.data.message)).filter((m: unknown) => m !== null);
+      // The messages the page shows: each node's message where the writer's facts say it is.
+      const page = facts(readFileSync(out, 'utf8'));
+      const msgs = nodes.map((s: number) => page.message(events[s])).filter((m: unknown) => m !== null);
       expect(msgs).toEqual(want.messages);
       prev = nodes;
     }
@@ -231,6 +282,7 @@ describe('dsh report (CLI)', () => {
         // The compact events blob decodes to exactly `dsh inspect --json`'s events (legacy shapes included).
         const events = JSON.parse((await runInProcess(['inspect', c.artifact, '--json'])).stdout).events as unknown[];
         expect(decodeEventsBlob(blob(html, 'dsh-events')).map((e) => JSON.stringify(e)), c.name).toEqual(events.map((e) => JSON.stringify(e)));
+        await expectFactsMatchApi(html, c.artifact, c.name);
       }
       expect(fingerprint(c.artifact), `${c.name} unchanged`).toBe(before);
     }
