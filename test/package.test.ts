@@ -90,6 +90,18 @@ describe('the packed package', () => {
     expect(existsSync(path.join(dir, 'node_modules', 'dsh', pkg.exports['.'].types))).toBe(true);
   });
 
+  it('ships the compiled report page, and the installed CLI inlines it into a report', () => {
+    expect(files).toContain('dist/report/page/main.js');
+    const page = readFileSync(path.join(dir, 'node_modules', 'dsh', 'dist', 'report', 'page', 'main.js'), 'utf8');
+    const out = path.join(dir, 'incident.html');
+    const incident = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1');
+    const r = spawnSync(process.execPath, [path.join(dir, 'node_modules', 'dsh', 'bin', 'dsh.js'), 'report', incident, '-o', out], { cwd: dir, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain(`<script type="module">${page}</script>`);
+    expect(page).toContain('dsh-events');
+  });
+
   it('has the version the CLI prints', async () => {
     const { VERSION } = await import('../src/core/version.js');
     expect(VERSION).toBe(JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')).version);
