@@ -49,6 +49,46 @@ export interface GenerateOptions {
   agentPreset?: string;
   delegationDepth?: number;
   origin?: 'subagent';
+  /**
+   * Scripted content (the bundled incident sample): turns listed here take their
+   * texts, steps, tool calls and outputs from the script instead of random words;
+   * the structure (features, crash, batching) and timings still come from the options
+   * and the seed. Without a script the output is unchanged.
+   */
+  script?: SessionScript;
+}
+
+/** One tool call of a scripted step and the output the tool returned. */
+export interface ScriptedCall {
+  name: string;
+  args: Record<string, unknown>;
+  output: string;
+  isError?: boolean;
+}
+
+/** One agent step: optional reasoning, the visible text, then its tool calls. */
+export interface ScriptedStep {
+  reasoning?: string;
+  text: string;
+  calls?: ScriptedCall[];
+}
+
+export interface ScriptedTurn {
+  user: string;
+  steps: ScriptedStep[];
+  /** Turn with the 'retry' feature: what the failed attempt streamed before it failed, and why it failed. */
+  failedAttempt?: { text: string; failure: Record<string, unknown> };
+  /** Turn with the 'compaction' feature: the summary that replaces the earlier turns. */
+  compactionSummary?: string;
+}
+
+export interface SessionScript {
+  /** Title written after turn 1 (with the 'title' feature). */
+  title?: string;
+  /** System prompt of the request header. */
+  system?: string;
+  /** By turn number (a fork's first own turn continues the parent's numbering). */
+  turns: Record<number, ScriptedTurn>;
 }
 
 export interface GeneratedSession extends Iterable<SessionEvent[]> {
@@ -240,7 +280,8 @@ class Gen {
     this.now = createdAt;
     this.cut = new Set(opts.cutAfter ?? ['request/header', 'tool/call', 'turn/end']);
     this.maxBatch = opts.maxBatchEvents ?? 256;
-    this.header = { config: { provider: PROVIDER, model: MODELS[0] }, system: systemPrompt(this.rng), tools: toolSchemas(false) };
+    const system = systemPrompt(this.rng);
+    this.header = { config: { provider: PROVIDER, model: MODELS[0] }, system: opts.script?.system ?? system, tools: toolSchemas(false) };
     this.lines = [];
     for (let i = 0; i < 2048; i++) this.lines.push(this.makeLine());
   }
@@ -260,6 +301,20 @@ class Gen {
     const out: string[] = [];
     for (let i = 0; i < n; i++) out.push(cjk && this.rng.chance(0.7) ? this.rng.pick(CJK) : this.rng.pick(WORDS));
     return out.join(cjk ? '' : ' ');
+  }
+
+  /** A scripted text as stream deltas of one or two words (whitespace kept, so the deltas join to the text). */
+  deltas(text: string): string[] {
+    const words = text.match(/\S+\s*/g) ?? [];
+    const lead = /^\s*/.exec(text)?.[0] ?? '';
+    const out: string[] = [];
+    for (let i = 0; i < words.length; ) {
+      const n = Math.min(words.length - i, this.rng.int(1, 2));
+      out.push(words.slice(i, i + n).join(''));
+      i += n;
+    }
+    if (lead && out.length > 0) out[0] = lead + out[0];
+    return out.length > 0 ? out : [text];
   }
 
   makeLine(): string {
@@ -398,6 +453,7 @@ class Gen {
   turnEvents(crash: CrashMode): void {
     const r = this.rng;
     const turn = ++this.turn;
+    const script = this.opts.script?.turns[turn];
     const f = this.features(turn);
     const cjk = f.has('cjk');
     if (f.has('resume')) {
@@ -410,16 +466,17 @@ class Gen {
     this.now += r.int(2_000, 90_000); // user think time
     this.event('turn/start', { turn });
     if (f.has('prune')) this.prune();
-    if (f.has('compaction')) this.compaction(turn);
+    if (f.has('compaction')) this.compaction(turn, script?.compactionSummary);
     this.lastTurnFirstNodeIdx = this.nodes.length;
-    const steps = crash ? r.int(1, 3) : r.int(1, 5);
+    const steps = script ? script.steps.length : crash ? r.int(1, 3) : r.int(1, 5);
     for (let step = 1; step <= steps; step++) {
       const last = step === steps;
       const stepCrash = last ? crash : null;
       this.flush(); // agent/pre-step checkpoint
       this.event('step/start', { turn, step });
+      const scripted = script?.steps[step - 1];
       if (step === 1) {
-        const text = this.words(r.int(6, 60), cjk);
+        const text = script ? script.user : this.words(r.int(6, 60), cjk);
         const data = { content: [{ type: 'text', text }], source: { kind: 'user' }, role: 'user', id: this.msgId() };
         this.event('user/message', data, { op: 'append' });
         this.size(200 + text.length * (cjk ? 3 : 1));
@@ -431,9 +488,9 @@ class Gen {
         this.event('todo/write', { todos });
         this.size(300);
       }
-      if (step === 1 && f.has('retry')) this.failedAttempt(turn, step);
-      const calls = last && !stepCrash ? 0 : stepCrash === 'mid-stream' ? 0 : r.int(1, 3) + (stepCrash ? 1 : 0);
-      const attempt = this.attempt(turn, step, calls, cjk, stepCrash === 'mid-stream');
+      if (step === 1 && f.has('retry')) this.failedAttempt(turn, step, script?.failedAttempt);
+      const calls = scripted ? (scripted.calls ?? []).length : last && !stepCrash ? 0 : stepCrash === 'mid-stream' ? 0 : r.int(1, 3) + (stepCrash ? 1 : 0);
+      const attempt = this.attempt(turn, step, calls, cjk, stepCrash === 'mid-stream', scripted);
       if (!attempt) return; // crashed mid-stream
       this.assistantMessage(turn, step, attempt);
       for (let c = 0; c < attempt.calls.length; c++) {
@@ -444,7 +501,7 @@ class Gen {
         // its result and the next call were the lost write.
         if (stepCrash === 'mid-tool' && c === 0) this.crashCut();
         if (stepCrash === 'mid-tool' && c === 1) return;
-        this.toolResult(turn, step, call, callEvent.seq);
+        this.toolResult(turn, step, call, callEvent.seq, scripted?.calls?.[c]);
       }
       if (stepCrash === 'mid-tool') return;
       this.event('step/end', { turn, step });
@@ -454,7 +511,8 @@ class Gen {
     if (turn === 1 && !this.titleWritten && ((this.opts.randomFeatures ?? true) || f.has('title'))) {
       this.titleWritten = true;
       const firstUser = this.nodes[0] ?? 0;
-      this.event('session/title', { title: this.words(r.int(3, 7), cjk), messageSeqs: [firstUser], source: { kind: 'fallback' } });
+      const title = this.words(r.int(3, 7), cjk);
+      this.event('session/title', { title: this.opts.script?.title ?? title, messageSeqs: [firstUser], source: { kind: 'fallback' } });
     }
   }
 
@@ -496,13 +554,15 @@ class Gen {
     return this.event('assistant/chunk', { turn, step, chunk }, undefined, this.now);
   }
 
-  failedAttempt(turn: number, step: number): void {
+  failedAttempt(turn: number, step: number, scripted?: ScriptedTurn['failedAttempt']): void {
     const r = this.rng;
     this.chunk(turn, step, { type: 'block-start', index: 0, blockType: 'text' }, 300, 2000);
-    for (let i = r.int(1, 4); i > 0; i--) this.chunk(turn, step, { type: 'text-delta', index: 0, text: this.words(r.int(1, 2), false) + ' ' });
-    const failure = r.chance(0.5)
+    if (scripted) for (const text of this.deltas(scripted.text)) this.chunk(turn, step, { type: 'text-delta', index: 0, text });
+    else for (let i = r.int(1, 4); i > 0; i--) this.chunk(turn, step, { type: 'text-delta', index: 0, text: this.words(r.int(1, 2), false) + ' ' });
+    const drawn = r.chance(0.5)
       ? { message: 'upstream connection reset', code: 'TRANSPORT' }
       : { message: 'provider overloaded, retry later', code: 'RATE_LIMITED', status: 503, providerRetryAfterMs: 1000 };
+    const failure = scripted?.failure ?? drawn;
     this.chunk(turn, step, { type: 'finish', reason: { kind: 'error', failure } });
     const retryId = this.rng.uuid();
     const delayMs = r.int(200, 4000);
@@ -517,7 +577,7 @@ class Gen {
     this.size(1200);
   }
 
-  attempt(turn: number, step: number, nCalls: number, cjk: boolean, crashMidStream: boolean):
+  attempt(turn: number, step: number, nCalls: number, cjk: boolean, crashMidStream: boolean, scripted?: ScriptedStep):
     { seqs: number[]; content: unknown[]; usage: Record<string, number>; calls: PlannedCall[]; finish: string } | null {
     const r = this.rng;
     const seqs: number[] = [];
@@ -536,12 +596,13 @@ class Gen {
       if (crashMidStream && emitted === crashAt) this.crashCut();
       return e;
     };
-    const textBlock = (blockType: 'text' | 'reasoning', tokens: number) => {
+    const textBlock = (blockType: 'text' | 'reasoning', tokens: number, given?: string) => {
       const i = index++;
       c({ type: 'block-start', index: i, blockType });
       const parts: string[] = [];
-      for (let k = 0; k < tokens; k++) {
-        const t = cjk ? this.words(r.int(1, 2), true) : this.words(r.int(1, 2), false) + (r.chance(0.08) ? '.\n' : ' ');
+      const scriptedDeltas = given === undefined ? null : this.deltas(given);
+      for (let k = 0; k < (scriptedDeltas ? scriptedDeltas.length : tokens); k++) {
+        const t = scriptedDeltas ? (scriptedDeltas[k] as string) : cjk ? this.words(r.int(1, 2), true) : this.words(r.int(1, 2), false) + (r.chance(0.08) ? '.\n' : ' ');
         parts.push(t);
         c({ type: blockType === 'text' ? 'text-delta' : 'reasoning-delta', index: i, text: t });
         this.size(t.length * (cjk ? 3 : 1) + 12);
@@ -551,11 +612,12 @@ class Gen {
       this.size(text.length * (cjk ? 3 : 1) + 150);
       content.push({ type: blockType, text });
     };
-    const reasoning = r.chance(0.7);
+    const drawnReasoning = r.chance(0.7);
+    const reasoning = scripted ? scripted.reasoning !== undefined : drawnReasoning;
     const textTokens = Math.max(3, Math.round(r.logInt(8, 400) * verbosity));
     if (crashMidStream) crashAt = Math.max(2, Math.floor(textTokens / 2));
-    if (reasoning) textBlock('reasoning', Math.max(3, Math.round(r.logInt(10, 300) * verbosity)));
-    textBlock('text', textTokens);
+    if (reasoning) textBlock('reasoning', Math.max(3, Math.round(r.logInt(10, 300) * verbosity)), scripted?.reasoning);
+    textBlock('text', textTokens, scripted?.text);
     if (crashMidStream && this.inFlight) {
       // The stream never finished: keep only a part of it in flight.
       const keep = Math.min(this.inFlight.length, r.int(3, 12));
@@ -566,9 +628,11 @@ class Gen {
     }
     for (let k = 0; k < nCalls; k++) {
       const i = index++;
-      const name = r.pick(TOOL_NAMES);
+      const planned = scripted?.calls?.[k];
+      const drawnName = r.pick(TOOL_NAMES);
+      const name = planned ? planned.name : drawnName;
       const id = `call_${r.hex(24)}`;
-      const args = this.toolArgs(name);
+      const args = planned ? JSON.stringify(planned.args) : this.toolArgs(name);
       c({ type: 'block-start', index: i, blockType: 'tool-call' });
       let at = 0;
       let firstDelta = true;
@@ -620,11 +684,12 @@ class Gen {
     this.size(300 + a.seqs.length * 6);
   }
 
-  toolResult(turn: number, step: number, call: PlannedCall, callSeq: number): void {
+  toolResult(turn: number, step: number, call: PlannedCall, callSeq: number, scripted?: ScriptedCall): void {
     const r = this.rng;
     const [lo, hi] = this.opts.toolOutputBytes ?? [1024, 51200];
-    const { text } = this.toolOutput(r.logInt(lo, hi));
-    const isError = r.chance(0.06);
+    const text = scripted ? scripted.output : this.toolOutput(r.logInt(lo, hi)).text;
+    const drawnError = r.chance(0.06);
+    const isError = scripted ? scripted.isError === true : drawnError;
     const message = {
       source: { kind: 'tool', callId: call.id },
       content: [{ type: 'tool-result', toolCallId: call.id, content: [{ type: 'text', text }], isError }],
@@ -652,7 +717,7 @@ class Gen {
     this.size(600);
   }
 
-  compaction(turn: number): void {
+  compaction(turn: number, scriptedSummary?: string): void {
     const r = this.rng;
     let endIdx = this.lastTurnFirstNodeIdx - 1;
     if (endIdx < 1) endIdx = this.nodes.length - 2;
@@ -660,7 +725,8 @@ class Gen {
     const shadowed = this.nodes.slice(0, endIdx + 1);
     const compactionId = `compaction-${++this.compactionCounter}`;
     const start = this.event('compaction/start', { compactionId, turn });
-    const summaryText = `Summary ${this.compactionCounter}: ${this.words(r.int(60, 400), false)}.`;
+    const drawn = `Summary ${this.compactionCounter}: ${this.words(r.int(60, 400), false)}.`;
+    const summaryText = scriptedSummary ?? drawn;
     const summary = [{ type: 'text', text: summaryText }];
     this.now += r.int(2_000, 30_000);
     const sum = this.event('compaction/summary', {
