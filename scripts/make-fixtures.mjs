@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { collectSession, writeGeneratedArtifact } from '../build/tools/generate.js';
 import { sessionPath } from '../dist/log/layout.js';
+import { forkScript, incidentScript, rawScript } from './incident-story.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.join(here, '..', 'fixtures');
@@ -17,9 +18,11 @@ const rawRoot = path.join(fixtures, 'raw-sample');
 // One encoder on every Node version, so the bytes do not depend on the runtime's libzstd.
 const small = { encoder: 'mongodb-js', randomFeatures: false, toolOutputBytes: [300, 2500], verbosity: 0.25, maxBatchEvents: 64 };
 
-// The incident: 4 turns; turn 2 retries a failed attempt and changes the
-// request header; turn 3 prunes a tool result and compacts; turn 4 crashes
-// with a durable tool/call and no result, and its next write is torn.
+// The incident (its texts and tool outputs: scripts/incident-story.mjs): 4 turns;
+// turn 1 investigates a failed nightly deploy; turn 2 switches the model (request
+// header change), is rate-limited once (llm/retry) and fixes the bug; turn 3
+// prunes a tool result and compacts turn 1 into a summary; turn 4 crashes with
+// the deploy's durable tool/call and no result, and its next write is torn.
 const incident = {
   ...small,
   seed: 20260601,
@@ -30,6 +33,7 @@ const incident = {
   features: { 1: ['title'], 2: ['retry', 'header-change'], 3: ['prune', 'compaction'] },
   crash: 'mid-tool',
   tornTail: true,
+  script: incidentScript,
 };
 
 // A fork child of the incident, seeded with its first two completed turns.
@@ -43,6 +47,7 @@ const fork = {
   createdAt: 1785100900000,
   turns: 1,
   fork: { parentId: incident.id, seed: parent.events.slice(0, turn2End.seq + 1) },
+  script: forkScript,
 };
 
 const raw = {
@@ -53,6 +58,7 @@ const raw = {
   createdAt: 1785200000000,
   turns: 2,
   features: { 1: ['title'] },
+  script: rawScript,
 };
 
 await rm(incidentRoot, { recursive: true, force: true });

@@ -101,7 +101,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     // The page decodes the compact events blob back to `dsh inspect --json`'s events (raw JSON view).
     const all = JSON.parse((await runInProcess(['inspect', INCIDENT, '--json'])).stdout).events as any[];
     await page.click('#tab-events');
-    for (const seq of [0, 3, 5, 98, 627, 886, 890]) {
+    for (const seq of [0, 3, 5, 98, 422, 566, 570]) {
       await page.evaluate((s) => {
         const v = document.getElementById('ev-viewport')!;
         v.scrollTop = Math.max(0, s * 22 - 100);
@@ -115,7 +115,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     await page.click('#tab-overview');
     const health = (await page.textContent('.card.health')) ?? '';
     expect(health).toContain('torn tail');
-    for (const seq of [886, 887, 888, 889, 890]) expect(health).toContain(`#${seq}`);
+    for (const seq of [566, 567, 568, 569, 570]) expect(health).toContain(`#${seq}`);
     clean(o);
     await page.close();
   });
@@ -163,8 +163,8 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
       expect(raw.seq).toBe(seq);
     }
     // The model column holds the checkpoint; clicking it finds the same entry in the user column.
-    await page.click('#s-conversation .sf[data-sf="627"]', { position: { x: 5, y: 5 } });
-    expect(await page.getAttribute('#s-conversation .tx.marked', 'data-tx')).toBe('627');
+    await page.click('#s-conversation .sf[data-sf="422"]', { position: { x: 5, y: 5 } });
+    expect(await page.getAttribute('#s-conversation .tx.marked', 'data-tx')).toBe('422');
     clean(o);
     await page.close();
   });
@@ -204,7 +204,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     await page.keyboard.press('Enter');
     expect(await page.textContent('#search-status')).toMatch(/^\d+ events$/);
     const hits = await page.$$eval('#s-search [data-open]', (ns) => ns.map((n) => Number((n as HTMLElement).dataset['open'])));
-    expect(hits).toEqual(expect.arrayContaining([625, 626, 627, 628]));
+    expect(hits).toEqual(expect.arrayContaining([420, 421, 422, 423]));
     await page.keyboard.press('Escape');
     await page.keyboard.press('n');
     expect(await page.isVisible('#inspector')).toBe(true);
@@ -224,9 +224,9 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
       const s = await open(path.join(dir, 'keys.html'));
       await s.page.setViewportSize({ width: 1600, height: 1000 });
       await s.page.keyboard.press('3');
-      await s.page.click('#s-conversation .sf[data-sf="627"]', { position: { x: 5, y: 5 } });
+      await s.page.click('#s-conversation .sf[data-sf="422"]', { position: { x: 5, y: 5 } });
       await s.page.keyboard.press('Escape');
-      await s.page.$eval('#s-conversation .tx[data-tx="624"]', (n) => {
+      await s.page.$eval('#s-conversation .tx[data-tx="419"]', (n) => {
         const col = n.closest('.col-body')!;
         col.scrollTop = (n as HTMLElement).offsetTop - (col as HTMLElement).offsetTop - 40;
         window.scrollTo(0, 0);
@@ -240,10 +240,10 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
   it('a fork shows its parent and boundary; a refused log shows DSH\'s text; print shows every section', async () => {
     const fork = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1-fork-1');
     const o = await open(await report(fork, 'fork.html'));
-    expect(await o.page.textContent('#s-overview')).toContain('seedLength 622');
+    expect(await o.page.textContent('#s-overview')).toContain('seedLength 417');
     expect(await o.page.textContent('#s-overview')).toContain('session-incident-1');
     await o.page.click('#tab-conversation');
-    expect(await o.page.textContent('.fork-boundary')).toContain('events 0..621 of session-incident-1');
+    expect(await o.page.textContent('.fork-boundary')).toContain('events 0..416 of session-incident-1');
     await o.page.emulateMedia({ media: 'print' });
     await o.page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
     const shown = await o.page.evaluate(() => ['s-overview', 's-timeline', 's-conversation', 's-compactions', 's-findings', 'bar', 'inspector'].map((id) => getComputedStyle(document.getElementById(id)!).display));

@@ -240,8 +240,8 @@ describe('dsh report (CLI)', () => {
       [4, 'interrupted', true],
     ]);
     expect(data.health.status).toBe('torn');
-    expect(data.health.closers.map((c: any) => c.seq)).toEqual([886, 887, 888, 889, 890]);
-    expect(data.lineage.descendants.map((d: any) => [d.id, d.seedLength])).toEqual([['session-incident-1-fork-1', 622]]);
+    expect(data.health.closers.map((c: any) => c.seq)).toEqual([566, 567, 568, 569, 570]);
+    expect(data.lineage.descendants.map((d: any) => [d.id, d.seedLength])).toEqual([['session-incident-1-fork-1', 417]]);
     for (const c of data.compactions) {
       const t = JSON.parse((await runInProcess(['trace', INCIDENT, String(c.seq), '--json'])).stdout);
       expect(c.shadowedSeqs).toEqual(t.replacedEventSeqs);
