@@ -27,10 +27,13 @@ const enc = new ArtifactEncoder({ header, encoding });
 appendFileSync(target, await enc.header());
 process.stdout.write('started\n');
 
-// Batches of 1-40 events; the last batch is the one the crash tears.
+// Batches of 1-40 events, also cut after each tool/call (DSH's harness makes a
+// call durable before the tool runs); the last batch is the one the crash tears.
 const batches = [];
 for (let i = 0; i < stored.length; ) {
-  const n = 1 + Math.floor(rand() * 40);
+  let n = 1 + Math.floor(rand() * 40);
+  const call = stored.findIndex((e, k) => k >= i && e.type === 'tool/call');
+  if (call >= 0 && call - i + 1 < n) n = call - i + 1;
   batches.push(stored.slice(i, i + n));
   i += n;
 }
