@@ -19,154 +19,48 @@ import { auditCompactions, type CompactionsReport } from '../views/compactions.j
 import type { SecretReport } from '../redact/secrets.js';
 import { toJson } from '../core/json.js';
 import { codePointLength, headCodePoints } from '../core/text.js';
+import type { PageCompaction, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
 
 /** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
 export const TEXT_LIMIT = 4000;
 
-export interface ReportError {
-  class: string;
-  message: string;
-  cause?: string;
-  stage?: string;
-  kind?: string;
-  seq?: number;
-  byteOffset?: number;
-  rule?: string;
-}
+export type ReportError = PageError;
 
-export interface ReportLineage {
-  root: string | null;
-  parent: string | null;
-  /** Nearest first. */
-  ancestors: { id: string; createdAt: number; kind: string }[];
-  /** Depth-first, `depth` 1 = direct child. */
-  descendants: { id: string; createdAt: number; kind: string; depth: number; seedLength: number | null }[];
-  /** The header's fork boundary: the child's first `seedLength` events are the parent's. */
-  seedLength: number | null;
-  unresolvedParent: string | null;
-  note: string | null;
-}
+export type ReportLineage = PageLineage;
 
-export interface ReportStep {
-  step: number;
-  startSeq: number;
-  endSeq: number | null;
-  durationMs: number | null;
-  /** The last dispatch's finish reason (DSH's step/end carries none). */
-  endReason: string | null;
-  dispatches: number[];
-  /** `llm/retry` events logged in this step. */
-  retries: number;
-}
+export type ReportStep = PageStep;
 
-export interface ReportTurn {
-  turn: number;
-  startSeq: number;
-  endSeq: number | null;
-  reason: string;
-  synthetic: boolean;
-  durationMs: number | null;
-  startTime: number | null;
-  steps: ReportStep[];
-}
+export type ReportTurn = PageTurn;
 
-export interface ReportDispatch {
-  i: number;
-  key: string;
-  turn: number;
-  step: number;
-  attempt: number;
-  first: number;
-  last: number;
+/** A dispatch as the page reads it, plus the raw facts it does not (kept for readers of the data). */
+export interface ReportDispatch extends PageDispatch {
   chunks: number;
-  finish: string | null;
   finishRaw: unknown;
-  durationMs: number;
   startTime: number;
-  usage: unknown;
   usageFrom: string | null;
   provider: string | null;
-  model: string | null;
-  msgCount: number;
-  assistantSeq: number | null;
-  headerSeq: number | null;
-  headerChanges: string[];
-  ctxSeq: number | null;
-  /** Surface node seqs at dispatch, delta-coded: `[k, ...added]` = previous dispatch's first k nodes, then `added`. */
-  nodes: number[];
   diff: DispatchDiff;
 }
 
-export interface ReportSurfaceEntry {
-  seq: number;
-  type: string;
-  op: 'append' | 'replace';
-  replaced: number[];
-  role: string | null;
-  id: string | null;
-  text: string;
-  interrupted: boolean;
-  synthetic: boolean;
-}
+export type ReportSurfaceEntry = PageSurfaceEntry;
 
-export interface ReportCompaction {
-  /** The replacement event (checkpoint user/message, pruned tool/result, other) or null for a compaction that never replaced anything. */
-  seq: number | null;
-  kind: 'compaction' | 'prune' | 'replacement' | 'unfinished';
-  type: string | null;
-  compactionId: string | null;
-  start: number | null;
-  end: number | null;
-  shadowedSeqs: number[];
-  sourceEventSeqs: number[];
-  startSeq: number | null;
-  endSeq: number | null;
-  summarySeq: number | null;
-  pruneSeq: number | null;
-  tokens: number | null;
-  turn: number | null;
-  synthetic: boolean;
-}
+export type ReportCompaction = PageCompaction;
 
-export interface ReportData {
+/**
+ * The report document: the page's {@link PageData} (so the writer cannot drift
+ * from what the page reads: each field below must stay assignable to the
+ * page's), with the library's own, more precise types.
+ */
+export interface ReportData extends PageData {
   v: 1;
   tool: { name: 'dsh'; version: string };
-  session: {
-    id: string | null;
-    file: string;
-    encoding: string;
-    bytes: number;
-    decoder: string | null;
-    header: SessionHeader | null;
-    storedEventCount: number;
-    eventCount: number;
-    title: string | null;
-    firstTime: number | null;
-    lastTime: number | null;
-    countsByType: [string, number][];
-  };
-  health: {
-    status: 'ok' | 'torn' | 'needs-repair' | 'refused' | 'corrupt';
-    error: ReportError | null;
-    torn: SessionInspection['torn'];
-    closers: { seq: number; type: string; why: string }[];
-    repair: { writes: boolean; truncateTo: number | null; truncatedBytes: number; reappendSeqs: number[]; closerSeqs: number[]; appendAs: string | null } | null;
-    warnings: string[];
-    migratedEvents: number;
-    ignorableUnknown: number[];
-    defect: { message: string; line: number } | null;
-  };
-  lineage: ReportLineage;
-  turns: ReportTurn[];
+  session: PageData['session'] & { header: SessionHeader | null };
+  health: PageData['health'] & { torn: SessionInspection['torn'] };
   dispatches: ReportDispatch[];
   headers: Record<string, EpochHeader | null>;
-  contexts: Record<string, unknown>;
   transcript: TranscriptEntry[];
-  surface: { nodes: number[]; replacements: { seq: number; start: number; end: number; shadowedSeqs: number[] }[]; entries: ReportSurfaceEntry[] };
-  compactions: ReportCompaction[];
   /** The compaction audit (dsh compactions), or null when the log did not load or the audit failed. */
   audit: Pick<CompactionsReport, 'counts' | 'attempts' | 'verdicts' | 'foldError'> | null;
-  auditError: string | null;
   findings: Finding[];
   /** Which secrets reached the model (dsh secrets, masked), or null when the log did not load. */
   secrets: SecretReport[] | null;

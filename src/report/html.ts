@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import type { ReportData } from './data.js';
 import { clientScript } from './client.js';
-import type { PageData, PageEventFacts } from './page/model.js';
+import type { PageEventFacts } from './page/model.js';
 import { REPORT_CSS } from './style.js';
 import { toJson } from '../core/json.js';
 
@@ -79,8 +79,6 @@ export function pageHead(title: string, csp: string, css: string, version: strin
  * event at a time, so no single string holds the whole log).
  */
 export function* reportParts(data: ReportData, events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
-  // The page reads the document as PageData: the writer's shape must stay assignable to it.
-  const page: PageData = data;
   const title = `dsh report · ${data.session.id ?? 'unknown session'}`;
   const tabs = TABS.map(([id, label], i) => `<button type="button" id="tab-${id}" data-tab="${id}" aria-selected="false" title="${escapeHtml(label)} (${i + 1})"${id === 'search' ? ' hidden' : ''}>${escapeHtml(label)}</button>`).join('');
   const sections = TABS.map(([id]) => `<section id="s-${id}" aria-labelledby="tab-${id}"${id === 'overview' ? '' : ' hidden'}></section>`).join('\n');
@@ -99,7 +97,7 @@ ${sections}
 <aside id="inspector" hidden><button type="button" id="insp-close" title="close (Esc)">×</button><div id="insp-body"></div></aside>
 <footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–7 tabs.</footer>
 <script type="application/json" id="dsh-data">`;
-  yield embedJson(page);
+  yield embedJson(data);
   yield `</script>
 <script type="application/json" id="dsh-events">`;
   yield* eventsBlob(events, facts);

@@ -678,41 +678,29 @@ function renderConversation(): void {
   const sf = chunked(rbox, D.surface.entries, makeSf, 300);
   txList = tx;
   sfList = sf;
-  lbox.addEventListener('click', (ev) => {
-    if (closestData(ev.target, '.seq-link, button, summary')) return;
-    const n = closestData(ev.target, '[data-tx]');
-    if (!n) return;
-    const seq = Number(n.dataset['tx']);
-    mark(n);
-    const t = currentFor(seq);
-    const at = sfIndex.get(t);
-    if (at !== undefined) {
-      sf.upTo(at);
-      const r = rbox.querySelector<HTMLElement>(`[data-sf="${t}"]`);
-      if (r) {
-        mark(r);
-        r.scrollIntoView({ block: 'nearest' });
+  /** A click in one column marks the entry and finds its counterpart in the other; `open` says when to open the inspector too. */
+  const linkColumns = (box: HTMLElement, key: 'tx' | 'sf', other: { box: HTMLElement; key: 'tx' | 'sf'; list: Chunked; index: Map<number, number> }, counterpart: (seq: number) => number, open: (n: HTMLElement, seq: number) => boolean): void => {
+    box.addEventListener('click', (ev) => {
+      if (closestData(ev.target, '.seq-link, button, summary')) return;
+      const n = closestData(ev.target, `[data-${key}]`);
+      if (!n) return;
+      const seq = Number(n.dataset[key]);
+      mark(n);
+      const t = counterpart(seq);
+      const at = other.index.get(t);
+      if (at !== undefined) {
+        other.list.upTo(at);
+        const m = other.box.querySelector<HTMLElement>(`[data-${other.key}="${t}"]`);
+        if (m) {
+          mark(m);
+          m.scrollIntoView({ block: 'nearest' });
+        }
       }
-    }
-    if (n.classList.contains('compaction') || n.classList.contains('prune')) openEvent(seq);
-  });
-  rbox.addEventListener('click', (ev) => {
-    if (closestData(ev.target, '.seq-link, button, summary')) return;
-    const n = closestData(ev.target, '[data-sf]');
-    if (!n) return;
-    const seq = Number(n.dataset['sf']);
-    mark(n);
-    const at = txIndex.get(seq);
-    if (at !== undefined) {
-      tx.upTo(at);
-      const l = lbox.querySelector<HTMLElement>(`[data-tx="${seq}"]`);
-      if (l) {
-        mark(l);
-        l.scrollIntoView({ block: 'nearest' });
-      }
-    }
-    if (loaded().replaced.has(seq)) openEvent(seq);
-  });
+      if (open(n, seq)) openEvent(seq);
+    });
+  };
+  linkColumns(lbox, 'tx', { box: rbox, key: 'sf', list: sf, index: sfIndex }, currentFor, (n) => n.classList.contains('compaction') || n.classList.contains('prune'));
+  linkColumns(rbox, 'sf', { box: lbox, key: 'tx', list: tx, index: txIndex }, (seq) => seq, (_n, seq) => loaded().replaced.has(seq));
 }
 function mark(n: HTMLElement): void {
   const col = n.closest('.col-body');

@@ -3,8 +3,8 @@
  * (`dsh-data`, the report document; `dsh-events`, the events with their
  * per-event facts). Types only, no imports, so the page (compiled with the
  * DOM library and without Node types, tsconfig.page.json) and the writer
- * (src/report, Node) share them. The writer checks that its `ReportData` is
- * assignable to {@link PageData} (src/report/html.ts), so a field the page
+ * (src/report, Node) share them. The writer's `ReportData` extends
+ * {@link PageData} (src/report/data.ts), so a field the page
  * reads cannot disappear or change type on one side only.
  *
  * Every DSH rule (surface labels, traces, previews, message derivation) is
@@ -42,8 +42,11 @@ export interface PageHeader {
 export interface PageLineage {
   root: string | null;
   parent: string | null;
+  /** Nearest first. */
   ancestors: { id: string; createdAt: number; kind: string }[];
+  /** Depth-first, `depth` 1 = direct child. */
   descendants: { id: string; createdAt: number; kind: string; depth: number; seedLength: number | null }[];
+  /** The header's fork boundary: the child's first `seedLength` events are the parent's. */
   seedLength: number | null;
   unresolvedParent: string | null;
   note: string | null;
@@ -54,8 +57,10 @@ export interface PageStep {
   startSeq: number;
   endSeq: number | null;
   durationMs: number | null;
+  /** The last dispatch's finish reason (DSH's step/end carries none). */
   endReason: string | null;
   dispatches: number[];
+  /** `llm/retry` events logged in this step. */
   retries: number;
 }
 
@@ -183,8 +188,10 @@ export interface PageReplacement {
 }
 
 export interface PageCompaction {
+  /** The replacement event (checkpoint user/message, pruned tool/result, other) or null for a compaction that never replaced anything. */
   seq: number | null;
-  kind: string;
+  kind: 'compaction' | 'prune' | 'replacement' | 'unfinished';
+  type: string | null;
   compactionId: string | null;
   start: number | null;
   end: number | null;
