@@ -13,8 +13,10 @@ import { collectSession } from '../tools/generate.js';
 import { ArtifactEncoder } from '../src/log/writer.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTargetIndexed } from '../src/log/session.js';
-import { cacheConfig, listEntryFiles } from '../src/log/index/cache.js';
-import { SESSION_FOLDS } from '../src/views/index-folds.js';
+import { cacheConfig, clearEntries, listEntryFiles } from '../src/log/index/cache.js';
+import { CITATIONS, SESSION_FOLDS } from '../src/views/index-folds.js';
+import { FrameWalker } from '../src/physical/zstd-frames.js';
+import { MemorySource } from '../src/physical/source.js';
 import type { SessionEvent } from '../src/log/types.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
@@ -126,6 +128,92 @@ describe.skipIf(!HAVE_CORPUS)('index cache on the corpus', () => {
     }
     expect(warm).toBeGreaterThan(20);
   }, 300_000);
+});
+
+/** Offsets where a prefix of `bytes` ends cleanly: zstd frame ends, or raw line ends. */
+function boundaries(bytes: Buffer, zstd: boolean): number[] {
+  if (!zstd) {
+    const out: number[] = [];
+    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) out.push(i + 1);
+    return out;
+  }
+  const out: number[] = [];
+  try {
+    const w = new FrameWalker(new MemorySource('x', bytes));
+    for (let f = w.next(); f; f = w.next()) out.push(f.end);
+  } catch {
+    // A structurally corrupt artifact: the frames before the damage.
+  }
+  return out;
+}
+
+/** The session facts an indexed inspection answers from (compared cold against extended). */
+function facts(r: Awaited<ReturnType<typeof inspectTargetIndexed>>) {
+  const i = r.inspection;
+  return { error: i.error?.message, closers: i.closers, closerReasons: i.closerReasons, torn: i.torn, surface: i.surface, meta: i.meta, warnings: i.warnings, count: i.storedEventCount };
+}
+
+describe.skipIf(!HAVE_CORPUS)('index cache: a corpus artifact that grew after its prefix was indexed', () => {
+  const commands = (file: string, total: number): string[][] => [
+    ['trace', file, String(Math.floor(total / 2)), '--json'],
+    ['trace', file, String(Math.max(0, total - 1)), '--all'],
+    ['surface', file, '--at', String(Math.floor(total / 2))],
+    ['surface', file, '--json'],
+    ['history', file, '--max-messages', '2', '--json'],
+    ['request', file, '--list', '--json'],
+  ];
+
+  it('prefixes cut at a frame/line boundary and inside a frame/line, then the whole artifact: the cold answer, extended when the prefix was resumable', async () => {
+    const cacheDir = freshCache();
+    const cache = cacheConfig({ DSH_CACHE_DIR: cacheDir });
+    const cases = corpusCases();
+    let extended = 0;
+    let i = 0;
+    for (const c of cases) {
+      const full = fs.readFileSync(c.artifact);
+      const zstd = c.artifact.endsWith('.zstd');
+      const ends = boundaries(full, zstd).filter((b) => b < full.length);
+      if (ends.length < 2) continue;
+      const cut = ends[Math.floor(ends.length / 2)] as number;
+      const next = ends.find((b) => b > cut) ?? full.length;
+      const dir = path.join(TMP, 'corpus-grow', String(i++), path.basename(path.dirname(c.artifact)));
+      fs.mkdirSync(dir, { recursive: true });
+      const file = path.join(dir, path.basename(c.artifact));
+      const total = totalOf(c.expected);
+      // Each cut: index the prefix with the command itself, grow the file to the whole artifact, ask again.
+      for (const prefix of [cut, Math.floor((cut + next) / 2)]) {
+        const lines = prefix === cut ? commands(file, total) : commands(file, total).slice(0, 2);
+        for (const args of lines) {
+          // An empty cache each time: the grown file's own entry from an earlier command would answer it warm.
+          clearEntries(cache);
+          fs.writeFileSync(file, full.subarray(0, prefix));
+          await run(args, cacheDir);
+          fs.writeFileSync(file, full);
+          const cold = await run([...args, '--no-cache'], cacheDir);
+          const grown = await run(args, cacheDir);
+          expect({ case: c.name, prefix, args, ...grown }).toEqual({ case: c.name, prefix, args, ...cold });
+        }
+      }
+      // Through the API: the extension happened where it can, and gives the cold pass's facts.
+      const use = { cache, folds: SESSION_FOLDS, needs: [CITATIONS] };
+      clearEntries(cache);
+      fs.writeFileSync(file, full.subarray(0, cut));
+      const before = await inspectTargetIndexed(resolveTarget(file), {}, use);
+      before.close();
+      fs.writeFileSync(file, full);
+      const after = await inspectTargetIndexed(resolveTarget(file), {}, use);
+      after.close();
+      const cold = await inspectTargetIndexed(resolveTarget(file), {}, { ...use, cache: { ...cache, enabled: false } });
+      cold.close();
+      expect({ case: c.name, ...facts(after) }).toEqual({ case: c.name, ...facts(cold) });
+      const resumable = !before.inspection.error && before.inspection.migratedEvents === 0 && !!before.inspection.resumePoint;
+      const acceptable = !cold.inspection.error && cold.inspection.migratedEvents === 0;
+      expect({ case: c.name, extended: after.extended === true }).toEqual({ case: c.name, extended: resumable && acceptable });
+      if (after.extended) extended++;
+    }
+    console.log("extended", extended);
+    expect(extended).toBeGreaterThan(100);
+  }, 1_200_000);
 });
 
 /** Every file under `dir` with its size and content hash (a snapshot of the file system). */

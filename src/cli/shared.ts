@@ -8,6 +8,7 @@ import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { UsageError } from '../log/errors.js';
 import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
 import type { IndexUse } from '../log/session.js';
+import type { PersistentFold } from '../log/index/session-index.js';
 import { SESSION_FOLDS } from '../views/index-folds.js';
 import { toJson } from '../core/json.js';
 import { defaultJobs } from '../log/pool.js';
@@ -90,9 +91,9 @@ export function cacheFor(io: Io, opts: CommonOptions): CacheConfig {
   return cacheConfig(io.env, { noCache: opts.cache === false, note: (text) => io.stderr.write(`dsh: ${text}\n`) });
 }
 
-/** The persistent session index for an indexed view: every fold a later command may load. */
-export function indexUseFor(io: Io, opts: CommonOptions): IndexUse {
-  return { cache: cacheFor(io, opts), folds: SESSION_FOLDS };
+/** The persistent session index for an indexed view: every fold a later command may load, and the ones this view reads. */
+export function indexUseFor(io: Io, opts: CommonOptions, needs?: readonly PersistentFold[]): IndexUse {
+  return { cache: cacheFor(io, opts), folds: SESSION_FOLDS, ...(needs ? { needs } : {}) };
 }
 
 

@@ -2,8 +2,8 @@ import type { RuleCode } from '../core/rules.js';
 import { storageIdentityRefusal, type StoredAt } from './layout.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
-import { readArtifact, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
-import { LogicalPipeline, type LogicalResult } from './logical.js';
+import { readArtifact, type ResumeAt, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
+import { LogicalPipeline, type LogicalResult, type PipelineResume } from './logical.js';
 import { LegacyNormalizer } from './legacy.js';
 import v8 from 'node:v8';
 import { LogError, ResourceLimit, serializeError, type SerializedError, type FailureKind } from './errors.js';
@@ -64,6 +64,14 @@ export interface Inspection {
   ignorableUnknown: number[];
   /** First defect that ended the preserved prefix (tolerated torn region). */
   defect?: { message: string; line: number };
+  /** Accepted logs: the current surface's tool/result nodes among the stored events (an index resumes from them). */
+  surfaceToolResults?: number[];
+  /**
+   * Accepted logs: where a read of this log grown by appends can continue (raw: the committed
+   * offset; zstd: the end of the last complete frame). Absent when the torn final frame yielded
+   * events (the state before them is not kept).
+   */
+  resumePoint?: { at: number; committedBytes: number; headerBytes: number };
   surface?: LogicalResult['surface'];
   error?: SerializedError & { kind: FailureKind; stage: string; seq?: number; byteOffset?: number; rule?: RuleCode };
 }
@@ -98,6 +106,8 @@ export interface InspectOptions {
   maxLineBytes?: number;
   /** Threads for the read (see `ReadOptions.jobs`; default 1). */
   jobs?: number;
+  /** Validate only what follows an accepted, unchanged prefix (see `ReadOptions.resume`); `collect` must be off. */
+  resume?: { read: ResumeAt; pipeline: PipelineResume };
 }
 
 /** Logical bytes a collecting read may hold: DSH_MAX_HELD_BYTES, else a fifth of the V8 heap limit (held events and the views built on them take ~4x their logical bytes). */
@@ -149,6 +159,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.onSegment ? { onSegment: options.onSegment } : {}),
     ...(options.bigFrameBytes !== undefined ? { bigFrameBytes: options.bigFrameBytes } : {}),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    ...(options.resume ? { resume: options.resume.read, skipArtifact: true } : {}),
     onEvent: (event, line) => {
       if (!pipeline) {
         // Header is known by the time the first event arrives.
@@ -184,6 +195,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
         },
         ...(options.keepReplacements !== undefined ? { keepReplacements: options.keepReplacements } : {}),
       });
+      if (options.resume) pipeline.resumeFrom(options.resume.pipeline);
     },
   });
   const artifact: Inspection['artifact'] = { filename: 'session.jsonl' };
@@ -237,8 +249,19 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   result.closers = logical.closers;
   result.closerReasons = logical.closerReasons;
   if (logical.storedEvents) result.events = [...logical.storedEvents, ...logical.closers];
-  if (logical.surface) result.surface = logical.surface;
+  if (logical.surface) {
+    result.surface = logical.surface;
+    result.surfaceToolResults = pipeline.storedToolResultSeqs();
+  }
   result.repairPlan = planRepair(outcome, logical, result.torn, tornTail);
+  const stored = outcome.stored;
+  if (!result.torn || result.torn.recoveredEventSeqs.length === 0) {
+    result.resumePoint = {
+      at: result.torn ? result.torn.truncateTo : outcome.size,
+      committedBytes: stored.committedBytes,
+      headerBytes: stored.headerBytes ?? 0,
+    };
+  }
   return result;
 }
 

@@ -22,6 +22,14 @@ export interface LogicalResult {
   surface?: { nodes: number[]; replaceGeneration: number; replacements: Replacement[] };
 }
 
+/** The validating state after an accepted prefix, to continue from (a grown log). */
+export interface PipelineResume {
+  eventCount: number;
+  /** A tracker already fed the prefix's open last turn (a fresh one when every turn ended). */
+  closers: CloserTracker;
+  surface: { nodes: readonly number[]; replaceGeneration: number; replacements: readonly Replacement[]; toolResults: ReadonlyMap<number, unknown> };
+}
+
 export interface LogicalOptions {
   collect?: boolean;
   /** Called with each normalized stored event (before closers). */
@@ -52,6 +60,22 @@ export class LogicalPipeline {
     this.normalizer = new LegacyNormalizer(meta.id);
     this.restore = new RestoreValidator(options.keepReplacements ?? true);
     if (options.collect) this.collected = [];
+  }
+
+  /**
+   * Continue after an accepted prefix. Only the stages that carry state across events need it:
+   * an accepted prefix left no rejection, migration, unknown type or closer error behind, and a
+   * prefix with migrated events is never resumed (the normalizer's message ids are not kept).
+   */
+  resumeFrom(state: PipelineResume): void {
+    this.count = state.eventCount;
+    this.closers = state.closers;
+    this.restore.resumeAt(state.eventCount, (fold) => fold.restore({ ...state.surface, count: state.eventCount }));
+  }
+
+  /** Seqs of the surface's current tool/result nodes from stored events (not closers), after `finish`. */
+  storedToolResultSeqs(): number[] {
+    return this.restore.fold.toolResultSeqs.filter((s) => s < this.count);
   }
 
   observe(stored: SessionEvent): void {

@@ -5,7 +5,7 @@ import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/dec
 import { ArtifactText } from '../physical/artifact-text.js';
 import { corrupt, LogError, UsageError, type SerializedError } from './errors.js';
 import { parseHeaderMeta } from './header.js';
-import { LogScanner, type EventSink, type LineInfo, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
+import { LogScanner, type EventSink, type LineInfo, type ScanPoint, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import { defaultReadJobs, LineWorkers, type DecodedLines } from './parallel.js';
 
@@ -58,6 +58,8 @@ export interface StoredRead {
   torn: TornMarker | null;
   /** Logical bytes committed (raw: file offset; zstd: plaintext offset). */
   committedBytes: number;
+  /** zstd: the header frame's plaintext bytes. */
+  headerBytes?: number;
   /** The first tolerated defect that ended the preserved prefix, if any. */
   defect?: { message: string; line: number };
 }
@@ -113,6 +115,19 @@ export interface ReadOptions {
    * thread parses and folds it (see `parallel.ts`). The outcome is the same.
    */
   jobs?: number;
+  /**
+   * Continue an earlier read of an unchanged prefix instead of starting at byte 0 (a grown log):
+   * the scan goes on from `point`, the bytes from `at` (raw: the committed offset; zstd: the end
+   * of the last complete frame). No artifact view (`skipArtifact` reads only).
+   */
+  resume?: ResumeAt;
+}
+
+export interface ResumeAt {
+  point: ScanPoint;
+  at: number;
+  /** zstd: the header frame's plaintext bytes (logical offsets count from the header's start). */
+  headerBytes: number;
 }
 
 /**
@@ -178,7 +193,8 @@ function failureCause(error: unknown): SerializedError & { code?: string } {
 export async function readArtifact(source: ByteSource, options: ReadOptions = {}): Promise<ReadOutcome> {
   const { encoding } = detectEncoding(source);
   const workers =
-    options.frameDetail || options.artifactOnly || encoding !== 'zstd'
+    // A resumed read (a grown log) validates only the appended bytes: no worker pool for that.
+    options.frameDetail || options.artifactOnly || options.resume || encoding !== 'zstd'
       ? undefined
       : LineWorkers.open({
           jobs: options.jobs ?? defaultReadJobs(),
@@ -255,11 +271,16 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
     outcome.artifact.lines = artifact.lines;
   };
 
+  const resume = options.resume;
+  if (resume) {
+    scanner = new LogScanner(resume.point, rawPath, sink, maxLine);
+    options.onHeader?.(scanner.meta);
+  }
   if (encoding === 'none') {
     let headerParts: Buffer[] = [];
     let headerBytes = 0;
-    let headerDone = false;
-    for (let offset = 0; offset < source.size; offset += RAW_CHUNK) {
+    let headerDone = resume !== undefined;
+    for (let offset = resume?.at ?? 0; offset < source.size; offset += RAW_CHUNK) {
       if (offset > 0 && options.between) await options.between();
       const chunk = source.read(offset, offset + RAW_CHUNK);
       artifact.write(chunk);
@@ -287,7 +308,8 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
       feed(chunk.subarray(nl + 1));
     }
     if (!options.artifactOnly && !headerDone) storedError = corrupt('empty or header-less session log', { rule: 'DSH-A1' });
-    finishArtifact();
+    if (resume) outcome.artifact.meta = resume.point.meta;
+    else finishArtifact();
     if (!options.artifactOnly && !storedError && scanner) {
       const committed = scanner.committedBytes;
       outcome.stored = {
@@ -311,7 +333,7 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
   outcome.decoder = decoder.name;
   // Frames are walked as they are needed, so decoding starts before the walk reaches the end of
   // a big file; a structural error anywhere still decides the outcome, as if the walk came first.
-  const walker = new FrameWalker(source);
+  const walker = new FrameWalker(source, resume?.at ?? 0);
   const reports: FrameReport[] = [];
   const pull = (): FrameInfo | null => {
     const f = walker.next();
@@ -330,7 +352,11 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
   } catch (error) {
     return structural(error);
   }
-  if (frame0 === null) {
+  if (resume) {
+    headerBytes0 = resume.headerBytes;
+    fed = resume.point.committedBytes - resume.headerBytes;
+  }
+  if (frame0 === null && !resume) {
     const e = corrupt('empty or header-less Zstandard session log', { rule: 'DSH-A1' });
     outcome.frames = reports;
     outcome.error = e;
@@ -354,20 +380,20 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
     r.plaintextSha256 = createHash('sha256').update(plaintext).digest('hex');
   };
 
-  // Frame 0: the header frame, decoded alone.
+  // Frame 0: the header frame, decoded alone (a resumed read starts after it).
   let fatal = false;
   let header: Buffer | undefined;
   try {
-    header = await decoder.decode(source.read(frame0.start, frame0.end));
+    if (!resume) header = await decoder.decode(source.read(frame0!.start, frame0!.end));
   } catch (error) {
-    const e = frameFailure(frame0, error);
+    const e = frameFailure(frame0!, error);
     reports[0]!.error = failureCause(error);
     storedError = e;
     artifactError = e;
     fatal = true;
   }
   if (header) {
-    detail(frame0, header);
+    detail(frame0!, header);
     artifact.write(header);
     if (!options.artifactOnly) {
       if (header.length === 0 || header.indexOf(0x0a) !== header.length - 1) {
@@ -388,7 +414,8 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
   // Later frames, in groups, with a prefetch of the next group.
   const groupBytes = options.groupBytes ?? groupBytesDefault();
   const bigFrame = options.bigFrameBytes ?? BIG_FRAME;
-  let carry: FrameInfo | undefined;
+  // A resumed read's first frame is a body frame: it opens the first group.
+  let carry: FrameInfo | undefined = resume && frame0 ? frame0 : undefined;
   let firstGroup = true;
   /** The next group of complete frames (about `groupBytes` compressed; a big frame alone), pulled from the walk. */
   const nextGroup = (): FrameInfo[] | null => {
@@ -568,7 +595,8 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
   if (!storedError && scanner && scanner.committedBytes !== scanner.consumedBytes) {
     storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record', { rule: 'DSH-A7' });
   }
-  finishArtifact();
+  if (resume) outcome.artifact.meta = resume.point.meta;
+  else finishArtifact();
 
   let tornReport: TornFrameReport | null = null;
   let recoveredFrom: number | undefined;
@@ -606,6 +634,7 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
       eventCount: count,
       ...(events ? { events } : {}),
       committedBytes: scanner.committedBytes,
+      headerBytes: headerBytes0,
       torn: tornMarker,
       ...(scanner.issue ? { defect: { message: scanner.issue.message, line: scanner.issueLine ?? 0 } } : {}),
     };

@@ -55,9 +55,27 @@ export class LogIndexBuilder {
     this.index.segments.push(segment);
   };
 
+  /** Body line number of the last stored event's line (0 before any). */
+  get lastEventLine(): number {
+    return Math.max(0, this.lastLine);
+  }
+
   finish(): LogIndex {
     this.index.storedEventCount = this.count;
     return this.index;
+  }
+
+  /** Go on collecting after the prefix `old` indexes (its last event on body line `eventLine`); a torn tail's segment is dropped. */
+  static resume(old: LogIndex, eventLine: number): LogIndexBuilder {
+    const b = new LogIndexBuilder(old.encoding);
+    b.index.checkpointSeqs.push(...old.checkpointSeqs);
+    b.index.checkpointOffsets.push(...old.checkpointOffsets);
+    b.index.segments.push(...old.segments.filter((s) => s.kind !== 'torn'));
+    b.count = old.storedEventCount;
+    b.lastLine = eventLine;
+    const lastCp = old.checkpointOffsets[old.checkpointOffsets.length - 1];
+    b.nextOffset = lastCp === undefined ? 0 : lastCp + CHECKPOINT_BYTES;
+    return b;
   }
 }
 

@@ -82,6 +82,12 @@ export class RestoreValidator {
     this.fold = new SurfaceFold(keepReplacements);
   }
 
+  /** Continue after an accepted prefix of `count` events whose fold `restore` gives back. */
+  resumeAt(count: number, restore: (fold: SurfaceFold) => void): void {
+    this.index = count;
+    restore(this.fold);
+  }
+
   observe(event: SessionEvent): void {
     if (this.failure) return;
     const index = this.index++;

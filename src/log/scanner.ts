@@ -20,6 +20,16 @@ export interface LineInfo {
 /** Lines longer than this are unparsable for DSH too (V8 cannot make the string). */
 export const DEFAULT_MAX_LINE_BYTES = 512 * 1024 * 1024;
 
+/** Where a scan of an accepted prefix stopped cleanly (after its last committed line), to continue from. */
+export interface ScanPoint {
+  meta: SessionHeader;
+  /** Logical bytes committed (header included): the next line starts here. */
+  committedBytes: number;
+  /** Body lines seen (the last committed line's number). */
+  eventLine: number;
+  eventCount: number;
+}
+
 /**
  * DSH's shared line scanner (`SessionLogScanner`) as a push parser: complete
  * lines are parsed and row-expanded; the first defect becomes the pending
@@ -39,15 +49,24 @@ export class LogScanner {
   /** Line number of the first defect, for forensic reports. */
   issueLine: number | undefined;
 
+  /** `header`: the header record, or the point an earlier scan of the same prefix stopped at. */
   constructor(
-    headerRecord: Buffer,
+    header: Buffer | ScanPoint,
     rawPath: string,
     private readonly sink: EventSink,
     private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
   ) {
-    this.meta = parseHeaderRecord(headerRecord, rawPath);
-    this.inputBytes = headerRecord.length;
-    this.committed = headerRecord.length;
+    if (Buffer.isBuffer(header)) {
+      this.meta = parseHeaderRecord(header, rawPath);
+      this.inputBytes = header.length;
+      this.committed = header.length;
+    } else {
+      this.meta = header.meta;
+      this.inputBytes = header.committedBytes;
+      this.committed = header.committedBytes;
+      this.eventLine = header.eventLine;
+      this.count = header.eventCount;
+    }
   }
 
   get eventCount(): number {

@@ -7,8 +7,21 @@ import type { ByteSource } from '../physical/source.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import { CloserTracker } from './closers.js';
 import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
-import type { CacheConfig } from './index/cache.js';
-import { contentKey, loadIndex, rereadHeader, saveIndex, type ContentKey, type FoldBuilder, type FoldResults, type IndexSummary, type PersistentFold } from './index/session-index.js';
+import { readPointer, writePointer, type CacheConfig } from './index/cache.js';
+import {
+  contentKey,
+  entryName,
+  loadIndex,
+  rereadHeader,
+  saveIndex,
+  type ContentKey,
+  type FoldBuilder,
+  type FoldResults,
+  type IndexSummary,
+  type LoadedIndex,
+  type PersistentFold,
+  type ResumeFacts,
+} from './index/session-index.js';
 
 export interface SessionInspection extends Inspection {
   target: { path: string; root?: string; expectedId?: string };
@@ -83,6 +96,8 @@ export interface IndexedInspection {
   folds: FoldResults;
   /** True when the answer came from a saved session index (no validating pass). */
   warm: boolean;
+  /** True when a saved index of the log's unchanged prefix was extended (only the appended bytes were validated). */
+  extended?: boolean;
   close(): void;
 }
 
@@ -91,6 +106,8 @@ export interface IndexUse {
   cache: CacheConfig;
   /** Every fold a later command may load (the cold pass builds them all). */
   folds: readonly PersistentFold[];
+  /** The folds this view reads (default: all of `folds`); an entry that lacks only others still answers. */
+  needs?: readonly PersistentFold[];
 }
 
 /**
@@ -106,19 +123,49 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     const encoding = detectEncoding(source).encoding;
     const decoder = options.decoder ?? createDecoder();
     const cacheOn = use !== undefined && use.cache.enabled;
-    const key = cacheOn ? contentKey(source, encoding, decoder.name, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES) : undefined;
+    // The entry last written for this path: when the log has grown since, its bytes may be a prefix of these.
+    const pointer = cacheOn && target.path !== '-' ? readPointer(use.cache, target.path) : undefined;
+    const key = cacheOn
+      ? contentKey(source, encoding, decoder.name, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, pointer && pointer.size < source.size ? pointer.size : undefined)
+      : undefined;
     if (use && key && !options.onLogical && !options.onStored) {
-      const loaded = loadIndex(use.cache, key, use.folds);
+      const needs = use.needs ?? use.folds;
+      const loaded = loadIndex(use.cache, key, use.folds, needs);
       if (loaded) {
         const warm = await warmInspection(target, source, decoder, loaded.summary, loaded.logIndex, loaded.folds);
-        if (warm) return warm;
+        if (warm) {
+          writePointer(use.cache, target.path, entryName(key), key.size);
+          return warm;
+        }
+      }
+      const prior = pointer && key.prefixSha256 ? loadIndex(use.cache, undefined, use.folds, needs, pointer.name) : undefined;
+      if (prior && extendsPrefix(prior, key, needs)) {
+        const extended = await indexedPass(target, source, { ...options, decoder }, use, key, prior);
+        if (extended) return extended;
       }
     }
-    return await coldIndexed(target, source, { ...options, decoder }, use, key);
+    const cold = await indexedPass(target, source, { ...options, decoder }, use, key);
+    if (!cold) throw new Error('a cold indexed pass always answers');
+    return cold;
   } catch (error) {
     source.close();
     throw error;
   }
+}
+
+/** Is `prior` the index of this log's first bytes, with a point to continue from and every needed fold extendable? */
+function extendsPrefix(prior: LoadedIndex, key: ContentKey & { prefixSha256?: Buffer }, needs: readonly PersistentFold[]): boolean {
+  const k = prior.key;
+  return (
+    prior.resume !== undefined &&
+    key.prefixSha256 !== undefined &&
+    k.size < key.size &&
+    k.sha256.equals(key.prefixSha256) &&
+    k.encoding === key.encoding &&
+    k.decoder === key.decoder &&
+    k.maxLineBytes === key.maxLineBytes &&
+    needs.every((f) => f.resume !== undefined && prior.foldBytes.has(f.tag))
+  );
 }
 
 function closeOnce(source: ByteSource): () => void {
@@ -141,17 +188,58 @@ function sparseFill(total: number, closers: readonly SessionEvent[]) {
   };
 }
 
-async function coldIndexed(
+/** What a pass that extends `prior` starts from: the validating state after the prefix, re-derived from the index and the prefix's bytes. */
+async function resumeState(target: ResolvedTarget, source: ByteSource, decoder: NonNullable<InspectOptions['decoder']>, prior: LoadedIndex): Promise<NonNullable<InspectOptions['resume']>> {
+  const r = prior.resume!;
+  const s = prior.summary;
+  const count = s.storedEventCount;
+  const meta = await rereadHeader(source, prior.logIndex.encoding, target.rawPath, decoder);
+  const old = new Rereader(source, prior.logIndex, decoder);
+  // The closer tracker's state is the open last turn's events (none when every turn ended).
+  const closers = new CloserTracker();
+  if (s.openTurnStartSeq !== null && count > 0) {
+    const tail = await old.events([[s.openTurnStartSeq, count - 1]]);
+    for (let q = s.openTurnStartSeq; q < count; q++) closers.observe(tail.get(q) as SessionEvent);
+  }
+  // The surface fold's state: the saved nodes (closers taken off) and the current tool results' payloads.
+  const payloads = r.toolResultSeqs.length > 0 ? await old.events(r.toolResultSeqs.map((q) => [q, q] as const)) : new Map<number, SessionEvent>();
+  const toolResults = new Map(r.toolResultSeqs.map((q) => [q, (payloads.get(q) as SessionEvent).data] as [number, unknown]));
+  return {
+    read: { point: { meta, committedBytes: r.committedBytes, eventLine: r.eventLine, eventCount: count }, at: r.at, headerBytes: r.headerBytes },
+    pipeline: {
+      eventCount: count,
+      closers,
+      surface: { nodes: s.surface.nodes.filter((n) => n < count), replaceGeneration: s.surface.replaceGeneration, replacements: s.surface.replacements, toolResults },
+    },
+  };
+}
+
+/**
+ * One validating pass that keeps an index: of the whole log (cold), or, with `prior`, of what
+ * follows the unchanged prefix `prior` indexes. An extending pass gives up (undefined) when the
+ * grown log is refused or holds migrated legacy events: the cold pass then decides, from byte 0.
+ */
+async function indexedPass(
   target: ResolvedTarget,
   source: ByteSource,
   options: InspectOptions & { decoder: NonNullable<InspectOptions['decoder']> },
   use: IndexUse | undefined,
   key: ContentKey | undefined,
-): Promise<IndexedInspection> {
-  const builder = new LogIndexBuilder(detectEncoding(source).encoding);
+  prior?: LoadedIndex,
+): Promise<IndexedInspection | undefined> {
+  const resume = prior ? await resumeState(target, source, options.decoder, prior) : undefined;
+  const builder = prior ? LogIndexBuilder.resume(prior.logIndex, prior.resume!.eventLine) : new LogIndexBuilder(detectEncoding(source).encoding);
   // The folds are the view's answer whether or not the index is saved (`--no-cache` included).
-  const builders: [number, FoldBuilder<unknown>][] = (use?.folds ?? []).map((f) => [f.tag, f.create()]);
-  let lastTurnStart: number | null = null;
+  // Extending: the folds that can go on from their saved bytes (the others are left out of the new entry).
+  const builders: [number, FoldBuilder<unknown>][] = [];
+  for (const f of use?.folds ?? []) {
+    if (!prior) builders.push([f.tag, f.create()]);
+    else {
+      const bytes = prior.foldBytes.get(f.tag);
+      if (f.resume && bytes) builders.push([f.tag, f.resume(bytes)]);
+    }
+  }
+  let lastTurnStart: number | null = prior ? prior.summary.openTurnStartSeq : null;
   // A log DSH refuses can trip a fold before the pass reaches the verdict: hold the first error,
   // raise it only once the log is accepted.
   let foldFailure: { error: unknown } | undefined;
@@ -161,6 +249,7 @@ async function coldIndexed(
       ...options,
       collect: false,
       skipArtifact: true,
+      ...(resume ? { resume } : {}),
       onStored: (event, line) => {
         builder.onStored(event, line);
         options.onStored?.(event, line);
@@ -180,6 +269,7 @@ async function coldIndexed(
     },
     source,
   );
+  if (prior && (inspection.error || inspection.migratedEvents > 0 || foldFailure)) return undefined;
   const close = closeOnce(source);
   if (inspection.error) return { inspection, folds: new Map(), warm: false, close };
   if (foldFailure) {
@@ -201,6 +291,7 @@ async function coldIndexed(
       );
     return { inspection, events, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
   }
+  const eventLine = builder.lastEventLine;
   const logIndex = builder.finish();
   if (use && key && inspection.meta && inspection.surface) {
     const summary: IndexSummary = {
@@ -209,6 +300,9 @@ async function coldIndexed(
       openTurnStartSeq: closers.length > 0 ? lastTurnStart : null,
       surface: inspection.surface,
     };
+    const point = inspection.resumePoint;
+    const resumeFacts: ResumeFacts | undefined =
+      point && inspection.surfaceToolResults ? { ...point, eventLine, toolResultSeqs: inspection.surfaceToolResults } : undefined;
     saveIndex(
       use.cache,
       key,
@@ -216,11 +310,12 @@ async function coldIndexed(
       summary,
       logIndex,
       new Map(builders.map(([t, b]) => [t, b.encode()])),
+      resumeFacts,
     );
   }
   const rereader = new Rereader(source, logIndex, options.decoder);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
-  return { inspection, events, rereader, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
+  return { inspection, events, rereader, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, ...(prior ? { extended: true } : {}), close };
 }
 
 /**

@@ -93,6 +93,20 @@ export class SurfaceFold {
     return this.count;
   }
 
+  /** Seqs of the current tool/result nodes (their payloads are what a later rewrite is checked against). */
+  get toolResultSeqs(): number[] {
+    return [...this.toolResults.keys()].sort((a, b) => a - b);
+  }
+
+  /** Continue from the fold of an accepted prefix of `count` events (`toolResults`: the current tool/result payloads). */
+  restore(state: { count: number; nodes: readonly number[]; replaceGeneration: number; replacements: readonly Replacement[]; toolResults: ReadonlyMap<number, unknown> }): void {
+    this.count = state.count;
+    this.nodes = state.nodes.slice();
+    this.replaceGeneration = state.replaceGeneration;
+    if (this.keepReplacements) this.replacements.push(...state.replacements);
+    this.toolResults = new Map(state.toolResults);
+  }
+
   apply(event: SessionEvent): Replacement | undefined {
     const expected = this.count;
     const fail = (message: string, rule: RuleCode): never => {

@@ -119,9 +119,11 @@ export class FrameWalker {
   private offset = 0;
   private ended = false;
 
-  constructor(source: ByteSource) {
+  /** `start`: a frame boundary to walk from (frames before it are known; indexes count from it). */
+  constructor(source: ByteSource, start = 0) {
     this.reader = new WindowReader(source, 8 << 20, true);
     this.size = source.size;
+    this.offset = start;
   }
 
   /** The next complete frame, or null at the end; throws DSH's corruption errors where the walk meets them. */

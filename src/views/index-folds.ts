@@ -37,48 +37,60 @@ function citedBefore(e: SessionEvent): number[] {
   return e.sourceEventSeqs.filter((s): s is number => Number.isSafeInteger(s) && s >= 0 && s < e.seq);
 }
 
+/** The citations builder, going on after `events` events whose encoding is `before` (empty: a fresh one). */
+function citationsBuilder(events: number, before: Buffer): FoldBuilder<Citations> {
+  const w = new VarWriter();
+  let broken = false;
+  const body = () => (before.length > 0 ? Buffer.concat([before, w.done()]) : w.done());
+  return {
+    observe(e) {
+      // Seqs are contiguous in an accepted log; anything else is not indexed.
+      if (e.seq !== events) broken = true;
+      events++;
+      if (broken) return;
+      const cited = citedBefore(e);
+      w.uint(cited.length);
+      for (const s of cited) w.uint(e.seq - s);
+    },
+    result: () => new Citations(body(), events),
+    encode: () => (broken ? undefined : Buffer.concat([new VarWriter().uint(events).done(), body()])),
+  };
+}
+
 export const CITATIONS: PersistentFold<Citations> = {
   tag: 100,
-  create(): FoldBuilder<Citations> {
-    const w = new VarWriter();
-    let events = 0;
-    let broken = false;
-    return {
-      observe(e) {
-        // Seqs are contiguous in an accepted log; anything else is not indexed.
-        if (e.seq !== events) broken = true;
-        events++;
-        if (broken) return;
-        const cited = citedBefore(e);
-        w.uint(cited.length);
-        for (const s of cited) w.uint(e.seq - s);
-      },
-      result: () => new Citations(w.done(), events),
-      encode: () => (broken ? undefined : Buffer.concat([new VarWriter().uint(events).done(), w.done()])),
-    };
-  },
+  create: () => citationsBuilder(0, Buffer.alloc(0)),
   decode(bytes) {
     const r = new VarReader(bytes);
     const events = r.uint();
     return new Citations(bytes.subarray(r.offset), events);
   },
+  resume(bytes) {
+    const r = new VarReader(bytes);
+    const events = r.uint();
+    return citationsBuilder(events, Buffer.from(bytes.subarray(r.offset)));
+  },
 };
+
+function messageGroupsBuilder(groups: MessageGroups): FoldBuilder<MessageGroups> {
+  return {
+    observe: (e) => groups.observe(e),
+    result: () => groups,
+    encode: () => {
+      const { seqs, starts } = groups.pairs();
+      if (![...seqs, ...starts].every((v) => Number.isSafeInteger(v))) return undefined;
+      const w = new VarWriter().uint(seqs.length);
+      for (let i = 0; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
+      return w.done();
+    },
+  };
+}
 
 export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
   tag: 101,
-  create(): FoldBuilder<MessageGroups> {
-    const groups = new MessageGroups();
-    return {
-      observe: (e) => groups.observe(e),
-      result: () => groups,
-      encode: () => {
-        const { seqs, starts } = groups.pairs();
-        if (![...seqs, ...starts].every((v) => Number.isSafeInteger(v))) return undefined;
-        const w = new VarWriter().uint(seqs.length);
-        for (let i = 0; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
-        return w.done();
-      },
-    };
+  create: () => messageGroupsBuilder(new MessageGroups()),
+  resume(bytes) {
+    return messageGroupsBuilder(MESSAGE_GROUPS.decode(bytes));
   },
   decode(bytes) {
     const r = new VarReader(bytes);
@@ -102,19 +114,21 @@ export function foldOf<T>(results: FoldResults, fold: PersistentFold<T>): T {
 }
 
 /** Seqs of the surface events (messages with a surfaceOp), ascending: `surface` replays its fold from them. */
+function surfaceEventsBuilder(seqs: number[]): FoldBuilder<number[]> {
+  return {
+    observe: (e) => {
+      if (isSurfaceEvent(e)) seqs.push(e.seq);
+    },
+    result: () => seqs,
+    encode: () => new VarWriter().ascending(seqs).done(),
+  };
+}
+
 export const SURFACE_EVENTS: PersistentFold<number[]> = {
   tag: 103,
-  create(): FoldBuilder<number[]> {
-    const seqs: number[] = [];
-    return {
-      observe: (e) => {
-        if (isSurfaceEvent(e)) seqs.push(e.seq);
-      },
-      result: () => seqs,
-      encode: () => new VarWriter().ascending(seqs).done(),
-    };
-  },
+  create: () => surfaceEventsBuilder([]),
   decode: (bytes) => new VarReader(bytes).ascending(),
+  resume: (bytes) => surfaceEventsBuilder(new VarReader(bytes).ascending()),
 };
 
 /** Every fold the index keeps, in tag order. */

@@ -78,7 +78,7 @@ async function streamedPage(
   maxMessages: number,
 ): Promise<{ ok: true; header: SessionHeader; page: HistoryPage } | { ok: false; code: number }> {
   const resolved = await resolveCli(target, opts);
-  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [MESSAGE_GROUPS]));
   try {
     const r = indexed.inspection;
     if (r.error || !r.meta) {

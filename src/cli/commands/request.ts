@@ -111,7 +111,7 @@ export async function openDispatchIndex(
   // One validating pass (or the saved session index) keeps the dispatch index and a log index, not
   // the events; then only the events a view shows are re-read (the log can be far larger than memory).
   const held: { events: SessionEvent[] } = { events: [] };
-  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [DISPATCHES]));
   const r: SessionInspection = indexed.inspection;
   const reread = indexed.events;
   try {

@@ -53,7 +53,7 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
       // One validating pass (or the saved session index) gives the surface events and replacements;
       // the fold is replayed to <seq> and only the events on the surface then are re-read.
       const resolved = await resolveCli(target, opts);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [SURFACE_EVENTS]));
       let view;
       try {
         const r = indexed.inspection;

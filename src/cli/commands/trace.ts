@@ -36,7 +36,7 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
       const resolved = await resolveCli(target, opts);
       // One validating pass (or the saved session index) gives the fold, an index of the log and
       // who cites <seq>; then only the events of the provenance tree are re-read.
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [CITATIONS]));
       let x: TraceExplanation;
       try {
         const r = indexed.inspection;

@@ -8,12 +8,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** Default bound of the cache directory's index files. */
 export const DEFAULT_CACHE_MAX_BYTES = 2 * 1024 ** 3;
 const SUBDIR = 'index-v1';
 const SUFFIX = '.idx';
+/** Which entry was last written for a log path (a hint for extending it when the log grows). */
+const POINTERS = 'by-path-v1';
+const POINTER_SUFFIX = '.ptr';
 
 export interface CacheConfig {
   /** The directory (whether or not it exists yet). */
@@ -167,8 +170,49 @@ export function evict(config: CacheConfig, keep?: string): number {
   return removed;
 }
 
+/** The pointer file's name for a log path (the path itself is not stored, only its hash). */
+function pointerPath(config: CacheConfig, logPath: string): string {
+  return path.join(config.dir, POINTERS, createHash('sha256').update(logPath).digest('hex').slice(0, 40) + POINTER_SUFFIX);
+}
+
+/** The entry last written for `logPath` and the log size it indexed, if any (only a hint: the entry's own key decides). */
+export function readPointer(config: CacheConfig, logPath: string): { name: string; size: number } | undefined {
+  if (!config.enabled) return undefined;
+  try {
+    const m = /^([0-9a-f]{40}) (\d+)\n$/.exec(fs.readFileSync(pointerPath(config, logPath), 'latin1'));
+    return m ? { name: m[1]!, size: Number(m[2]) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Point `logPath` at an entry (atomic; best effort, silent: the cache's warning covers an unwritable directory). */
+export function writePointer(config: CacheConfig, logPath: string, name: string, size: number): void {
+  if (!config.enabled) return;
+  const file = pointerPath(config, logPath);
+  const text = `${name} ${size}\n`;
+  try {
+    if (fs.readFileSync(file, 'latin1') === text) return;
+  } catch {
+    // Not there yet.
+  }
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(tmp, file);
+  } catch {
+    try {
+      fs.rmSync(tmp, { force: true });
+    } catch {
+      // Nothing more to do.
+    }
+  }
+}
+
 /** Remove every entry (and stale temporaries); returns how many index files went. */
 export function clearEntries(config: CacheConfig): number {
+  fs.rmSync(path.join(config.dir, POINTERS), { recursive: true, force: true });
   const dir = entriesDir(config);
   let names: string[];
   try {

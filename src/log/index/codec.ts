@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 
 export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
 /** Bumped whenever the layout or the meaning of a stored fact changes. */
-export const INDEX_FORMAT_VERSION = 1;
+export const INDEX_FORMAT_VERSION = 2;
 const DIGEST_BYTES = 32;
 
 export class IndexFormatError extends Error {}

@@ -23,7 +23,7 @@ import type { TornSummary } from '../inspect.js';
 import { LogScanner } from '../scanner.js';
 import { UsageError } from '../errors.js';
 import { decodeIndexFile, encodeIndexFile, IndexFormatError, VarReader, VarWriter } from './codec.js';
-import { dropEntry, readEntry, writeEntry, type CacheConfig } from './cache.js';
+import { dropEntry, readEntry, writeEntry, writePointer, type CacheConfig } from './cache.js';
 
 /** A fold an upper layer wants kept with the index: built on the cold pass, loaded on warm ones. */
 export interface PersistentFold<T = unknown> {
@@ -31,6 +31,11 @@ export interface PersistentFold<T = unknown> {
   readonly tag: number;
   create(): FoldBuilder<T>;
   decode(bytes: Buffer): T;
+  /**
+   * A builder that goes on from the saved fold of a prefix (a grown log), as if it had observed the
+   * prefix's events itself. Absent: the fold is rebuilt by a full pass only.
+   */
+  resume?(bytes: Buffer): FoldBuilder<T>;
 }
 
 export interface FoldBuilder<T> {
@@ -68,7 +73,7 @@ class LazyFolds implements FoldResults {
   }
 }
 
-const TAG = { key: 1, listing: 2, summary: 3, logIndex: 4 } as const;
+const TAG = { key: 1, listing: 2, summary: 3, logIndex: 4, resume: 5 } as const;
 
 /** What a cached entry is keyed by: the bytes, and everything else that can change the answer. */
 export interface ContentKey {
@@ -81,11 +86,21 @@ export interface ContentKey {
 
 const READ_CHUNK = 8 << 20;
 
-/** sha256 over every byte of the artifact (a changed byte anywhere changes the key). */
-export function contentKey(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number): ContentKey {
+/**
+ * sha256 over every byte of the artifact (a changed byte anywhere changes the key); with
+ * `prefixBytes` (less than the size), also the sha256 of the first that many bytes, from the same pass.
+ */
+export function contentKey(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number, prefixBytes?: number): ContentKey & { prefixSha256?: Buffer } {
   const h = createHash('sha256');
-  for (let at = 0; at < source.size; at += READ_CHUNK) h.update(source.read(at, Math.min(source.size, at + READ_CHUNK)));
-  return { sha256: h.digest(), size: source.size, encoding, decoder, maxLineBytes };
+  let prefixSha256: Buffer | undefined;
+  const cut = prefixBytes !== undefined && prefixBytes < source.size ? prefixBytes : -1;
+  for (let at = 0; at < source.size; ) {
+    const end = Math.min(source.size, at + READ_CHUNK, at < cut ? cut : Infinity);
+    h.update(source.read(at, end));
+    at = end;
+    if (at === cut) prefixSha256 = h.copy().digest();
+  }
+  return { sha256: h.digest(), size: source.size, encoding, decoder, maxLineBytes, ...(prefixSha256 ? { prefixSha256 } : {}) };
 }
 
 /** The cache entry's file name for a key. */
@@ -101,9 +116,36 @@ function encodeKey(key: ContentKey): Buffer {
   return new VarWriter().bytes(key.sha256).uint(key.size).string(key.encoding).string(key.decoder).uint(key.maxLineBytes).done();
 }
 
-function sameKey(bytes: Buffer, key: ContentKey): boolean {
+function decodeKey(bytes: Buffer): ContentKey {
   const r = new VarReader(bytes);
-  return r.bytes().equals(key.sha256) && r.uint() === key.size && r.string() === key.encoding && r.string() === key.decoder && r.uint() === key.maxLineBytes;
+  return { sha256: Buffer.from(r.bytes()), size: r.uint(), encoding: r.string() as Encoding, decoder: r.string(), maxLineBytes: r.uint() };
+}
+
+function sameKey(bytes: Buffer, key: ContentKey): boolean {
+  const k = decodeKey(bytes);
+  return k.sha256.equals(key.sha256) && k.size === key.size && k.encoding === key.encoding && k.decoder === key.decoder && k.maxLineBytes === key.maxLineBytes;
+}
+
+/**
+ * Where the validating pass of an indexed log can continue when the log grows (see
+ * `Inspection.resumePoint`), and what it needs to: the last committed line's number and the
+ * current surface's tool/result nodes (their payloads are re-read).
+ */
+export interface ResumeFacts {
+  at: number;
+  committedBytes: number;
+  headerBytes: number;
+  eventLine: number;
+  toolResultSeqs: number[];
+}
+
+function encodeResume(x: ResumeFacts): Buffer {
+  return new VarWriter().uint(x.at).uint(x.committedBytes).uint(x.headerBytes).uint(x.eventLine).ascending(x.toolResultSeqs).done();
+}
+
+function decodeResume(bytes: Buffer): ResumeFacts {
+  const r = new VarReader(bytes);
+  return { at: r.uint(), committedBytes: r.uint(), headerBytes: r.uint(), eventLine: r.uint(), toolResultSeqs: r.ascending() };
 }
 
 /** The accepted-log facts the index keeps (all numbers). */
@@ -194,33 +236,41 @@ export function listingOf(file: Buffer): IndexListing | undefined {
 }
 
 export interface LoadedIndex {
+  key: ContentKey;
   summary: IndexSummary;
   logIndex: LogIndex;
   folds: FoldResults;
+  /** Absent when the log cannot be extended from this entry. */
+  resume?: ResumeFacts;
+  /** The saved folds' bytes, by tag (for extending them). */
+  foldBytes: ReadonlyMap<number, Buffer>;
 }
 
 /**
- * Load the entry for `key`, verified (own checksum, format version, key).
- * Undefined when there is none, or when it lacks a fold asked for; a damaged
- * or foreign entry is dropped with a note (the caller rebuilds it).
+ * Load the entry `name` (by default the one for `key`), verified (own checksum, format version,
+ * and, with `key`, that it is that content's). Undefined when there is none, or when it lacks a
+ * fold of `needs`; a damaged or foreign entry is dropped with a note (the caller rebuilds it).
  */
-export function loadIndex(config: CacheConfig, key: ContentKey, folds: readonly PersistentFold[]): LoadedIndex | undefined {
-  const name = entryName(key);
+export function loadIndex(config: CacheConfig, key: ContentKey | undefined, folds: readonly PersistentFold[], needs: readonly PersistentFold[] = folds, name = entryName(key!)): LoadedIndex | undefined {
   const file = readEntry(config, name);
   if (!file) return undefined;
   try {
     const sections = decodeIndexFile(file);
     const k = sections.get(TAG.key);
-    if (!k || !sameKey(k, key)) throw new IndexFormatError('it belongs to other content');
+    if (!k || (key && !sameKey(k, key))) throw new IndexFormatError('it belongs to other content');
     const summary = decodeSummary(required(sections, TAG.summary));
     const logIndex = decodeLogIndex(required(sections, TAG.logIndex));
     const out = new Map<number, { fold: PersistentFold; bytes: Buffer }>();
+    const foldBytes = new Map<number, Buffer>();
     for (const f of folds) {
       const body = sections.get(f.tag);
-      if (!body) return undefined;
+      if (!body) continue;
       out.set(f.tag, { fold: f, bytes: body });
+      foldBytes.set(f.tag, body);
     }
-    return { summary, logIndex, folds: new LazyFolds(out) };
+    if (needs.some((f) => !out.has(f.tag))) return undefined;
+    const r = sections.get(TAG.resume);
+    return { key: decodeKey(k), summary, logIndex, folds: new LazyFolds(out), foldBytes, ...(r ? { resume: decodeResume(r) } : {}) };
   } catch (error) {
     const why = error instanceof IndexFormatError ? error.message : `it does not decode (${(error as Error).message})`;
     config.note(`note: the cached session index ${name} is unusable (${why}); rebuilding it`);
@@ -243,6 +293,7 @@ export function saveIndex(
   summary: IndexSummary,
   logIndex: LogIndex,
   folds: ReadonlyMap<number, Buffer | undefined>,
+  resume?: ResumeFacts,
 ): boolean {
   if (!config.enabled) return false;
   for (const body of folds.values()) if (body === undefined) return false;
@@ -252,8 +303,12 @@ export function saveIndex(
     [TAG.summary, encodeSummary(summary)],
     [TAG.logIndex, encodeLogIndex(logIndex)],
   ]);
+  if (resume) sections.set(TAG.resume, encodeResume(resume));
   for (const [tag, body] of folds) sections.set(tag, body as Buffer);
-  return writeEntry(config, entryName(key), encodeIndexFile(sections));
+  const name = entryName(key);
+  const ok = writeEntry(config, name, encodeIndexFile(sections));
+  if (ok) writePointer(config, listing.path, name, key.size);
+  return ok;
 }
 
 /** Re-read the session header record (frame 0, or the first raw line) and parse it as the cold pass does. */
