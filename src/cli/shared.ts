@@ -8,6 +8,7 @@ import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { UsageError } from '../log/errors.js';
 import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
 import type { IndexUse } from '../log/session.js';
+import { clearProgress } from './progress.js';
 import type { PersistentFold } from '../log/index/session-index.js';
 import { SESSION_FOLDS } from '../views/index-folds.js';
 import { toJson } from '../core/json.js';
@@ -123,11 +124,14 @@ export function action<A extends unknown[]>(
     try {
       setExit(await body(...args));
     } catch (error) {
+      clearProgress(io);
       const { handleError } = await import('./fail.js');
       // Commander passes (...arguments, options, command): --json (or --format json) asks for the {error} object.
       const command = args[args.length - 1] as { opts?: () => Record<string, unknown> } | undefined;
       const opts = typeof command?.opts === 'function' ? command.opts() : {};
       setExit(handleError(error, io, { json: opts['json'] === true || opts['format'] === 'json' }));
+    } finally {
+      clearProgress(io);
     }
   };
 }

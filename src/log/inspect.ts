@@ -2,7 +2,7 @@ import type { RuleCode } from '../core/rules.js';
 import { storageIdentityRefusal, type StoredAt } from './layout.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
-import { readArtifact, type ResumeAt, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
+import { readArtifact, type ReadProgress, type ResumeAt, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
 import { LogicalPipeline, type LogicalResult, type PipelineResume } from './logical.js';
 import { LegacyNormalizer } from './legacy.js';
 import v8 from 'node:v8';
@@ -108,6 +108,8 @@ export interface InspectOptions {
   jobs?: number;
   /** Validate only what follows an accepted, unchanged prefix (see `ReadOptions.resume`); `collect` must be off. */
   resume?: { read: ResumeAt; pipeline: PipelineResume };
+  /** See `ReadOptions.onProgress`. */
+  onProgress?: (progress: ReadProgress) => void;
 }
 
 /** Logical bytes a collecting read may hold: DSH_MAX_HELD_BYTES, else a fifth of the V8 heap limit (held events and the views built on them take ~4x their logical bytes). */
@@ -160,6 +162,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.bigFrameBytes !== undefined ? { bigFrameBytes: options.bigFrameBytes } : {}),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.resume ? { resume: options.resume.read, skipArtifact: true } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     onEvent: (event, line) => {
       if (!pipeline) {
         // Header is known by the time the first event arrives.

@@ -121,6 +121,17 @@ export interface ReadOptions {
    * of the last complete frame). No artifact view (`skipArtifact` reads only).
    */
   resume?: ResumeAt;
+  /** Called after each chunk or group of frames, and once at the end with `done`. */
+  onProgress?: (progress: ReadProgress) => void;
+}
+
+/** How far a reading pass has got (for a progress display): artifact bytes read, events scanned. */
+export interface ReadProgress {
+  bytes: number;
+  totalBytes: number;
+  events: number;
+  /** The pass is over (the last call). */
+  done: boolean;
 }
 
 export interface ResumeAt {
@@ -201,14 +212,31 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
           size: source.size,
           decoder: (options.decoder ?? createDecoder()).name,
         });
+  // Progress counts the events as they are scanned.
+  const report = options.onProgress;
+  let events = 0;
+  const onEvent = options.onEvent;
+  const counted: ReadOptions = report
+    ? {
+        ...options,
+        onEvent: (event, line) => {
+          events++;
+          onEvent?.(event, line);
+        },
+        onProgress: (p) => report({ ...p, events }),
+      }
+    : options;
   try {
-    return await readWith(source, options, workers);
+    const outcome = await readWith(source, counted, workers);
+    report?.({ bytes: source.size, totalBytes: source.size, events, done: true });
+    return outcome;
   } finally {
     await workers?.close();
   }
 }
 
 async function readWith(source: ByteSource, options: ReadOptions, workers: LineWorkers | undefined): Promise<ReadOutcome> {
+  const progress = (bytes: number) => options.onProgress?.({ bytes, totalBytes: source.size, events: 0, done: false });
   const rawPath = options.rawPath ?? source.name;
   const { encoding, by } = detectEncoding(source);
   const artifact = new ArtifactText(options.onArtifact, undefined, options.skipArtifact === true && !options.onArtifact);
@@ -283,6 +311,7 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
     for (let offset = resume?.at ?? 0; offset < source.size; offset += RAW_CHUNK) {
       if (offset > 0 && options.between) await options.between();
       const chunk = source.read(offset, offset + RAW_CHUNK);
+      progress(offset + chunk.length);
       artifact.write(chunk);
       if (options.artifactOnly) continue;
       if (headerDone) {
@@ -494,6 +523,7 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
   for (let g = 0; ahead.length > 0 && (!fatal || options.frameDetail); g++) {
     if (g > 0 && options.between) await options.between();
     const { group: current, pending } = ahead.shift()!;
+    progress(current[current.length - 1]!.end);
     const result = await pending;
     prefetch();
     if (result.ok === 'streamed') {

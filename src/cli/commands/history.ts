@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
+import { progressOption } from '../progress.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { foldOf, MESSAGE_GROUPS } from '../../views/index-folds.js';
@@ -78,7 +79,7 @@ async function streamedPage(
   maxMessages: number,
 ): Promise<{ ok: true; header: SessionHeader; page: HistoryPage } | { ok: false; code: number }> {
   const resolved = await resolveCli(target, opts);
-  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [MESSAGE_GROUPS]));
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [MESSAGE_GROUPS]));
   try {
     const r = indexed.inspection;
     if (r.error || !r.meta) {

@@ -1,3 +1,4 @@
+import { progressOption } from '../progress.js';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
@@ -66,6 +67,7 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
       const summarizer = new Summarizer();
       const r = await inspectTarget(resolved, {
         decoder: decoderFor(opts),
+        ...progressOption(io, opts),
         collect: Boolean(opts.json),
         collectStored: opts.view === 'stored',
         keepReplacements: true,

@@ -1,3 +1,4 @@
+import { progressOption } from '../progress.js';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
@@ -111,7 +112,7 @@ export async function openDispatchIndex(
   // One validating pass (or the saved session index) keeps the dispatch index and a log index, not
   // the events; then only the events a view shows are re-read (the log can be far larger than memory).
   const held: { events: SessionEvent[] } = { events: [] };
-  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [DISPATCHES]));
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [DISPATCHES]));
   const r: SessionInspection = indexed.inspection;
   const reread = indexed.events;
   try {

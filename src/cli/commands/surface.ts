@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
+import { progressOption } from '../progress.js';
 import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed } from '../../log/session.js';
@@ -53,7 +54,7 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
       // One validating pass (or the saved session index) gives the surface events and replacements;
       // the fold is replayed to <seq> and only the events on the surface then are re-read.
       const resolved = await resolveCli(target, opts);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [SURFACE_EVENTS]));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [SURFACE_EVENTS]));
       let view;
       try {
         const r = indexed.inspection;

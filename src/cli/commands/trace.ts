@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
+import { progressOption } from '../progress.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
@@ -36,7 +37,7 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
       const resolved = await resolveCli(target, opts);
       // One validating pass (or the saved session index) gives the fold, an index of the log and
       // who cites <seq>; then only the events of the provenance tree are re-read.
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts, [CITATIONS]));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [CITATIONS]));
       let x: TraceExplanation;
       try {
         const r = indexed.inspection;
