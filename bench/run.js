@@ -331,6 +331,8 @@ async function cacheRows(log, argsOf, marks) {
     row('warm', warm, { coldOverWarm: cold.ms / warm.ms });
     // The grown log at the path whose index was written: the original bytes first (indexed, untimed), then 1% appended.
     const grownArgs = args.map((a) => (a === log.file ? grown : a));
+    // A fresh cache, so an entry an earlier row's extension wrote for the grown bytes cannot answer it.
+    rmSync(cacheDir, { recursive: true, force: true });
     copyFileSync(log.file, grown);
     await runMeasured([process.execPath, dshBin, ...grownArgs], withCache({}));
     writeFileSync(grown, grownBytes);

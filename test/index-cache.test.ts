@@ -66,6 +66,11 @@ function commandLines(file: string, total: number, dispatches: readonly Dispatch
     ['trace', file, String(total + 7)],
     ['history', file],
     ['history', file, '--max-messages', '1', '--before-seq', String(mid), '--json'],
+    ['events', file, '--from', String(mid), '--to', String(mid + 5)],
+    ['events', file, '--from', '0', '--to', '3', '--json'],
+    ['events', file, '--from', String(Math.max(0, last - 2)), '--to', String(total + 3), '--json'],
+    ['events', file, '--from', String(mid), '--to', String(mid + 40), '--turn', '2', '--label', 'current', 'log-only'],
+    ['events', file, '--from', String(total + 5)],
   ];
 }
 
@@ -161,6 +166,7 @@ describe.skipIf(!HAVE_CORPUS)('index cache: a corpus artifact that grew after it
     ['surface', file, '--json'],
     ['history', file, '--max-messages', '2', '--json'],
     ['request', file, '--list', '--json'],
+    ['events', file, '--from', String(Math.floor(total / 3)), '--to', String(total), '--json'],
   ];
 
   it('prefixes cut at a frame/line boundary and inside a frame/line, then the whole artifact: the cold answer, extended when the prefix was resumable', async () => {

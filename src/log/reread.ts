@@ -120,8 +120,11 @@ export class Rereader {
     this.segmentStarts = index.segments.map((x) => x.logicalStart);
   }
 
-  /** The stored events with seqs in any of `ranges`, by seq. */
-  async events(ranges: readonly SeqRange[]): Promise<Map<number, SessionEvent>> {
+  /**
+   * The stored events with seqs in any of `ranges`, by seq; with `texts`, also the JSON line of
+   * each event stored as one plain line (as the scanner's `LineInfo.text`).
+   */
+  async events(ranges: readonly SeqRange[], texts?: Map<number, string>): Promise<Map<number, SessionEvent>> {
     const out = new Map<number, SessionEvent>();
     const max = this.index.storedEventCount - 1;
     const sorted = ranges
@@ -134,7 +137,7 @@ export class Rereader {
       if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
       else merged.push([r[0], r[1]]);
     }
-    for (let i = 0; i < merged.length; ) i = await this.sweep(merged, i, out);
+    for (let i = 0; i < merged.length; ) i = await this.sweep(merged, i, out, texts);
     return out;
   }
 
@@ -142,7 +145,7 @@ export class Rereader {
    * Read `ranges[i]` and the ranges after it that lie before the next checkpoint the scan would
    * otherwise jump to (one scan, not one per range); returns the index of the first range left.
    */
-  private async sweep(ranges: readonly [number, number][], i: number, out: Map<number, SessionEvent>): Promise<number> {
+  private async sweep(ranges: readonly [number, number][], i: number, out: Map<number, SessionEvent>, texts?: Map<number, string>): Promise<number> {
     const seqs = this.index.checkpointSeqs;
     const cp = floorIndex(seqs, (ranges[i] as [number, number])[0]);
     if (cp < 0) throw changed();
@@ -150,10 +153,19 @@ export class Rereader {
     let at = i;
     await this.scanLines(this.index.checkpointOffsets[cp] as number, (line) => {
       let events: SessionEvent[];
+      let text: string | undefined;
       try {
-        events = decodeStorageRecord(JSON.parse(line.toString('utf8')));
+        text = line.toString('utf8');
+        const parsed: unknown = JSON.parse(text);
+        events = decodeStorageRecord(parsed);
+        if (!(events.length === 1 && events[0] === parsed)) text = undefined;
       } catch {
         throw changed();
+      }
+      if (texts && text !== undefined && events[0]) {
+        const r = ranges[at] as [number, number];
+        const q = events[0].seq;
+        if (q >= r[0] && q <= r[1]) texts.set(q, text);
       }
       for (const e of events) {
         if (!e || e.seq !== expected) throw changed();

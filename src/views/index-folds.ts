@@ -131,5 +131,23 @@ export const SURFACE_EVENTS: PersistentFold<number[]> = {
   resume: (bytes) => surfaceEventsBuilder(new VarReader(bytes).ascending()),
 };
 
+/** Seqs of the `turn/start` events, ascending: `events --from` finds the turn its first event belongs to. */
+export const TURN_STARTS: PersistentFold<number[]> = {
+  tag: 104,
+  create: () => turnStartsBuilder([]),
+  decode: (bytes) => new VarReader(bytes).ascending(),
+  resume: (bytes) => turnStartsBuilder(new VarReader(bytes).ascending()),
+};
+
+function turnStartsBuilder(seqs: number[]): FoldBuilder<number[]> {
+  return {
+    observe: (e) => {
+      if (e.type === 'turn/start') seqs.push(e.seq);
+    },
+    result: () => seqs,
+    encode: () => new VarWriter().ascending(seqs).done(),
+  };
+}
+
 /** Every fold the index keeps, in tag order. */
-export const SESSION_FOLDS: readonly PersistentFold[] = [CITATIONS, MESSAGE_GROUPS, DISPATCHES, SURFACE_EVENTS];
+export const SESSION_FOLDS: readonly PersistentFold[] = [CITATIONS, MESSAGE_GROUPS, DISPATCHES, SURFACE_EVENTS, TURN_STARTS];

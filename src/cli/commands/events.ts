@@ -2,11 +2,15 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
 import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
-import { action, addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../log/errors.js';
-import { inspectTarget } from '../../log/session.js';
+import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
+import type { ResolvedTarget } from '../../log/target.js';
+import { floorIndexBy } from '../../log/reread.js';
+import { foldOf, TURN_STARTS } from '../../views/index-folds.js';
+import { progressOption } from '../progress.js';
 import { toJson } from '../../core/json.js';
 import { failureJson } from '../render/surface.js';
 
@@ -171,6 +175,10 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           between: () => out.maybeFlush(),
         });
         if (!r.error && print) for (const c of r.closers) print(c, undefined, true);
+      } else if (from !== undefined || to !== undefined) {
+        r = await seqWindow(io, opts, resolved, from ?? 0, to, printer, out, (turnStart) => {
+          currentTurn = turnStart?.data?.turn;
+        });
       } else {
         r = await forEachLogicalEvent(resolved, { decoder: decoderFor(opts) }, (valid) => printer(new Labels(valid.surface!.nodes, valid.surface!.replacements), valid.meta?.id), out);
       }
@@ -184,4 +192,55 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       return EXIT.ok;
     }),
   );
+}
+
+/** Events re-read per batch of a seq window (bounded memory whatever the window). */
+const WINDOW_BATCH = 4096;
+
+type Printer = (e: SessionEvent, text: string | undefined, synthetic: boolean) => void;
+
+/**
+ * `--from/--to` through the session index: one validating pass the first time (it writes the
+ * index), then only the frames that hold the window are decoded. The printer sees the window's
+ * events, after the turn/start the first of them belongs to (for its turn column and `--turn`).
+ */
+async function seqWindow(
+  io: Io,
+  opts: EventsOptions,
+  resolved: ResolvedTarget,
+  from: number,
+  to: number | undefined,
+  printer: (labels: Labels, sessionId: unknown) => Printer,
+  out: Output,
+  enterTurn: (turnStart: SessionEvent | undefined) => void,
+): Promise<SessionInspection> {
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [TURN_STARTS]));
+  try {
+    const r = indexed.inspection;
+    if (r.error) return r;
+    const rereader = indexed.rereader;
+    if (!rereader) {
+      // Migrated legacy events (an old, small log): the plain pass.
+      indexed.close();
+      return await forEachLogicalEvent(resolved, { decoder: decoderFor(opts) }, (valid) => printer(new Labels(valid.surface!.nodes, valid.surface!.replacements), valid.meta?.id), out);
+    }
+    const print = printer(new Labels(r.surface!.nodes, r.surface!.replacements), r.meta?.id);
+    const stored = r.storedEventCount;
+    const last = Math.min(to ?? Infinity, stored + r.closers.length - 1);
+    const starts = foldOf(indexed.folds, TURN_STARTS);
+    const at = floorIndexBy(starts.length, (i) => starts[i] as number, Math.min(from, stored) - 1);
+    const before = at >= 0 ? (starts[at] as number) : undefined;
+    enterTurn(before !== undefined ? (await rereader.events([[before, before]])).get(before) : undefined);
+    for (let a = from; a <= Math.min(last, stored - 1); a += WINDOW_BATCH) {
+      const b = Math.min(a + WINDOW_BATCH - 1, last, stored - 1);
+      const texts = new Map<number, string>();
+      const got = await rereader.events([[a, b]], texts);
+      for (let q = a; q <= b; q++) print(got.get(q) as SessionEvent, texts.get(q), false);
+      await out.maybeFlush();
+    }
+    for (const c of r.closers) if (c.seq >= from && c.seq <= last) print(c, undefined, true);
+    return r;
+  } finally {
+    indexed.close();
+  }
 }
