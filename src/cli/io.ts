@@ -63,6 +63,13 @@ export class LineWriter {
     this.size += text.length + 1;
     if (this.size >= this.limit) await this.flush();
   }
+  /** Text without a newline added. */
+  async text(text: string): Promise<void> {
+    if (text.length === 0) return;
+    this.buf.push(text);
+    this.size += text.length;
+    if (this.size >= this.limit) await this.flush();
+  }
   async flush(): Promise<void> {
     if (this.buf.length === 0) return;
     const text = this.buf.join('');

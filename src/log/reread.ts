@@ -190,6 +190,78 @@ export class Rereader {
     return at;
   }
 
+  /**
+   * Every stored event in log order, in batches (one per decoded segment, or
+   * per raw chunk), never the whole log: a view that prints each event with
+   * the final fold at hand re-reads the log through this after the
+   * validating pass (or the saved index). Seqs are checked as `events` does.
+   */
+  async *batches(): AsyncGenerator<SessionEvent[]> {
+    const seqs = this.index.checkpointSeqs;
+    if (seqs.length === 0 || this.index.storedEventCount === 0) return;
+    let expected = seqs[0] as number;
+    if (expected !== 0) throw changed();
+    const total = this.index.storedEventCount;
+    let lines: Buffer[] = [];
+    const take = (): SessionEvent[] => {
+      const out: SessionEvent[] = [];
+      for (const line of lines) {
+        // Past the stored events: the torn tail the validating pass did not commit.
+        if (expected >= total) break;
+        let events: SessionEvent[];
+        try {
+          events = decodeStorageRecord(JSON.parse(line.toString('utf8')));
+        } catch {
+          throw changed();
+        }
+        for (const e of events) {
+          if (!e || e.seq !== expected) throw changed();
+          expected += 1;
+          out.push(e);
+        }
+      }
+      lines = [];
+      return out;
+    };
+    const collect = (line: Buffer) => {
+      lines.push(line);
+      return true;
+    };
+    const offset = this.index.checkpointOffsets[0] as number;
+    if (this.index.encoding === 'none') {
+      const splitter = new LineSplitter(collect);
+      for (let at = offset; at < this.source.size; at += RAW_CHUNK) {
+        splitter.push(this.source.read(at, Math.min(this.source.size, at + RAW_CHUNK)));
+        const batch = take();
+        if (batch.length > 0) yield batch;
+        if (expected >= total) break;
+      }
+    } else {
+      const segments = this.index.segments;
+      let s = floorIndex(this.segmentStarts, offset);
+      if (s < 0) throw changed();
+      for (; s < segments.length && expected < total; s++) {
+        const seg = segments[s] as PlaintextSegment;
+        const splitter = new LineSplitter(collect);
+        let skip = Math.max(0, offset - seg.logicalStart);
+        const feed = (chunk: Buffer) => {
+          if (skip >= chunk.length) {
+            skip -= chunk.length;
+            return;
+          }
+          splitter.push(skip > 0 ? chunk.subarray(skip) : chunk);
+          skip = 0;
+        };
+        // A streamed (big) frame's events come as one batch: its lines are parsed as they decode.
+        if (seg.kind === 'stream') await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), feed);
+        else feed(await this.decoded(seg));
+        const batch = take();
+        if (batch.length > 0) yield batch;
+      }
+    }
+    if (expected !== total) throw changed();
+  }
+
   /** Visit complete lines from a logical offset on, until `visit` returns false or the text ends. */
   private async scanLines(offset: number, visit: (line: Buffer) => boolean): Promise<void> {
     if (this.index.encoding === 'none') {

@@ -92,6 +92,12 @@ export interface IndexedInspection {
    */
   events?: (ranges: readonly SeqRange[], into?: SessionEvent[]) => Promise<SessionEvent[]>;
   rereader?: Rereader;
+  /**
+   * Every logical event in order (closers last), in batches, re-read from the
+   * log rather than held: a view that needs the final fold while it prints
+   * walks this after the pass. Undefined only when the log is refused.
+   */
+  stream?: () => AsyncGenerator<SessionEvent[]>;
   /** The results of the `folds` asked for, by tag (on an accepted log). */
   folds: FoldResults;
   /** True when the answer came from a saved session index (no validating pass). */
@@ -185,6 +191,14 @@ function sparseFill(total: number, closers: readonly SessionEvent[]) {
     for (const [seq, e] of found) sparse[seq] = e;
     for (const c of closers) if (ranges.some(([a, b]) => c.seq >= a && c.seq <= b)) sparse[c.seq] = c;
     return sparse;
+  };
+}
+
+/** The logical events of an indexed log in order: the stored ones re-read in batches, then the closers. */
+function streamOf(rereader: Rereader, closers: readonly SessionEvent[]): () => AsyncGenerator<SessionEvent[]> {
+  return async function* () {
+    yield* rereader.batches();
+    if (closers.length > 0) yield [...closers];
   };
 }
 
@@ -289,7 +303,10 @@ async function indexedPass(
         ranges,
         into,
       );
-    return { inspection, events, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
+    async function* stream(): AsyncGenerator<SessionEvent[]> {
+      yield held;
+    }
+    return { inspection, events, stream, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
   }
   const eventLine = builder.lastEventLine;
   const logIndex = builder.finish();
@@ -315,7 +332,7 @@ async function indexedPass(
   }
   const rereader = new Rereader(source, logIndex, options.decoder);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
-  return { inspection, events, rereader, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, ...(prior ? { extended: true } : {}), close };
+  return { inspection, events, stream: streamOf(rereader, closers), rereader, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, ...(prior ? { extended: true } : {}), close };
 }
 
 /**
@@ -365,7 +382,7 @@ async function warmInspection(
   };
   const fill = sparseFill(count + closers.length, closers);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
-  return { inspection, events, rereader, folds, warm: true, close: closeOnce(source) };
+  return { inspection, events, stream: streamOf(rereader, closers), rereader, folds, warm: true, close: closeOnce(source) };
 }
 
 /** The `--json` document: DSH's own shapes so it compares with expected.json. */

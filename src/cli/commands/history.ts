@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
-import { escapeControl, writeOut } from '../io.js';
+import { escapeControl, LineWriter } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { foldOf, MESSAGE_GROUPS } from '../../views/index-folds.js';
-import { allPages, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../views/history.js';
-import { inspectTargetIndexed } from '../../log/session.js';
-import type { SessionEvent, SessionHeader } from '../../log/types.js';
+import { DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../views/history.js';
+import { inspectTargetIndexed, type IndexedInspection } from '../../log/session.js';
+import type { SessionEvent } from '../../log/types.js';
 import { renderHistoryPage } from '../render/history.js';
-import { loadTarget, reportLoadFailure } from './replay.js';
+import { reportLoadFailure } from './replay.js';
 import { toJson } from '../../core/json.js';
 
 interface HistoryOptions extends CommonOptions {
@@ -39,64 +39,59 @@ export function registerHistory(program: Command, io: Io, setExit: (code: number
         eventsPerMessage: intOption('--warn-events-per-message', opts.warnEventsPerMessage, 1) ?? DEFAULT_SIZE_LIMITS.eventsPerMessage,
         bytes: intOption('--warn-bytes', opts.warnBytes, 1) ?? DEFAULT_SIZE_LIMITS.bytes,
       };
-      let header: SessionHeader;
-      let pages: HistoryPage[];
-      if (opts.allPages) {
-        // Every page together is the whole log: hold it.
-        const loaded = await loadTarget(io, target, opts);
-        if (!loaded.ok) return loaded.code;
-        header = loaded.header;
-        pages = allPages(loaded.events, beforeSeq, maxMessages);
-      } else {
-        // One page: a streaming pass finds its cut, then only the page is re-read.
-        const one = await streamedPage(io, target, opts, beforeSeq, maxMessages);
-        if (!one.ok) return one.code;
-        header = one.header;
-        pages = [one.page];
-      }
-      const servable = hostServableWarning(header);
-      if (servable) io.stderr.write(`dsh: note: ${escapeControl(servable)}\n`);
-      const warnings = pages.flatMap((page) => pageSizeWarnings(page, limits));
-      for (const w of warnings.slice(0, 3)) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-      if (warnings.length > 3) io.stderr.write(`dsh: warning: … ${warnings.length - 3} more page-size warning(s) (see --json pages[].bytes / events)\n`);
-      if (opts.json) {
-        await writeOut(io.stdout, toJson({ sessionId: header.id, pages }) + '\n');
+      // A streaming pass (or the saved index) gives every page's cut; each page is re-read in turn and
+      // printed, so `--all-pages` holds one page at a time, never the log.
+      const resolved = await resolveCli(target, opts);
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [MESSAGE_GROUPS]));
+      try {
+        const r = indexed.inspection;
+        if (r.error || !r.meta) return await reportLoadFailure(io, opts, r.error);
+        for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+        const header = r.meta;
+        const servable = hostServableWarning(header);
+        if (servable) io.stderr.write(`dsh: note: ${escapeControl(servable)}\n`);
+        const out = new LineWriter(io.stdout);
+        let warned = 0;
+        let i = 0;
+        if (opts.json) await out.text(toJson({ sessionId: header.id, pages: [] }).slice(0, -2));
+        for await (const p of pagesOf(indexed, beforeSeq, maxMessages, Boolean(opts.allPages))) {
+          for (const w of pageSizeWarnings(p, limits)) if (warned++ < 3) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+          if (opts.json) await out.text(`${i > 0 ? ',' : ''}${toJson(p)}`);
+          else await out.text(`${i > 0 ? '\n' : ''}${renderHistoryPage(p, env.c, opts.allPages ? i : null)}`);
+          i++;
+        }
+        if (warned > 3) io.stderr.write(`dsh: warning: … ${warned - 3} more page-size warning(s) (see --json pages[].bytes / events)\n`);
+        await out.text(opts.json ? ']}\n' : env.c.dim('* = counted append-origin message\n'));
+        await out.flush();
         return EXIT.ok;
+      } finally {
+        indexed.close();
       }
-      const text = pages.map((p, i) => renderHistoryPage(p, env.c, opts.allPages ? i : null)).join('\n');
-      await writeOut(io.stdout, text + env.c.dim('* = counted append-origin message\n'));
-      return EXIT.ok;
     }),
   );
 }
 
-/** The one history page a command line asks for, read in one streaming pass plus a re-read of the page. */
-async function streamedPage(
-  io: Io,
-  target: string,
-  opts: HistoryOptions,
-  beforeSeq: number | undefined,
-  maxMessages: number,
-): Promise<{ ok: true; header: SessionHeader; page: HistoryPage } | { ok: false; code: number }> {
-  const resolved = await resolveCli(target, opts);
-  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [MESSAGE_GROUPS]));
-  try {
-    const r = indexed.inspection;
-    if (r.error || !r.meta) {
-      return { ok: false, code: await reportLoadFailure(io, opts, r.error) };
-    }
-    for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-    const groups = foldOf(indexed.folds, MESSAGE_GROUPS).clone();
-    for (const c of r.closers) groups.observe(c);
-    const total = r.storedEventCount + r.closers.length;
-    const end = beforeSeq === undefined ? total : Math.min(beforeSeq, total);
-    const cut = groups.cut(beforeSeq, maxMessages);
+/**
+ * The pages a command line asks for (the tail page or the one before `--before-seq`; with `all`,
+ * every page walking back as the browser's `loadOlder` does, like `allPages`), each re-read on demand:
+ * the message groups find each cut without the log, then only the page's events are read.
+ */
+async function* pagesOf(indexed: IndexedInspection, beforeSeq: number | undefined, maxMessages: number, all: boolean): AsyncGenerator<HistoryPage> {
+  const r = indexed.inspection;
+  const groups = foldOf(indexed.folds, MESSAGE_GROUPS).clone();
+  for (const c of r.closers) groups.observe(c);
+  const total = r.storedEventCount + r.closers.length;
+  let before = beforeSeq;
+  for (;;) {
+    const end = before === undefined ? total : Math.min(before, total);
+    const cut = groups.cut(before, maxMessages);
     const sparse = await indexed.events!([[cut, end - 1]]);
     const events: SessionEvent[] = [];
     for (let s = cut; s < end; s++) events.push(sparse[s] as SessionEvent);
     // The page's events alone hold every message paginate counts, so it finds the same cut on them.
-    return { ok: true, header: r.meta, page: paginate(events, beforeSeq, maxMessages) };
-  } finally {
-    indexed.close();
+    const page = paginate(events, before, maxMessages);
+    yield page;
+    if (!all || !page.hasMore || page.firstSeq === null) return;
+    before = page.firstSeq;
   }
 }

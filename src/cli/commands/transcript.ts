@@ -1,10 +1,11 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
-import { writeOut } from '../io.js';
-import { action, addCommon, envFor, EXIT, type CommonOptions } from '../shared.js';
-import { buildTranscript } from '../../views/transcript.js';
-import { renderTranscriptMarkdown, renderTranscriptText } from '../render/transcript.js';
-import { loadForQuery, queryError } from './surface.js';
+import { escapeControl, LineWriter, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTargetIndexed } from '../../log/session.js';
+import { streamedTranscript } from '../../views/transcript.js';
+import { BlankLineCollapser, transcriptMarkdownEntry, transcriptMarkdownHead, transcriptTextEntry, transcriptTextHead } from '../render/transcript.js';
+import { failureJson, renderFailure } from '../render/surface.js';
 import { toJson } from '../../core/json.js';
 
 interface TranscriptOptions extends CommonOptions {
@@ -22,18 +23,45 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
     action(io, setExit, async (target: string, opts: TranscriptOptions) => {
       const env = envFor(io, opts);
       const format = opts.json ? 'json' : opts.format;
-      const s = await loadForQuery(target, { ...opts, json: format === 'json' }, io);
-      if (!s) return EXIT.failed;
-      let t;
+      // One validating pass (or the saved index) gives the final fold; the entries are then printed
+      // as the log is re-read, never holding it.
+      const resolved = await resolveCli(target, opts);
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
       try {
-        t = buildTranscript(s);
-      } catch (error) {
-        throw queryError(error);
+        const r = indexed.inspection;
+        if (r.error) {
+          if (format === 'json') await writeOut(io.stdout, failureJson(r.error));
+          else io.stderr.write(renderFailure(r.error));
+          return EXIT.failed;
+        }
+        if (format !== 'json') for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+        const { head, entries } = await streamedTranscript(indexed);
+        const out = new LineWriter(io.stdout);
+        if (format === 'json') {
+          const open = toJson(head);
+          await out.text(`${open.slice(0, -1)},"entries":[`);
+          let first = true;
+          for await (const e of entries) {
+            await out.text(first ? toJson(e) : `,${toJson(e)}`);
+            first = false;
+          }
+          await out.text(']}\n');
+        } else if (format === 'markdown') {
+          const md = new BlankLineCollapser();
+          await out.text(md.push(transcriptMarkdownHead(head)));
+          for await (const e of entries) await out.text(md.push(`\n${transcriptMarkdownEntry(e)}`));
+          await out.text(`${md.end()}\n`);
+        } else {
+          const width = Math.max(40, (io.stdout.columns ?? 120) - 16);
+          await out.text(transcriptTextHead(head, env.c));
+          for await (const e of entries) await out.text(`\n${transcriptTextEntry(e, env.c, width)}`);
+          await out.text('\n');
+        }
+        await out.flush();
+        return EXIT.ok;
+      } finally {
+        indexed.close();
       }
-      if (format === 'json') await writeOut(io.stdout, toJson(t) + '\n');
-      else if (format === 'markdown') await writeOut(io.stdout, renderTranscriptMarkdown(t));
-      else await writeOut(io.stdout, renderTranscriptText(t, env.c, Math.max(40, (io.stdout.columns ?? 120) - 16)));
-      return EXIT.ok;
     }),
   );
 }

@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { Transcript, TranscriptEntry, TranscriptToolCall, TranscriptToolResult } from '../../views/transcript.js';
+import type { Transcript, TranscriptEntry, TranscriptHead, TranscriptToolCall, TranscriptToolResult } from '../../views/transcript.js';
 
 function iso(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
@@ -72,11 +72,17 @@ function textEntry(e: TranscriptEntry, c: ChalkInstance, width: number): string[
   }
 }
 
+/** The text rendering's pieces: the head line, then one piece per entry; joined with newlines, ended with one. */
+export function transcriptTextHead(t: TranscriptHead, c: ChalkInstance): string {
+  return `${c.bold('transcript')} ${c.cyan(escapeControl(t.sessionId))}  ${t.eventCount} events${t.eventCount > t.storedEventCount ? c.magenta(` (${t.eventCount - t.storedEventCount} synthetic closers)`) : ''}`;
+}
+
+export function transcriptTextEntry(e: TranscriptEntry, c: ChalkInstance, width = 100): string {
+  return textEntry(e, c, width).join('\n');
+}
+
 export function renderTranscriptText(t: Transcript, c: ChalkInstance, width = 100): string {
-  const out: string[] = [];
-  out.push(`${c.bold('transcript')} ${c.cyan(escapeControl(t.sessionId))}  ${t.eventCount} events${t.eventCount > t.storedEventCount ? c.magenta(` (${t.eventCount - t.storedEventCount} synthetic closers)`) : ''}`);
-  for (const e of t.entries) out.push(...textEntry(e, c, width));
-  return out.join('\n') + '\n';
+  return [transcriptTextHead(t, c), ...t.entries.map((e) => transcriptTextEntry(e, c, width))].join('\n') + '\n';
 }
 
 /** Markdown: text is escaped for control characters; code fences grow to outlast any backtick run. */
@@ -135,9 +141,41 @@ function mdEntry(e: TranscriptEntry): string[] {
   }
 }
 
+/** The Markdown rendering's pieces (before blank-line runs are collapsed): the head, then one per entry, joined with newlines. */
+export function transcriptMarkdownHead(t: TranscriptHead): string {
+  return [
+    `# Session ${body(t.sessionId)}`,
+    ``,
+    `Created ${iso(t.header.createdAt)}${t.header.cwd ? ` in \`${body(t.header.cwd)}\`` : ''}. ${t.eventCount} events${t.eventCount > t.storedEventCount ? ` (${t.eventCount - t.storedEventCount} synthetic closers added by crash repair)` : ''}.`,
+    ``,
+  ].join('\n');
+}
+
+export function transcriptMarkdownEntry(e: TranscriptEntry): string {
+  return mdEntry(e).join('\n');
+}
+
+/**
+ * Markdown collapses every run of three or more newlines to two; this does
+ * it piece by piece for a streamed rendering (a run may span pieces), giving
+ * the same text as collapsing the whole.
+ */
+export class BlankLineCollapser {
+  private carry = 0;
+  push(text: string): string {
+    const s = ('\n'.repeat(this.carry) + text).replace(/\n{3,}/g, '\n\n');
+    let end = s.length;
+    while (end > 0 && s.charCodeAt(end - 1) === 10) end--;
+    this.carry = s.length - end;
+    return s.slice(0, end);
+  }
+  end(): string {
+    const rest = '\n'.repeat(this.carry);
+    this.carry = 0;
+    return rest;
+  }
+}
+
 export function renderTranscriptMarkdown(t: Transcript): string {
-  const out: string[] = [`# Session ${body(t.sessionId)}`, ``];
-  out.push(`Created ${iso(t.header.createdAt)}${t.header.cwd ? ` in \`${body(t.header.cwd)}\`` : ''}. ${t.eventCount} events${t.eventCount > t.storedEventCount ? ` (${t.eventCount - t.storedEventCount} synthetic closers added by crash repair)` : ''}.`, ``);
-  for (const e of t.entries) out.push(...mdEntry(e));
-  return out.join('\n').replace(/\n{3,}/g, '\n\n') + '\n';
+  return [transcriptMarkdownHead(t), ...t.entries.map(transcriptMarkdownEntry)].join('\n').replace(/\n{3,}/g, '\n\n') + '\n';
 }
