@@ -31,6 +31,11 @@ const COMMANDS = [
   ['request', '{file}', '{lastDispatch}', '--json'],
   ['trace', '{file}', '{lastSummary}', '--json'],
   ['surface', '{file}', '--json'],
+  // Views printed with the final fold at hand while the log is re-read (peak RSS is the point).
+  ['transcript', '{file}', '--json'],
+  ['history', '{file}', '--all-pages', '--json'],
+  // Still holding the log (re-exec with a big heap): the figure to beat.
+  ['compactions', '{file}', '--json'],
 ];
 
 /** Indexed commands measured cold (no cache), building the session index, warm, and after appending 1% to the log. */

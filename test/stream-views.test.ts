@@ -20,6 +20,8 @@ import { buildTranscript } from '../src/views/transcript.js';
 import { allPages, DEFAULT_SIZE_LIMITS, pageSizeWarnings } from '../src/views/history.js';
 import { renderTranscriptMarkdown, renderTranscriptText } from '../src/cli/render/transcript.js';
 import { renderHistoryPage } from '../src/cli/render/history.js';
+import { buildReplay } from '../src/views/replay.js';
+import { renderReplay } from '../src/cli/render/replay.js';
 import { failureJson, renderFailure } from '../src/cli/render/surface.js';
 import { toJson } from '../src/core/json.js';
 
@@ -127,5 +129,32 @@ describe.skipIf(!HAVE_CORPUS)('streamed history --all-pages', () => {
       }
     }
     expect(compared).toBe(12 * corpusCases().length);
+  }, 600_000);
+});
+
+/** What the holding `replay` printed. */
+async function heldReplay(file: string, json: boolean, chunks: boolean): Promise<{ code: number; stdout: string }> {
+  const r = await inspectTarget(resolveTarget(file), { collect: true, keepReplacements: true });
+  if (r.error || !r.events || !r.meta) return { code: 1, stdout: json ? toJson({ error: { class: r.error!.class, message: r.error!.message } }) + '\n' : '' };
+  const view = buildReplay(r.meta.id, r.events, { keepChunks: chunks });
+  return { code: 0, stdout: json ? toJson({ ...view, attempts: view.attempts }) + '\n' : renderReplay(view, plain, view.attempts) };
+}
+
+describe.skipIf(!HAVE_CORPUS)('streamed replay', () => {
+  it('prints what the holding path printed on every corpus artifact (json, json --chunks, text), cold and warm', async () => {
+    const cache = path.join(scratch, 'cache-replay');
+    let compared = 0;
+    for (const c of corpusCases()) {
+      for (const [json, chunks] of [[true, false], [true, true], [false, false]] as const) {
+        const want = await heldReplay(c.artifact, json, chunks);
+        for (const env of [{ DSH_NO_CACHE: '1' }, { DSH_CACHE_DIR: cache }, { DSH_CACHE_DIR: cache }]) {
+          const got = await runInProcess(['replay', c.artifact, ...(json ? ['--json'] : []), ...(chunks ? ['--chunks'] : [])], env);
+          expect(got.code, `${c.name} ${json} ${chunks}`).toBe(want.code);
+          expect(got.stdout, `${c.name} ${json} ${chunks}`).toBe(want.stdout);
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(9 * corpusCases().length);
   }, 600_000);
 });

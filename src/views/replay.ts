@@ -352,42 +352,77 @@ function safeBlocks(asm: StreamAssembler, interrupted: boolean): { blocks: Conte
   }
 }
 
-/** Rebuild every model attempt of a logical event log. */
+/** Rebuild every model attempt of a logical event log (held). */
 export function buildReplay(sessionId: string, events: readonly SessionEvent[], options: ReplayOptions = {}): ReplayView {
-  const built: Building[] = [];
-  const ownerOfChunk = new Map<number, Building>();
-  const perStep = new Map<string, Building[]>();
-  const orphanMessages: number[] = [];
-  const messages: SessionEvent[] = [];
-  let open: Building | undefined;
-  let lastNonChunk: SessionEvent | undefined;
-  const stepKey = (t: number, s: number) => `${t}/${s}`;
+  const b = new ReplayBuilder(options, (seq) => events[seq - 1]);
+  for (const e of events) b.push(e);
+  return b.view(sessionId);
+}
 
-  const start = (turn: number, step: number, anchor: SessionEvent | undefined): Building => {
-    const list = perStep.get(stepKey(turn, step)) ?? [];
-    const b: Building = { attempt: newAttempt(built.length, turn, step, list.length, anchor), asm: new StreamAssembler() };
+/**
+ * Rebuild every model attempt of a logical log streamed in order, holding
+ * the attempts (the view) and the assistant/messages, never the chunks.
+ */
+export async function streamedReplay(sessionId: string, batches: AsyncIterable<readonly SessionEvent[]>, options: ReplayOptions = {}): Promise<ReplayView> {
+  // The event before each assistant/message (a logical log is contiguous: the one before it in order).
+  const before = new Map<number, SessionEvent | undefined>();
+  let last: SessionEvent | undefined;
+  const b = new ReplayBuilder(options, (seq) => before.get(seq));
+  for await (const batch of batches) {
+    for (const e of batch) {
+      // Only a message citing no chunks (or not saying) anchors on the event before it.
+      if (e.type === 'assistant/message' && (!Array.isArray(e.sourceEventSeqs) || e.sourceEventSeqs.length === 0)) {
+        before.set(e.seq, last && last.seq === e.seq - 1 ? last : undefined);
+      }
+      b.push(e);
+      last = e;
+    }
+  }
+  return b.view(sessionId);
+}
+
+/** The replay fold: `push` every logical event in order, then `view`. */
+class ReplayBuilder {
+  private readonly built: Building[] = [];
+  private readonly ownerOfChunk = new Map<number, Building>();
+  private readonly perStep = new Map<string, Building[]>();
+  private readonly messages: SessionEvent[] = [];
+  private open: Building | undefined;
+  private lastNonChunk: SessionEvent | undefined;
+
+  constructor(
+    private readonly options: ReplayOptions,
+    /** The event at `seq - 1` (the anchor of a chunk-less attempt), for an assistant/message's seq. */
+    private readonly eventBefore: (seq: number) => SessionEvent | undefined,
+  ) {}
+
+  private start(turn: number, step: number, anchor: SessionEvent | undefined): Building {
+    const list = this.perStep.get(stepKey(turn, step)) ?? [];
+    const b: Building = { attempt: newAttempt(this.built.length, turn, step, list.length, anchor), asm: new StreamAssembler() };
     list.push(b);
-    perStep.set(stepKey(turn, step), list);
-    built.push(b);
+    this.perStep.set(stepKey(turn, step), list);
+    this.built.push(b);
     return b;
-  };
+  }
 
-  for (const e of events) {
+  push(e: SessionEvent): void {
+    const { perStep, ownerOfChunk, options } = this;
     if (e.type !== 'assistant/chunk') {
-      if (e.type === 'assistant/message') messages.push(e);
+      if (e.type === 'assistant/message') this.messages.push(e);
       if (e.type === 'llm/retry') {
         const list = perStep.get(stepKey(e.data?.turn, e.data?.step));
         const last = list?.[list.length - 1];
         if (last) last.attempt.retryEventSeqs.push(e.seq);
       }
-      lastNonChunk = e;
-      continue;
+      this.lastNonChunk = e;
+      return;
     }
     const d = e.data ?? {};
     const turn = d.turn as number;
     const step = d.step as number;
-    if (open && (open.attempt.turn !== turn || open.attempt.step !== step)) open = undefined;
-    if (!open) open = start(turn, step, lastNonChunk);
+    if (this.open && (this.open.attempt.turn !== turn || this.open.attempt.step !== step)) this.open = undefined;
+    if (!this.open) this.open = this.start(turn, step, this.lastNonChunk);
+    const open = this.open;
     const a = open.attempt;
     a.chunkSeqs.push(e.seq);
     ownerOfChunk.set(e.seq, open);
@@ -403,116 +438,122 @@ export function buildReplay(sessionId: string, events: readonly SessionEvent[], 
     }
     if (options.keepChunks) (a.chunks ??= []).push({ seq: e.seq, time: e.time, chunk: d.chunk });
     open.asm.push(d.chunk, e.seq);
-    if (d.chunk && d.chunk.type === 'finish') open = undefined;
+    if (d.chunk && d.chunk.type === 'finish') this.open = undefined;
   }
 
-  // Link each assistant/message to the attempt it cites.
-  const emptyAttempts: { msg: SessionEvent; b: Building }[] = [];
-  for (const msg of messages) {
-    const sources = msg.sourceEventSeqs;
-    let b: Building | undefined;
-    let citation: ReplayAttempt['citation'] = 'sources';
-    if (Array.isArray(sources) && sources.length === 0) {
-      // A successful call that streamed nothing: an attempt with no chunks.
-      const prev = events[msg.seq - 1];
-      b = { attempt: newAttempt(-1, msg.data?.turn, msg.data?.step, 0, prev), asm: new StreamAssembler() };
-      citation = 'empty';
-      emptyAttempts.push({ msg, b });
-    } else if (Array.isArray(sources)) {
-      b = ownerOfChunk.get(sources[0] as number);
-      if (!b) {
-        orphanMessages.push(msg.seq);
-        continue;
-      }
-    } else {
-      const list = perStep.get(stepKey(msg.data?.turn, msg.data?.step)) ?? [];
-      b = [...list].reverse().find((x) => x.attempt.messageSeq === null && x.attempt.firstChunkSeq !== null && (x.attempt.firstChunkSeq as number) < msg.seq);
-      citation = 'inferred';
-      if (!b) {
-        // Sources not recorded and no chunk in the step: a chunk-less attempt we cannot verify.
-        b = { attempt: newAttempt(-1, msg.data?.turn, msg.data?.step, 0, events[msg.seq - 1]), asm: new StreamAssembler() };
-        citation = 'absent';
+  view(sessionId: string): ReplayView {
+    const { built, ownerOfChunk, perStep, messages } = this;
+    const orphanMessages: number[] = [];
+    // Link each assistant/message to the attempt it cites.
+    const emptyAttempts: { msg: SessionEvent; b: Building }[] = [];
+    for (const msg of messages) {
+      const sources = msg.sourceEventSeqs;
+      let b: Building | undefined;
+      let citation: ReplayAttempt['citation'] = 'sources';
+      if (Array.isArray(sources) && sources.length === 0) {
+        // A successful call that streamed nothing: an attempt with no chunks.
+        const prev = this.eventBefore(msg.seq);
+        b = { attempt: newAttempt(-1, msg.data?.turn, msg.data?.step, 0, prev), asm: new StreamAssembler() };
+        citation = 'empty';
         emptyAttempts.push({ msg, b });
+      } else if (Array.isArray(sources)) {
+        b = ownerOfChunk.get(sources[0] as number);
+        if (!b) {
+          orphanMessages.push(msg.seq);
+          continue;
+        }
+      } else {
+        const list = perStep.get(stepKey(msg.data?.turn, msg.data?.step)) ?? [];
+        b = [...list].reverse().find((x) => x.attempt.messageSeq === null && x.attempt.firstChunkSeq !== null && (x.attempt.firstChunkSeq as number) < msg.seq);
+        citation = 'inferred';
+        if (!b) {
+          // Sources not recorded and no chunk in the step: a chunk-less attempt we cannot verify.
+          b = { attempt: newAttempt(-1, msg.data?.turn, msg.data?.step, 0, this.eventBefore(msg.seq)), asm: new StreamAssembler() };
+          citation = 'absent';
+          emptyAttempts.push({ msg, b });
+        }
+      }
+      const a = b.attempt;
+      a.messageSeq = msg.seq;
+      a.citation = citation;
+      if (citation === 'sources') {
+        const own = new Set(a.chunkSeqs);
+        const cited = new Set(sources as number[]);
+        const notChunks = (sources as number[]).filter((s) => !own.has(s));
+        const uncited = a.chunkSeqs.filter((s) => !cited.has(s));
+        if (notChunks.length || uncited.length) a.citationMismatch = { notChunks, uncited };
       }
     }
-    const a = b.attempt;
-    a.messageSeq = msg.seq;
-    a.citation = citation;
-    if (citation === 'sources') {
-      const own = new Set(a.chunkSeqs);
-      const cited = new Set(sources as number[]);
-      const notChunks = (sources as number[]).filter((s) => !own.has(s));
-      const uncited = a.chunkSeqs.filter((s) => !cited.has(s));
-      if (notChunks.length || uncited.length) a.citationMismatch = { notChunks, uncited };
+    // Insert chunk-less attempts into their step, in log order.
+    for (const { msg, b } of emptyAttempts) {
+      const key = stepKey(b.attempt.turn, b.attempt.step);
+      const list = perStep.get(key) ?? [];
+      let pos = list.findIndex((x) => (x.attempt.firstChunkSeq ?? Infinity) > msg.seq);
+      if (pos === -1) pos = list.length;
+      list.splice(pos, 0, b);
+      perStep.set(key, list);
+      let at = built.findIndex((x) => (x.attempt.firstChunkSeq ?? x.attempt.messageSeq ?? Infinity) > msg.seq);
+      if (at === -1) at = built.length;
+      built.splice(at, 0, b);
     }
-  }
-  // Insert chunk-less attempts into their step, in log order.
-  for (const { msg, b } of emptyAttempts) {
-    const key = stepKey(b.attempt.turn, b.attempt.step);
-    const list = perStep.get(key) ?? [];
-    let pos = list.findIndex((x) => (x.attempt.firstChunkSeq ?? Infinity) > msg.seq);
-    if (pos === -1) pos = list.length;
-    list.splice(pos, 0, b);
-    perStep.set(key, list);
-    let at = built.findIndex((x) => (x.attempt.firstChunkSeq ?? x.attempt.messageSeq ?? Infinity) > msg.seq);
-    if (at === -1) at = built.length;
-    built.splice(at, 0, b);
-  }
-  built.forEach((b, i) => (b.attempt.index = i));
-  for (const list of perStep.values()) {
-    list.forEach((b, i) => {
-      b.attempt.attemptInStep = i;
-      b.attempt.attemptsInStep = list.length;
-      b.attempt.key = `${b.attempt.turn}/${b.attempt.step}#${i}`;
-      b.attempt.retried = i < list.length - 1;
-    });
-  }
+    built.forEach((b, i) => (b.attempt.index = i));
+    for (const list of perStep.values()) {
+      list.forEach((b, i) => {
+        b.attempt.attemptInStep = i;
+        b.attempt.attemptsInStep = list.length;
+        b.attempt.key = `${b.attempt.turn}/${b.attempt.step}#${i}`;
+        b.attempt.retried = i < list.length - 1;
+      });
+    }
 
-  const byMessage = new Map<number, SessionEvent>(messages.map((m) => [m.seq, m]));
-  const summary: ReplaySummary = { attempts: built.length, success: 0, interrupted: 0, failed: 0, uncommitted: 0, unfinished: 0, matched: 0, mismatched: 0, unverified: 0, orphanMessages };
-  for (const { attempt: a, asm } of built) {
-    const msg = a.messageSeq !== null ? byMessage.get(a.messageSeq) : undefined;
-    const interrupted = msg?.data?.interrupted === true;
-    a.finish = asm.sawFinish ? asm.finishReason : null;
-    a.finishKind = asm.sawFinish ? finishKind(asm.finishReason) : null;
-    a.error = a.finishKind === 'error' || a.finishKind === 'aborted' ? finishFailure(a.finish) : null;
-    const { blocks, error } = safeBlocks(asm, interrupted);
-    a.blocks = blocks;
-    a.assemblyError = error;
-    a.usage = asm.usage ?? null;
-    try {
-      a.replayState = interrupted ? null : (asm.replayState ?? null);
-    } catch {
-      a.replayState = null;
+    const byMessage = new Map<number, SessionEvent>(messages.map((m) => [m.seq, m]));
+    const summary: ReplaySummary = { attempts: built.length, success: 0, interrupted: 0, failed: 0, uncommitted: 0, unfinished: 0, matched: 0, mismatched: 0, unverified: 0, orphanMessages };
+    for (const { attempt: a, asm } of built) {
+      const msg = a.messageSeq !== null ? byMessage.get(a.messageSeq) : undefined;
+      const interrupted = msg?.data?.interrupted === true;
+      a.finish = asm.sawFinish ? asm.finishReason : null;
+      a.finishKind = asm.sawFinish ? finishKind(asm.finishReason) : null;
+      a.error = a.finishKind === 'error' || a.finishKind === 'aborted' ? finishFailure(a.finish) : null;
+      const { blocks, error } = safeBlocks(asm, interrupted);
+      a.blocks = blocks;
+      a.assemblyError = error;
+      a.usage = asm.usage ?? null;
+      try {
+        a.replayState = interrupted ? null : (asm.replayState ?? null);
+      } catch {
+        a.replayState = null;
+      }
+      a.unknownChunkSeqs = asm.unknownChunks;
+      if (a.anchorTime !== null) {
+        if (a.firstTokenTime !== null) a.ttftMs = a.firstTokenTime - a.anchorTime;
+        if (a.lastChunkTime !== null) a.durationMs = a.lastChunkTime - a.anchorTime;
+        else if (msg) a.durationMs = msg.time - a.anchorTime;
+      }
+      if (msg) {
+        a.outcome = interrupted ? 'interrupted' : 'success';
+        const content = msg.data?.message?.content;
+        a.contentMatches = a.citation === 'absent' ? null : deepEqualJson(a.blocks, content);
+        const mu = msg.data?.usage;
+        a.usageMatches = mu === undefined || a.usage === null ? null : deepEqualJson(mu, a.usage);
+        const rs = msg.data?.message?.source?.replayState;
+        a.replayStateMatches = rs === undefined && a.replayState === null ? null : deepEqualJson(rs ?? null, a.replayState);
+        if (interrupted) a.note = 'interrupted: DSH keeps only text/reasoning blocks with non-whitespace text (tool calls omitted)';
+        else if (a.finishKind === 'max-tokens') a.note = 'max-tokens: DSH drops tool-call blocks from the content';
+        else if (a.citation === 'empty') a.note = 'the provider stream yielded no chunks (sourceEventSeqs [])';
+        else if (a.citation === 'absent') a.note = 'sourceEventSeqs not recorded and no chunks logged for the step: nothing to verify';
+        if (a.contentMatches === true) summary.matched++;
+        else if (a.contentMatches === false) summary.mismatched++;
+        else summary.unverified++;
+      } else if (a.finishKind === 'error' || a.finishKind === 'aborted') a.outcome = 'failed';
+      else if (a.finishKind !== null) a.outcome = 'uncommitted';
+      else a.outcome = 'unfinished';
+      summary[a.outcome]++;
     }
-    a.unknownChunkSeqs = asm.unknownChunks;
-    if (a.anchorTime !== null) {
-      if (a.firstTokenTime !== null) a.ttftMs = a.firstTokenTime - a.anchorTime;
-      if (a.lastChunkTime !== null) a.durationMs = a.lastChunkTime - a.anchorTime;
-      else if (msg) a.durationMs = msg.time - a.anchorTime;
-    }
-    if (msg) {
-      a.outcome = interrupted ? 'interrupted' : 'success';
-      const content = msg.data?.message?.content;
-      a.contentMatches = a.citation === 'absent' ? null : deepEqualJson(a.blocks, content);
-      const mu = msg.data?.usage;
-      a.usageMatches = mu === undefined || a.usage === null ? null : deepEqualJson(mu, a.usage);
-      const rs = msg.data?.message?.source?.replayState;
-      a.replayStateMatches = rs === undefined && a.replayState === null ? null : deepEqualJson(rs ?? null, a.replayState);
-      if (interrupted) a.note = 'interrupted: DSH keeps only text/reasoning blocks with non-whitespace text (tool calls omitted)';
-      else if (a.finishKind === 'max-tokens') a.note = 'max-tokens: DSH drops tool-call blocks from the content';
-      else if (a.citation === 'empty') a.note = 'the provider stream yielded no chunks (sourceEventSeqs [])';
-      else if (a.citation === 'absent') a.note = 'sourceEventSeqs not recorded and no chunks logged for the step: nothing to verify';
-      if (a.contentMatches === true) summary.matched++;
-      else if (a.contentMatches === false) summary.mismatched++;
-      else summary.unverified++;
-    } else if (a.finishKind === 'error' || a.finishKind === 'aborted') a.outcome = 'failed';
-    else if (a.finishKind !== null) a.outcome = 'uncommitted';
-    else a.outcome = 'unfinished';
-    summary[a.outcome]++;
+    return { sessionId, attempts: built.map((b) => b.attempt), summary };
   }
-  return { sessionId, attempts: built.map((b) => b.attempt), summary };
 }
+
+const stepKey = (t: number, s: number) => `${t}/${s}`;
 
 /** Parse `--step T/S` (also `T:S`). */
 export function parseStepSpec(spec: string): { turn: number; step: number } | null {

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
-import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, type SessionInspection } from '../../log/session.js';
+import { escapeControl, LineWriter, writeOut } from '../io.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import { UsageError } from '../../log/errors.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
-import { buildReplay, parseStepSpec, timedFrames } from '../../views/replay.js';
-import { attemptHeading, chunkText, renderReplay } from '../render/replay.js';
+import { parseStepSpec, streamedReplay, timedFrames } from '../../views/replay.js';
+import { attemptHeading, chunkText, replayLines } from '../render/replay.js';
 import { toJson } from '../../core/json.js';
 import { failureJson } from '../render/surface.js';
 
@@ -62,10 +62,20 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
       const step = opts.step !== undefined ? parseStepSpec(opts.step) : undefined;
       if (opts.step !== undefined && !step) throw new UsageError(`--step must be T/S (turn/step numbers), got ${toJson(opts.step)}`);
       const maxDelay = intOption('--max-delay', opts.maxDelay) ?? 10_000;
-      const loaded = await loadTarget(io, target, opts);
-      if (!loaded.ok) return loaded.code;
       const timed = Boolean(opts.followTiming) && !opts.json;
-      const view = buildReplay(loaded.header.id, loaded.events, { keepChunks: timed || Boolean(opts.chunks) });
+      // One validating pass (or the saved index), then the attempts are rebuilt from the re-read log:
+      // the attempts are held (they are the view), the log's events are not.
+      const resolved = await resolveCli(target, opts);
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
+      let view;
+      try {
+        const r = indexed.inspection;
+        if (r.error || !r.meta || !indexed.stream) return await reportLoadFailure(io, opts, r.error);
+        for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+        view = await streamedReplay(r.meta.id, indexed.stream(), { keepChunks: timed || Boolean(opts.chunks) });
+      } finally {
+        indexed.close();
+      }
       let attempts = view.attempts;
       if (step) {
         attempts = attempts.filter((a) => a.turn === step.turn && a.step === step.step);
@@ -74,8 +84,13 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
           throw new UsageError(`no model attempt in turn ${step.turn} step ${step.step}${steps.length ? `; steps with attempts: ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}` : '; the log has no model attempts'}`);
         }
       }
+      const out = new LineWriter(io.stdout);
       if (opts.json) {
-        await writeOut(io.stdout, toJson({ ...view, attempts }) + '\n');
+        // `{...view, attempts}`, written attempt by attempt.
+        await out.text(toJson({ sessionId: view.sessionId, attempts: [] }).slice(0, -2));
+        for (const [i, a] of attempts.entries()) await out.text(`${i > 0 ? ',' : ''}${toJson(a)}`);
+        await out.text(`],"summary":${toJson(view.summary)}}\n`);
+        await out.flush();
         return EXIT.ok;
       }
       if (timed) {
@@ -96,7 +111,8 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
         await writeOut(io.stdout, '\n');
         return EXIT.ok;
       }
-      await writeOut(io.stdout, renderReplay(view, env.c, attempts));
+      for (const line of replayLines(view, env.c, attempts)) await out.line(line);
+      await out.flush();
       return EXIT.ok;
     }),
   );

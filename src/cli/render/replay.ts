@@ -78,6 +78,11 @@ export function attemptLines(a: ReplayAttempt, c: ChalkInstance, width = 100): s
 
 /** The whole replay (pure). */
 export function renderReplay(v: ReplayView, c: ChalkInstance, attempts: readonly ReplayAttempt[] = v.attempts): string {
+  return replayLines(v, c, attempts).join('\n') + '\n';
+}
+
+/** The text replay's lines (`renderReplay` joins them; a big replay writes them as they go). */
+export function replayLines(v: ReplayView, c: ChalkInstance, attempts: readonly ReplayAttempt[] = v.attempts): string[] {
   const out: string[] = [];
   const s = v.summary;
   const parts = [`${s.success} success`];
@@ -102,7 +107,7 @@ export function renderReplay(v: ReplayView, c: ChalkInstance, attempts: readonly
   }
   if (attempts.length === 0) out.push(c.dim('(no model attempts)'));
   else out.push('', c.dim('ttft/duration: first non-empty token delta / last chunk, measured from the dispatch anchor (the last non-chunk event logged before the attempt\'s first chunk)'));
-  return out.join('\n') + '\n';
+  return out;
 }
 
 /** The text a timed replay prints for one chunk (deltas verbatim, escaped; structure as dim markers). */
