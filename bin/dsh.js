@@ -4,9 +4,11 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import { EXIT } from '../dist/cli/exit.js';
 
-// Views that still hold the whole logical log (replay, fork, compactions,
-// report, diff) need more than V8's default heap on large logs; transcript and
-// history re-read the log with the final fold at hand and no longer do. Unless
+// Views that still hold the whole logical log (fork, compactions, report, diff)
+// need more than V8's default heap on large logs, and replay holds its attempts
+// (assembled blocks, chunk seqs: they grow with the log's model output);
+// transcript and history re-read the log with the final fold at hand and hold
+// neither, so they run as they are. Unless
 // the user chose a heap size, run the holding ones once more with a heap sized
 // to the machine (3/4 of RAM, at most 32 GiB); DSH_NO_REEXEC=1 turns this off.
 const HOLDING = new Set(['replay', 'fork', 'compactions', 'report', 'diff']);

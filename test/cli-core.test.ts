@@ -51,13 +51,13 @@ describe('memory budget', () => {
   it('a view that must hold the log refuses clearly (exit 2) past the budget; streaming commands are unaffected', async () => {
     const target = 'fixtures/incident/--home-dev-acme-api--/session-incident-1';
     const env = { DSH_MAX_HELD_BYTES: '20000' };
-    for (const args of [['transcript', target], ['replay', target]]) {
+    for (const args of [['compactions', target], ['fork', target]]) {
       const r = await runCli(args, { env });
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toContain('holds the whole logical log in memory');
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
-    for (const args of [['inspect', target], ['events', target, '--json'], ['check', target], ['inspect', target, '--json'], ['surface', target, '--json'], ['surface', target, '--at', '300'], ['request', target, '--list'], ['request', target, '300', '--diff'], ['trace', target, '300', '--all'], ['stats', target], ['search', 'the', target]]) {
+    for (const args of [['inspect', target], ['events', target, '--json'], ['check', target], ['inspect', target, '--json'], ['surface', target, '--json'], ['surface', target, '--at', '300'], ['request', target, '--list'], ['request', target, '300', '--diff'], ['trace', target, '300', '--all'], ['stats', target], ['search', 'the', target], ['transcript', target], ['replay', target], ['history', target, '--all-pages']]) {
       const r = await runCli(args, { env });
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     }
@@ -155,14 +155,14 @@ void writeFileSync;
 describe('heap for views that hold the log', () => {
   it('holding commands run with a machine-sized heap unless the user chose one; stdin and exit codes pass through', async () => {
     const text = '{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/w","delegationDepth":0}\n{"type":"turn/start","seq":0,"time":5,"data":{"turn":1}}\n';
-    const r = await runCli(['transcript', '-', '--format', 'json'], { input: Buffer.from(text) });
+    const r = await runCli(['compactions', '-', '--json'], { input: Buffer.from(text) });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toBeTruthy();
     // A refusal message names the heap it was budgeted against: larger than V8's default when re-executed.
-    const big = await runCli(['transcript', 'fixtures/incident/--home-dev-acme-api--/session-incident-1'], { env: { DSH_MAX_HELD_BYTES: '1000' } });
+    const big = await runCli(['compactions', 'fixtures/incident/--home-dev-acme-api--/session-incident-1'], { env: { DSH_MAX_HELD_BYTES: '1000' } });
     expect(big.code).toBe(2);
     const heap = Number(/budget for a (\d+) MB V8 heap/.exec(big.stderr)?.[1]);
-    const own = await runCli(['transcript', 'fixtures/incident/--home-dev-acme-api--/session-incident-1'], { env: { DSH_MAX_HELD_BYTES: '1000', NODE_OPTIONS: '--max-old-space-size=256' } });
+    const own = await runCli(['compactions', 'fixtures/incident/--home-dev-acme-api--/session-incident-1'], { env: { DSH_MAX_HELD_BYTES: '1000', NODE_OPTIONS: '--max-old-space-size=256' } });
     expect(own.code).toBe(2);
     expect(Number(/budget for a (\d+) MB V8 heap/.exec(own.stderr)?.[1])).toBeLessThan(400);
     expect(heap).toBeGreaterThanOrEqual(Number(/budget for a (\d+) MB V8 heap/.exec(own.stderr)?.[1]));

@@ -208,17 +208,9 @@ export class Rereader {
       for (const line of lines) {
         // Past the stored events: the torn tail the validating pass did not commit.
         if (expected >= total) break;
-        let events: SessionEvent[];
-        try {
-          events = decodeStorageRecord(JSON.parse(line.toString('utf8')));
-        } catch {
-          throw changed();
-        }
-        for (const e of events) {
-          if (!e || e.seq !== expected) throw changed();
-          expected += 1;
-          out.push(e);
-        }
+        const events = lineEvents(line, expected);
+        expected += events.length;
+        for (const e of events) out.push(e);
       }
       lines = [];
       return out;
@@ -241,20 +233,8 @@ export class Rereader {
       let s = floorIndex(this.segmentStarts, offset);
       if (s < 0) throw changed();
       for (; s < segments.length && expected < total; s++) {
-        const seg = segments[s] as PlaintextSegment;
-        const splitter = new LineSplitter(collect);
-        let skip = Math.max(0, offset - seg.logicalStart);
-        const feed = (chunk: Buffer) => {
-          if (skip >= chunk.length) {
-            skip -= chunk.length;
-            return;
-          }
-          splitter.push(skip > 0 ? chunk.subarray(skip) : chunk);
-          skip = 0;
-        };
-        // A streamed (big) frame's events come as one batch: its lines are parsed as they decode.
-        if (seg.kind === 'stream') await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), feed);
-        else feed(await this.decoded(seg));
+        // A streamed (big) frame's events come as one batch.
+        await this.feedSegment(segments[s] as PlaintextSegment, offset, new LineSplitter(collect));
         const batch = take();
         if (batch.length > 0) yield batch;
       }
@@ -275,23 +255,29 @@ export class Rereader {
     let s = floorIndex(this.segmentStarts, offset);
     if (s < 0) throw changed();
     for (; s < segments.length; s++) {
-      const seg = segments[s] as PlaintextSegment;
-      // Lines never span segments (every complete frame ends with a newline): one splitter per segment.
       const lines = new LineSplitter(visit);
-      let skip = Math.max(0, offset - seg.logicalStart);
-      const feed = (chunk: Buffer) => {
-        if (lines.stopped) return;
-        if (skip >= chunk.length) {
-          skip -= chunk.length;
-          return;
-        }
-        lines.push(skip > 0 ? chunk.subarray(skip) : chunk);
-        skip = 0;
-      };
-      if (seg.kind === 'stream') await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), feed);
-      else feed(await this.decoded(seg));
+      await this.feedSegment(segments[s] as PlaintextSegment, offset, lines);
       if (lines.stopped) return;
     }
+  }
+
+  /**
+   * Decode one segment into `lines`, skipping the text before logical `offset`. Lines never span
+   * segments (every complete frame ends with a newline): one splitter per segment.
+   */
+  private async feedSegment(seg: PlaintextSegment, offset: number, lines: LineSplitter): Promise<void> {
+    let skip = Math.max(0, offset - seg.logicalStart);
+    const feed = (chunk: Buffer) => {
+      if (lines.stopped) return;
+      if (skip >= chunk.length) {
+        skip -= chunk.length;
+        return;
+      }
+      lines.push(skip > 0 ? chunk.subarray(skip) : chunk);
+      skip = 0;
+    };
+    if (seg.kind === 'stream') await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), feed);
+    else feed(await this.decoded(seg));
   }
 
   private async decoded(seg: PlaintextSegment): Promise<Buffer> {
@@ -304,6 +290,18 @@ export class Rereader {
     this.cache = { segment: seg, text };
     return text;
   }
+}
+
+/** The events of one re-read line, which must continue the seqs at `expected` (else the log changed). */
+function lineEvents(line: Buffer, expected: number): SessionEvent[] {
+  let events: SessionEvent[];
+  try {
+    events = decodeStorageRecord(JSON.parse(line.toString('utf8')));
+  } catch {
+    throw changed();
+  }
+  for (const [i, e] of events.entries()) if (!e || e.seq !== expected + i) throw changed();
+  return events;
 }
 
 function changed(): UsageError {
