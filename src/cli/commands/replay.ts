@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
+import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import { UsageError } from '../../log/errors.js';
@@ -66,7 +67,7 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
       // One validating pass (or the saved index), then the attempts are rebuilt from the re-read log:
       // the attempts are held (they are the view), the log's events are not.
       const resolved = await resolveCli(target, opts);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, []));
       let view;
       try {
         const r = indexed.inspection;

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
+import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTargetIndexed } from '../../log/session.js';
 import { streamedTranscript } from '../../views/transcript.js';
@@ -26,7 +27,7 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
       // One validating pass (or the saved index) gives the final fold; the entries are then printed
       // as the log is re-read, never holding it.
       const resolved = await resolveCli(target, opts);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts) }, indexUseFor(io, opts));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, { json: format === 'json' }) }, indexUseFor(io, opts, []));
       try {
         const r = indexed.inspection;
         if (r.error) {
