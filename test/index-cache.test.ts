@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { CORPUS, corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+const CORPUS_ROOT_ZSTD = path.join(CORPUS, 'synthetic', 'root-zstd');
 import { runCli, runInProcess, type RunResult } from './helpers/cli.js';
 import { collectSession } from '../tools/generate.js';
 import { ArtifactEncoder } from '../src/log/writer.js';
@@ -483,5 +484,28 @@ describe('dsh cache', () => {
     const none = freshCache();
     await run(['cache'], none);
     expect(fs.existsSync(none)).toBe(false);
+  }, 60_000);
+});
+
+describe.skipIf(!HAVE_CORPUS)('index cache and a session opened by id', () => {
+  it('an index built from a by-path read never answers a by-id read DSH refuses (the identity check runs warm too)', async () => {
+    const project = '--home-dsh-synthetic-project--';
+    const sourceDir = path.join(CORPUS_ROOT_ZSTD, project);
+    const id = fs.readdirSync(sourceDir).sort()[0]!;
+    const root = fs.mkdtempSync(path.join(TMP, 'by-id-'));
+    const dir = path.join(root, project, 'renamed');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'session.jsonl.zstd');
+    fs.copyFileSync(path.join(sourceDir, id, 'session.jsonl.zstd'), file);
+    const cacheDir = freshCache();
+    for (const cmd of [['trace', '0'], ['surface'], ['history'], ['request', '--list'], ['events', '--from', '0', '--to', '2']]) {
+      const [name, ...rest] = cmd as [string, ...string[]];
+      // By path: dsh's forensic answer (the layout finding is a warning); this builds the index.
+      expect((await run([name, file, ...rest], cacheDir)).code).toBe(0);
+      const args = [name, 'renamed', ...rest, '--root', root];
+      const cold = await run([...args, '--no-cache'], cacheDir);
+      expect(cold.code).toBe(1);
+      expect({ args, ...(await run(args, cacheDir)) }).toEqual({ args, ...cold });
+    }
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { inspectSource, type InspectOptions, type Inspection, type RepairPlan, type View } from './inspect.js';
 import { identityWarnings, type ResolvedTarget } from './target.js';
+import { storageIdentityRefusal } from './layout.js';
 import { detectEncoding, sniffEncoding } from './read.js';
 import { LogIndexBuilder, Rereader, type LogIndex, type SeqRange } from './reread.js';
 import { createDecoder } from '../physical/decoders.js';
@@ -351,6 +352,8 @@ async function warmInspection(
 ): Promise<IndexedInspection | undefined> {
   const { encoding, by } = detectEncoding(source);
   const meta = await rereadHeader(source, encoding, target.rawPath, decoder);
+  // The index does not know how the log was opened: a by-id read DSH's backend refuses gets the cold pass's refusal.
+  if (storageIdentityRefusal(meta, target.rawPath, target.storedAt)) return undefined;
   const rereader = new Rereader(source, logIndex, decoder);
   const count = summary.storedEventCount;
   let closers: SessionEvent[] = [];
