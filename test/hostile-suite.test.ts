@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
-import { runInProcess } from './helpers/cli.js';
+import { BIN, runInProcess } from './helpers/cli.js';
+import { spawn } from 'node:child_process';
 import { blockHeaderFlip, deepNesting, headerFieldType, missingNestedField, renamedEncoding, type Generated } from './helpers/hostile-gen.js';
 import { compressFrame } from '../src/physical/encoder.js';
 
@@ -46,6 +47,12 @@ export const READ_COMMANDS: readonly string[][] = [
   ['salvage', '@', '-o', '%-salvage'],
   ['export', '@', '-o', '%.zip'],
   ['redact', '@', '-o', '%-redacted'],
+  ['secrets', '@'],
+  ['diff', '@', '@'],
+  ['diff', '@', '3', '5'],
+  ['export', '@', '--format', 'otlp', '-o', '%.otlp.json'],
+  ['dataset', '^', '-o', '%-dataset'],
+  ['sql', 'select count(*) as n from events', '^', '--dataset', '%-sql'],
 ];
 
 interface Base {
@@ -128,4 +135,44 @@ describe.skipIf(!HAVE_CORPUS)('hostile suite: generated mutations through every 
     expect(runs).toBe(N * perMutation * 2);
     expect(peak).toBeLessThan(1024 * 1024 * 1024);
   }, SLOW ? 7_200_000 : 300_000);
+
+  it(`${SLOW ? '200' : '6'} mutations followed live (events --follow, inspect --watch; stopped with SIGINT): exit 0-2, no internal error, no hang, input unchanged`, async () => {
+    const all = await bases();
+    const N = SLOW ? 200 : 6;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-hostile-follow-'));
+    const failures: string[] = [];
+    try {
+      for (let seed = 1; seed <= N; seed++) {
+        const base = all[(seed * 7) % all.length]!;
+        const m = generate(base, seed * 13);
+        const file = path.join(dir, `${seed}`, m.encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(file, m.bytes);
+        const before = { sha: sha(m.bytes), mtime: statSync(file).mtimeMs };
+        const args = [seed % 2 ? ['events', file, '--follow'] : ['inspect', file, '--watch'], seed % 4 < 2 ? ['--json'] : []].flat();
+        const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        let spoke: () => void = () => {};
+        const started = new Promise<void>((r) => (spoke = r));
+        child.stdout!.on('data', () => spoke());
+        child.stderr!.on('data', (d: Buffer) => ((stderr += d.toString('utf8')), spoke()));
+        const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+        // Interrupt once it has answered something (its SIGINT handler is in place), or after 3 s.
+        await Promise.race([started, exit, new Promise((r) => setTimeout(r, 3000))]);
+        await new Promise((r) => setTimeout(r, 200));
+        child.kill('SIGINT');
+        const code = await Promise.race([exit, new Promise<'hang'>((r) => setTimeout(() => r('hang'), 10_000))]);
+        if (code === 'hang') {
+          child.kill('SIGKILL');
+          failures.push(`seed ${seed} [${m.name}] dsh ${args.slice(0, 1).join(' ')}: no exit 10 s after SIGINT`);
+        } else if (code === null || ![0, 1, 2].includes(code) || /internal error|\n\s+at /.test(stderr)) {
+          failures.push(`seed ${seed} [${m.name}] dsh ${args.join(' ')}: exit ${code}: ${stderr.slice(0, 400)}`);
+        }
+        if (sha(readFileSync(file)) !== before.sha || statSync(file).mtimeMs !== before.mtime) failures.push(`seed ${seed} [${m.name}]: input changed`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(failures).toEqual([]);
+  }, SLOW ? 1_200_000 : 120_000);
 });
