@@ -247,6 +247,58 @@ describe.skipIf(!HAVE_CORPUS)('issue #23: bombs', () => {
   }, 300_000);
 });
 
+describe.skipIf(!HAVE_CORPUS)('issue #23: a torn final frame that regenerates far more than it holds', () => {
+  // Spawned against dist/ (built by `npm test`'s pretest / `npx tsc`).
+  /** Run the CLI in a child and report its peak RSS (bytes). */
+  const peakRun = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string; maxRss: number }>((resolve) => {
+      // The arguments travel in the environment: `node -e … inspect` would start node's own debugger.
+      const code = `process.on('exit',()=>process.stderr.write('\\nMAXRSS '+process.resourceUsage().maxRSS+'\\n'));process.argv=[process.argv[0],${JSON.stringify(BIN)},...JSON.parse(process.env.DSH_TEST_ARGV)];import(${JSON.stringify(BIN)});`;
+      const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, NO_COLOR: '1', DSH_NO_REEXEC: '1', DSH_TEST_ARGV: JSON.stringify(args) } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.length < 1e6 && stdout.length < 1e6 ? d.toString() : ''));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (c) => {
+        const m = /MAXRSS (\d+)/.exec(stderr);
+        resolve({ code: c ?? -1, stdout, stderr: stderr.replace(/\nMAXRSS \d+\n/, ''), maxRss: m ? Number(m[1]) * 1024 : Infinity });
+      });
+    });
+  it('inspect, events, check and frames --decode stream it: DSH recovers nothing from the LF-less tail, in bounded memory', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-tornbomb-'));
+    try {
+      const size = process.env['DSH_SLOW_TESTS'] === '1' ? 2 * 1024 ** 3 : 1024 ** 3;
+      const base = readFileSync(path.join(CORPUS, 'synthetic', 'root-zstd', PROJECT, 'syn.llm-retry', 'session.jsonl.zstd'));
+      // A frame of RLE blocks of 'x' (4 bytes per 128 KiB), cut before its last block: torn, no LF anywhere.
+      const blocks: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (17 - 10) << 3])];
+      for (let left = size; left > 0; left -= 128 * 1024) {
+        const h = (1 << 1) | ((128 * 1024) << 3);
+        blocks.push(Buffer.from([h & 0xff, (h >>> 8) & 0xff, (h >>> 16) & 0xff, 0x78]));
+      }
+      const file = path.join(dir, 'x', 'session.jsonl.zstd');
+      mkdirSync(path.dirname(file));
+      writeFileSync(file, Buffer.concat([base, ...blocks]));
+      const plain = JSON.parse((await runInProcess(['inspect', path.join(CORPUS, 'synthetic', 'root-zstd', PROJECT, 'syn.llm-retry', 'session.jsonl.zstd'), '--json'])).stdout);
+      // Both decoder paths: node:zlib (Node 24) and the Node 20 one (libzstd via @mongodb-js/zstd, fzstd streaming).
+      for (const args of [['inspect', file, '--json'], ['inspect', file, '--json', '--decoder', 'mongodb-js'], ['events', file, '--json'], ['check', file, '--json'], ['frames', file, '--decode', '--json']]) {
+        const r = await peakRun(args);
+        expect(r.code, `${args[0]}: ${r.stderr}`).toBeLessThanOrEqual(1);
+        expect(r.stderr, args[0]).not.toMatch(/internal error|\n\s+at /);
+        // The scanner holds one line up to its 512 MiB line limit, then only counts: the peak is bounded by it, not by the plaintext.
+        expect(r.maxRss, `${args[0]} peak RSS`).toBeLessThan(800 * 1024 * 1024);
+        if (args[0] === 'inspect') {
+          expect(r.code, r.stderr).toBe(0);
+          const doc = JSON.parse(r.stdout);
+          expect(doc.events).toEqual(plain.events);
+          expect(doc.torn).toEqual({ truncateTo: base.length, recoveredEventSeqs: [] });
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 600_000);
+});
+
 describe.skipIf(!HAVE_CORPUS)('issue #23: no writer writes where DSH reads', () => {
   const listing = (dir: string): string[] => {
     const out: string[] = [];

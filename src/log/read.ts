@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ByteSource } from '../physical/source.js';
 import { FrameWalker, type FrameInfo, type TornFrameInfo, ZSTD_MAGIC } from '../physical/zstd-frames.js';
-import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
+import { createDecoder, DecodeFailure, forEachTornChunk, type FrameDecoder } from '../physical/decoders.js';
 import { ArtifactText } from '../physical/artifact-text.js';
 import { corrupt, LogError, UsageError, type SerializedError } from './errors.js';
 import { parseHeaderMeta } from './header.js';
@@ -632,16 +632,18 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
   let recoveredFrom: number | undefined;
   if (torn) {
     const bytes = source.read(torn.start, source.size);
-    const plaintext = await decoder.decodeTornPrefix(bytes);
-    const records = countLF(plaintext);
-    tornReport = { ...torn, recoveredPlaintextBytes: plaintext.length, recoveredCompleteRecords: records };
-    if (!storedError && scanner) {
-      recoveredFrom = scanner.eventCount;
+    // Streamed: a torn frame may regenerate far more than it holds (a bomb); the scanner bounds each line.
+    const deliver = !storedError && scanner !== undefined;
+    const from = fed;
+    if (deliver) {
+      recoveredFrom = scanner!.eventCount;
       options.onTornTail?.();
-      const from = fed;
-      feed(plaintext);
-      segment('torn', torn.start, source.size, from);
     }
+    const got = await forEachTornChunk(decoder, bytes, (chunk) => {
+      if (deliver) feed(chunk);
+    });
+    tornReport = { ...torn, recoveredPlaintextBytes: got.bytes, recoveredCompleteRecords: got.records };
+    if (deliver) segment('torn', torn.start, source.size, from);
   }
   outcome.tornFrame = tornReport;
 

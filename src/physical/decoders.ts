@@ -15,6 +15,12 @@ export interface FrameDecoder {
   decode(frames: Buffer): Promise<Buffer>;
   /** Plaintext recoverable from an incomplete final frame (never throws). */
   decodeTornPrefix(frameBytes: Buffer): Promise<Buffer>;
+  /**
+   * The same plaintext delivered in chunks, in bounded memory; resolves false
+   * when the decoder failed (then the chunks already delivered do not count:
+   * DSH recovers nothing from a torn frame its decoder rejects).
+   */
+  streamTornPrefix(frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<boolean>;
   /** Stream-decode one complete (possibly huge) frame in bounded memory. */
   decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void>;
 }
@@ -89,6 +95,20 @@ class NodeZlibDecoder implements FrameDecoder {
     });
   }
 
+  streamTornPrefix(frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<boolean> {
+    return new Promise((resolve) => {
+      try {
+        const stream = (z.createZstdDecompress as NonNullable<ZlibWithZstd['createZstdDecompress']>)({ chunkSize: 1 << 20, finishFlush: z.constants.ZSTD_e_flush });
+        stream.on('data', (chunk: Buffer) => onChunk(chunk));
+        stream.on('error', () => resolve(false));
+        stream.on('end', () => resolve(true));
+        stream.end(frameBytes);
+      } catch {
+        resolve(false);
+      }
+    });
+  }
+
   decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       const stream = (z.createZstdDecompress as NonNullable<ZlibWithZstd['createZstdDecompress']>)({ chunkSize: 1 << 20 });
@@ -143,11 +163,65 @@ class MongoDecoder implements FrameDecoder {
     }
   }
 
+  async streamTornPrefix(frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<boolean> {
+    try {
+      const { blocks, headerComplete, headerBytes } = frameBlocks(frameBytes);
+      if (!headerComplete || !blocksAcceptable(frameBytes, blocks, headerBytes)) return false;
+      // A prefix that regenerates little is judged by libzstd whole, as above; a
+      // big one (a decompression bomb) streams its complete blocks through fzstd.
+      const bound = blocks.reduce((n, b) => n + (!b.complete ? 0 : b.type === 'compressed' ? ZSTD_BLOCK_MAX : b.size), 0);
+      if (bound <= TORN_HOLD_BYTES) {
+        const whole = await this.decodeTornPrefix(frameBytes);
+        if (whole.length > 0) onChunk(whole);
+        return true;
+      }
+      const { contentSize } = frameParams(frameBytes);
+      let produced = 0;
+      const emit = (chunk: Buffer) => {
+        produced += chunk.length;
+        if (contentSize !== null && produced > contentSize) throw new DecodeFailure('Data corruption detected');
+        onChunk(chunk);
+      };
+      const whole = completeBlocksFrame(frameBytes, blocks, headerBytes);
+      if (whole) decodeFrameStreamingJs(whole, emit);
+      const cut = cutRawBytes(frameBytes, blocks);
+      if (cut.length > 0) emit(cut);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   async decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void> {
     // Bounded memory for frames whose plaintext is huge: fzstd streams block by
     // block; fzstd does not verify the content checksum, so XXH64 is checked here.
     decodeFrameStreamingJs(frame, onChunk);
   }
+}
+
+/** Torn-prefix plaintext up to this size is held and delivered at once; beyond it, it streams (twice: verdict, then delivery). */
+export const TORN_HOLD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The plaintext a torn final frame yields, delivered to `onChunk` in bounded
+ * memory, with DSH's all-or-nothing rule (a decoder failure anywhere yields
+ * nothing). A small prefix is decoded once and held; a big one is streamed
+ * once to reach the verdict, then again to deliver it.
+ */
+export async function forEachTornChunk(decoder: FrameDecoder, frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<{ bytes: number; records: number }> {
+  let held: Buffer[] | undefined = [];
+  let bytes = 0;
+  let records = 0;
+  const ok = await decoder.streamTornPrefix(frameBytes, (chunk) => {
+    bytes += chunk.length;
+    for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) records++;
+    if (held && bytes <= TORN_HOLD_BYTES) held.push(Buffer.from(chunk));
+    else held = undefined;
+  });
+  if (!ok) return { bytes: 0, records: 0 };
+  if (held) for (const chunk of held) onChunk(chunk);
+  else if (!(await decoder.streamTornPrefix(frameBytes, onChunk))) return { bytes: 0, records: 0 };
+  return { bytes, records };
 }
 
 /** Window size and declared content size from a frame header (RFC 8878 §3.1.1.1). */
