@@ -15,6 +15,8 @@ import { readArtifact } from '../dist/log/read.js';
 import { FileSource } from '../dist/physical/source.js';
 import { scanFrames } from '../dist/physical/zstd-frames.js';
 import { createDecoder } from '../dist/physical/decoders.js';
+import { splitText } from '../dist/log/parallel.js';
+import { inspectSource } from '../dist/log/inspect.js';
 
 // --- what to measure ---------------------------------------------------------
 
@@ -37,6 +39,10 @@ const COMMANDS = [
   // Still holding the log (re-exec with a big heap): the figure to beat.
   ['compactions', '{file}', '--json'],
 ];
+
+/** Commands timed at fixed thread counts (-j 1 = one thread; the rows above run at the default, the machine's cores). */
+const THREAD_COMMANDS = [['inspect', '{file}'], ['check', '{file}']];
+const THREAD_COUNTS = [1, 2];
 
 /** Indexed commands measured cold (no cache), building the session index, warm, and after appending 1% to the log. */
 const CACHE_COMMANDS = [
@@ -225,6 +231,50 @@ function firstOutput(argv) {
   });
 }
 
+/**
+ * What the workers of a parallel read do, on one thread: decode the ~1 MiB groups and find each
+ * group's text and line ends (splitText). Its time against the main thread's share gives the
+ * per-worker projection.
+ */
+async function workerStage(file) {
+  const source = new FileSource(file);
+  try {
+    const decoder = createDecoder();
+    const { frames } = scanFrames(source);
+    let group = [];
+    let groupBytes = 0;
+    let lines = 0;
+    const flush = async () => {
+      if (group.length === 0) return;
+      const plain = await decoder.decode(source.read(group[0].start, group[group.length - 1].end));
+      lines += splitText(plain).ends.length;
+      group = [];
+      groupBytes = 0;
+    };
+    for (const f of frames.slice(1)) {
+      if (groupBytes > 0 && groupBytes + (f.end - f.start) > 1 << 20) await flush();
+      group.push(f);
+      groupBytes += f.end - f.start;
+    }
+    await flush();
+    return { lines };
+  } finally {
+    source.close();
+  }
+}
+
+/** The validating pass of `inspect` in-process at `jobs` threads. */
+async function inspectPass(file, jobs) {
+  const source = new FileSource(file);
+  try {
+    const r = await inspectSource(source, { collect: false, skipArtifact: true, jobs });
+    if (r.error) throw new Error(r.error.message);
+    return { events: r.storedEventCount };
+  } finally {
+    source.close();
+  }
+}
+
 async function readerPass(file) {
   const source = new FileSource(file);
   try {
@@ -366,6 +416,18 @@ async function benchSize(size) {
   const scan = await timeIt(async () => frameScan(log.file));
   add('structural frame scan (in-process)', scan.ms, { frames: scan.result, compressedGBPerSec: log.bytes / 1e9 / (scan.ms / 1000) });
 
+  // Threads: the one-thread pass, the workers' share of it, and what N threads could reach at most
+  // (the main thread keeps the parse and the fold; N - 1 workers share decode and text).
+  const one = await timeIt(() => inspectPass(log.file, 1));
+  add('inspect pass, one thread (in-process)', one.ms, { events: one.result.events });
+  const stage = await timeIt(() => workerStage(log.file));
+  add('worker stage alone: decode + text + line ends, one thread (in-process)', stage.ms, { lines: stage.result.lines });
+  const mainMs = Math.max(1, one.ms - stage.ms);
+  for (const n of [2, 4, 8]) {
+    const ms = Math.max(mainMs, stage.ms / (n - 1));
+    add(`projection: inspect pass at -j ${n} = max(main ${Math.round(mainMs)} ms, worker stage / ${n - 1})`, ms, { projected: true, perWorkerMBps: mb(logical) / (stage.ms / 1000) });
+  }
+
   const marks = await landmarks(log.file);
   const argsOf = (cmd) => cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
   for (const cmd of COMMANDS) {
@@ -377,6 +439,17 @@ async function benchSize(size) {
       ...(cmd[0] === 'frames' ? { compressedGBPerSec: log.bytes / 1e9 / (r.ms / 1000) } : {}),
       ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}),
     });
+  }
+  for (const cmd of THREAD_COMMANDS) {
+    for (const jobs of THREAD_COUNTS) {
+      const r = await bestRun([process.execPath, dshBin, ...argsOf(cmd), '-j', String(jobs)]);
+      add(`dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a)).join(' ')} -j ${jobs}`, r.ms, {
+        jobs,
+        peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null,
+        exitCode: r.exitCode,
+        ...(r.exitCode !== 0 ? { failed: true, stderr: r.stderr } : {}),
+      });
+    }
   }
   // dsh dataset over the log (fresh, then an unchanged re-run), and one dsh sql aggregate over it.
   for (const [name, run] of datasetRuns([log.file], path.join(outDir, `dataset-${size.label}`), '<log>')) {

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { corpusCases, HAVE_CORPUS, PROJECT_ROOT, SKIP_REASON } from './helpers/corpus.js';
 import { runCli, runNode } from './helpers/cli.js';
+import { writeGeneratedArtifact } from '../tools/generate.js';
 import { blockHeaderFlip, deepNesting, headerFieldType, missingNestedField, renamedEncoding, type Generated } from './helpers/hostile-gen.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
@@ -30,8 +31,8 @@ interface BatchResult {
 }
 
 /** Run many CLI invocations in one process of the compiled CLI (test/helpers/cli-batch.mjs). */
-async function batch(runs: string[][]): Promise<BatchResult[]> {
-  const r = await runNode([path.join(PROJECT_ROOT, 'test', 'helpers', 'cli-batch.mjs')], { env: PARALLEL_ENV, input: Buffer.from(JSON.stringify({ runs })) });
+async function batch(runs: string[][], env: NodeJS.ProcessEnv = PARALLEL_ENV): Promise<BatchResult[]> {
+  const r = await runNode([path.join(PROJECT_ROOT, 'test', 'helpers', 'cli-batch.mjs')], { env, input: Buffer.from(JSON.stringify({ runs })) });
   if (r.code !== 0) throw new Error(`cli-batch exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
   return JSON.parse(r.stdout) as BatchResult[];
 }
@@ -105,6 +106,36 @@ describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print th
       rmSync(dir, { recursive: true, force: true });
     }
   }, 600_000);
+
+  it('multi-MB generated logs (many text pieces per group, a torn tail, a corrupted frame mid-log) at -j 1 and -j 3', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-parallel-gen-'));
+    try {
+      const files: string[] = [];
+      for (const [seed, crash] of [[7, false], [8, true]] as const) {
+        const file = path.join(dir, `--home-dev-p--`, `gen-${seed}`, 'session.jsonl.zstd');
+        await writeGeneratedArtifact(file, { seed, id: `gen-${seed}`, cwd: '/home/dev/p', targetBytes: 6_000_000, encoding: 'zstd', ...(crash ? { crash: 'mid-stream' as const, tornTail: true } : {}) });
+        files.push(file);
+      }
+      // A byte flipped in the middle of the first log: some group fails on its worker and is re-decoded frame by frame.
+      const bytes = readFileSync(files[0]!);
+      bytes[bytes.length >> 1] ^= 0x5a;
+      const bad = path.join(dir, '--home-dev-p--', 'gen-7-bad', 'session.jsonl.zstd');
+      mkdirSync(path.dirname(bad), { recursive: true });
+      writeFileSync(bad, bytes);
+      files.push(bad);
+      const runs = (jobs: string) => files.flatMap((t) => [...COMMANDS, ['inspect']].map(([cmd, ...rest]) => [cmd!, t, ...rest, '--no-cache', '-j', jobs]));
+      const env = { DSH_PARALLEL_MIN_BYTES: '0' };
+      const [one, three] = await Promise.all([batch(runs('1'), env), batch(runs('3'), env)]);
+      expect(three.map((r) => [r.code, r.stdout, r.stderr])).toEqual(one.map((r) => [r.code, r.stdout, r.stderr]));
+      expect(three.every((r) => r.parallel.reads >= 1)).toBe(true);
+      expect(three.reduce((n, r) => n + r.parallel.groups, 0)).toBeGreaterThan(files.length * 4);
+      // The corrupted log failed, the others did not.
+      expect(one.map((r) => r.code)).toContain(1);
+      expect(one[0]!.code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 
   it('bin/dsh.js as a process: -j 4 uses worker threads (DSH_DEBUG_PARALLEL) and prints what -j 1 prints; -j/DSH_JOBS are validated', async () => {
     const file = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1', 'session.jsonl.zstd');

@@ -10,8 +10,9 @@
  * Measured on the bench's 50 MB log (Node 20): structured-cloning parsed
  * events to the main thread costs more there (v8 deserialize 518 ms) than
  * parsing them (~400 ms), so workers hand over text, never parsed objects:
- * each group's UTF-8 decoding as one string (one copy to receive; lines are
- * slices of it) instead of ~235 ms of per-line decoding on the main thread.
+ * each group's UTF-8 decoding in pieces of whole lines (one copy to receive,
+ * ~75 ms for 50 MB; lines are slices of them) instead of ~235 ms of per-line
+ * decoding on the main thread.
  */
 import { Worker } from 'node:worker_threads';
 import { workersAvailable } from './pool.js';
@@ -36,34 +37,54 @@ export function defaultReadJobs(): number {
   return readJobs;
 }
 
-/** Groups decoding to more than this are handed back undecoded to text (one string of them could pass V8's limit). */
-const MAX_TEXT_BYTES = 128 << 20;
+/**
+ * Text pieces are at most this many bytes (a longer line is a piece alone): strings past V8's
+ * large-object size (~128 KiB) would be received straight into the large-object space, which only
+ * a full collection frees (measured: +47 MiB of main-thread heap at -j 2 with one string per group).
+ */
+const PIECE_BYTES = 64 << 10;
 
 /**
- * `plaintext` decoded to one string, and the offsets just past each LF in
- * bytes (`ends`) and in the string (`charEnds`); no text for a group too big
- * for one string (the main thread then splits the bytes itself).
+ * `plaintext`'s complete lines decoded to text in pieces of whole lines: `ends[k]` is the byte
+ * offset just past the k-th LF, `charEnds[k]` the offset just past it in its piece, and piece p
+ * holds `pieceLines[p]` lines (null: a line too long for one string, unparsable on every path).
+ * Decoding whole lines together equals decoding each alone: LF never belongs to a multi-byte
+ * sequence, so no replacement character spans one.
  */
-export function splitText(plaintext: Buffer): { text: string | null; ends: Float64Array; charEnds: Float64Array } {
-  const ends: number[] = [];
-  for (let nl = plaintext.indexOf(0x0a); nl !== -1; nl = plaintext.indexOf(0x0a, nl + 1)) ends.push(nl + 1);
-  if (plaintext.length > MAX_TEXT_BYTES) return { text: null, ends: new Float64Array(0), charEnds: new Float64Array(0) };
-  const text = plaintext.toString('utf8');
+export function splitText(plaintext: Buffer): { pieces: (string | null)[]; pieceLines: Float64Array; ends: Float64Array; charEnds: Float64Array } {
+  const byteEnds: number[] = [];
+  for (let nl = plaintext.indexOf(0x0a); nl !== -1; nl = plaintext.indexOf(0x0a, nl + 1)) byteEnds.push(nl + 1);
+  const ends = Float64Array.from(byteEnds);
   const charEnds = new Float64Array(ends.length);
-  let k = 0;
-  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) charEnds[k++] = nl + 1;
-  return { text, ends: Float64Array.from(ends), charEnds };
+  const pieces: (string | null)[] = [];
+  const pieceLines: number[] = [];
+  let first = 0;
+  while (first < ends.length) {
+    const start = first === 0 ? 0 : (ends[first - 1] as number);
+    let last = first + 1;
+    while (last < ends.length && (ends[last] as number) - start <= PIECE_BYTES) last++;
+    let text: string | null = null;
+    try {
+      text = plaintext.toString('utf8', start, ends[last - 1] as number);
+    } catch {
+      // Past V8's string limit (a single line): no text.
+    }
+    if (text !== null) {
+      let k = first;
+      for (let nl = text.indexOf('\n'); nl !== -1 && k < last; nl = text.indexOf('\n', nl + 1)) charEnds[k++] = nl + 1;
+    }
+    pieces.push(text);
+    pieceLines.push(last - first);
+    first = last;
+  }
+  return { pieces, pieceLines: Float64Array.from(pieceLines), ends, charEnds };
 }
 
 /** A small young generation for the workers: their strings are short-lived (each leaves in its answer). */
 const YOUNG_MB = 4;
 
-export interface DecodedLines {
+export interface DecodedLines extends ReturnType<typeof splitText> {
   plaintext: Buffer;
-  /** The plaintext's UTF-8 decoding (null: too big for one string; split the bytes instead). */
-  text: string | null;
-  ends: Float64Array;
-  charEnds: Float64Array;
 }
 
 /** Process-wide counters: reads that used workers, worker threads started, groups they decoded (tests prove the parallel path ran). */
@@ -92,7 +113,7 @@ export class LineWorkers {
     const url = new URL('./line-worker.js', import.meta.url);
     for (let i = 0; i < count; i++) {
       const w = new Worker(url, { workerData: { decoder }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
-      w.on('message', (msg: { id: number; error?: string; plaintext?: Uint8Array; text?: string | null; ends?: Float64Array; charEnds?: Float64Array }) => {
+      w.on('message', (msg: Partial<ReturnType<typeof splitText>> & { id: number; error?: string; plaintext?: Uint8Array }) => {
         const p = this.waiting.get(msg.id);
         if (!p) return;
         this.waiting.delete(msg.id);
@@ -101,7 +122,7 @@ export class LineWorkers {
         else {
           stats.groups += 1;
           const plaintext = Buffer.from(msg.plaintext.buffer, msg.plaintext.byteOffset, msg.plaintext.byteLength);
-          p.resolve({ plaintext, text: msg.text ?? null, ends: msg.ends!, charEnds: msg.charEnds! });
+          p.resolve({ plaintext, pieces: msg.pieces!, pieceLines: msg.pieceLines!, ends: msg.ends!, charEnds: msg.charEnds! });
         }
       });
       // A worker that dies fails what it held; the reader then decodes those groups itself.

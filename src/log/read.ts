@@ -264,7 +264,7 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
     if (!scanner || storedError) return;
     fed += chunk.length;
     try {
-      if (split?.text != null) scanner.writeDecoded(chunk, split.text, split.ends, split.charEnds);
+      if (split) scanner.writeDecoded(chunk, split);
       else scanner.write(chunk);
     } catch (error) {
       // A consumer's resource limit is not a verdict about the log.

@@ -30,6 +30,15 @@ export interface ScanPoint {
   eventCount: number;
 }
 
+/** A line's text, or undefined past V8's string limit (then unparsable, as for DSH). */
+function utf8(buf: Buffer, start: number, end: number): string | undefined {
+  try {
+    return buf.toString('utf8', start, end);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * DSH's shared line scanner (`SessionLogScanner`) as a push parser: complete
  * lines are parsed and row-expanded; the first defect becomes the pending
@@ -91,33 +100,37 @@ export class LogScanner {
       if (this.fragments.length > 0 || this.fragmentOverflow) this.joinFragments(chunk, lineStart, nl, chunkStart);
       else if (nl - lineStart > this.maxLineBytes) this.consume(undefined, chunkStart + lineStart, chunkStart + nl + 1);
       // No per-line Buffer: the line is decoded straight from the chunk.
-      else this.consume(chunk.toString('utf8', lineStart, nl), chunkStart + lineStart, chunkStart + nl + 1);
+      else this.consume(utf8(chunk, lineStart, nl), chunkStart + lineStart, chunkStart + nl + 1);
       lineStart = nl + 1;
     }
     this.keepFragment(chunk, lineStart);
   }
 
   /**
-   * The same as `write(chunk)` when another thread already decoded the chunk
-   * to `text` (its UTF-8 decoding: splitting that at LF gives each line's own
-   * decoding, as LF never belongs to a multi-byte sequence) and found its LFs:
-   * `ends[k]` is the byte offset and `charEnds[k]` the `text` offset just past
-   * the k-th LF. Lines are slices of `text`, never decoded again.
+   * The same as `write(chunk)` when another thread already decoded the
+   * chunk's complete lines (`splitText` in parallel.ts): line k is a slice of
+   * its text piece, never decoded again; `ends[k]` is the byte offset just
+   * past its LF.
    */
-  writeDecoded(chunk: Buffer, text: string, ends: ArrayLike<number>, charEnds: ArrayLike<number>): void {
+  writeDecoded(chunk: Buffer, split: { pieces: readonly (string | null)[]; pieceLines: ArrayLike<number>; ends: ArrayLike<number>; charEnds: ArrayLike<number> }): void {
+    const { pieces, pieceLines, ends, charEnds } = split;
     const chunkStart = this.inputBytes;
     this.inputBytes += chunk.length;
     let lineStart = 0;
-    let charStart = 0;
-    for (let k = 0; k < ends.length; k++) {
-      const nl = (ends[k] as number) - 1;
-      const charEnd = charEnds[k] as number;
-      // A line that continues the pending fragment is joined from the bytes, as in `write`.
-      if (k === 0 && (this.fragments.length > 0 || this.fragmentOverflow)) this.joinFragments(chunk, 0, nl, chunkStart);
-      else if (nl - lineStart > this.maxLineBytes) this.consume(undefined, chunkStart + lineStart, chunkStart + nl + 1);
-      else this.consume(text.slice(charStart, charEnd - 1), chunkStart + lineStart, chunkStart + nl + 1);
-      lineStart = nl + 1;
-      charStart = charEnd;
+    let k = 0;
+    for (let p = 0; p < pieces.length; p++) {
+      const text = pieces[p];
+      let charStart = 0;
+      for (const last = k + (pieceLines[p] as number); k < last; k++) {
+        const nl = (ends[k] as number) - 1;
+        const charEnd = charEnds[k] as number;
+        // A line that continues the pending fragment is joined from the bytes, as in `write`.
+        if (k === 0 && (this.fragments.length > 0 || this.fragmentOverflow)) this.joinFragments(chunk, 0, nl, chunkStart);
+        else if (text === null || text === undefined || nl - lineStart > this.maxLineBytes) this.consume(undefined, chunkStart + lineStart, chunkStart + nl + 1);
+        else this.consume(text.slice(charStart, charEnd - 1), chunkStart + lineStart, chunkStart + nl + 1);
+        lineStart = nl + 1;
+        charStart = charEnd;
+      }
     }
     this.keepFragment(chunk, lineStart);
   }
@@ -127,7 +140,7 @@ export class LogScanner {
     const start = chunkStart + lineStart - this.fragmentBytes;
     const length = this.fragmentBytes + (nl - lineStart);
     const overflow = this.fragmentOverflow || length > this.maxLineBytes;
-    const text = overflow ? undefined : Buffer.concat([...this.fragments, chunk.subarray(lineStart, nl)], length).toString('utf8');
+    const text = overflow ? undefined : utf8(Buffer.concat([...this.fragments, chunk.subarray(lineStart, nl)], length), 0, length);
     this.fragments = [];
     this.fragmentBytes = 0;
     this.fragmentOverflow = false;
