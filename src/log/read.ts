@@ -7,7 +7,7 @@ import { corrupt, LogError, UsageError, type SerializedError } from './errors.js
 import { parseHeaderMeta } from './header.js';
 import { LogScanner, type EventSink, type LineInfo, type ScanPoint, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
-import { defaultReadJobs, LineWorkers, type DecodedLines } from './parallel.js';
+import { defaultReadJobs, LineWorkers, PARALLEL_GROUP_BYTES, type DecodedLines } from './parallel.js';
 
 /** Most bytes of a raw log's header line held in memory (the artifact view keeps as much of its first line). */
 export const HEADER_LINE_BUDGET = 64 << 20;
@@ -158,10 +158,10 @@ export interface PlaintextSegment {
 
 const RAW_CHUNK = 4 << 20;
 
-/** Compressed bytes per decode group: 1 MiB, or `DSH_GROUP_BYTES` (tests make every frame its own group). */
-function groupBytesDefault(): number {
+/** Compressed bytes per decode group: `fallback`, or `DSH_GROUP_BYTES` (tests make every frame its own group). */
+function groupBytesDefault(fallback: number): number {
   const n = Number(process.env['DSH_GROUP_BYTES']);
-  return Number.isSafeInteger(n) && n > 0 ? n : 1 << 20;
+  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
 }
 /** Frames that may decode to more than this are streamed, never held whole. */
 export const BIG_FRAME = 64 << 20;
@@ -441,7 +441,7 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
   }
 
   // Later frames, in groups, with a prefetch of the next group.
-  const groupBytes = options.groupBytes ?? groupBytesDefault();
+  const groupBytes = options.groupBytes ?? groupBytesDefault(workers ? PARALLEL_GROUP_BYTES : 1 << 20);
   const bigFrame = options.bigFrameBytes ?? BIG_FRAME;
   // A resumed read's first frame is a body frame: it opens the first group.
   let carry: FrameInfo | undefined = resume && frame0 ? frame0 : undefined;
