@@ -13,7 +13,7 @@ import type { PersistentFold } from '../log/index/session-index.js';
 import { SESSION_FOLDS } from '../views/index-folds.js';
 import { toJson } from '../core/json.js';
 import { defaultJobs } from '../log/pool.js';
-import { PARALLEL_MIN_BYTES, setReadJobs } from '../log/parallel.js';
+import { defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../log/parallel.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -38,7 +38,7 @@ export function addCommon(cmd: Command, opts: { json?: string | false; encoding?
   cmd.addOption(new Option('--decoder <name>', 'zstd decoder').choices(['auto', 'node-zlib', 'mongodb-js']).default('auto').hideHelp());
   cmd.option(
     '-j, --jobs <n>',
-    `threads: on a log of ${PARALLEL_MIN_BYTES >> 20} MiB or more, workers decode and split it while the main thread folds it; over many files, one file per worker; 1 = one thread (default DSH_JOBS, else ${defaultJobs()})`,
+    `threads: on a zstd log of ${PARALLEL_MIN_BYTES >> 20} MiB or more, N-1 workers decode it to text while the main thread parses and folds it (default DSH_JOBS, else ${defaultReadThreads()}: the cores from 4 up, else 1); over many files, one file per worker (default DSH_JOBS, else ${defaultJobs()}); 1 = one thread`,
   );
   if (opts.encoding !== false) cmd.addOption(new Option('--encoding <enc>', "read the bytes as this encoding whatever the file name says (DSH goes by the name)").choices(['raw', 'zstd']));
   cmd.addOption(
@@ -56,8 +56,8 @@ export interface CommandEnv {
 }
 
 export function envFor(io: Io, opts: CommonOptions): CommandEnv {
-  // Every read this command makes uses the chosen thread count.
-  setReadJobs(jobsFor(opts, io.env));
+  // Every read of one log this command makes uses the chosen thread count.
+  setReadJobs(explicitJobs(opts, io.env) ?? defaultReadThreads());
   return { io, c: colorFor(opts.color ?? 'auto', io.stdout, io.env), opts };
 }
 
@@ -82,10 +82,15 @@ export function decoderFor(opts: CommonOptions) {
 
 export { EXIT } from './exit.js';
 
-/** Threads a command uses: `-j`, else `DSH_JOBS`, else the machine's available parallelism (0 counts as 1). */
+/** `-j`, else `DSH_JOBS` (0 counts as 1), else undefined. */
+function explicitJobs(opts: CommonOptions, env: NodeJS.ProcessEnv): number | undefined {
+  const n = intOption('--jobs', opts.jobs) ?? intOption('DSH_JOBS', env['DSH_JOBS']?.trim() || undefined);
+  return n === undefined ? undefined : Math.max(1, n);
+}
+
+/** Workers over many files (`check`, `ls`, `dataset`): `-j`, else `DSH_JOBS`, else the machine's available parallelism. */
 export function jobsFor(opts: CommonOptions, env: NodeJS.ProcessEnv): number {
-  const n = intOption('--jobs', opts.jobs) ?? intOption('DSH_JOBS', env['DSH_JOBS']?.trim() || undefined) ?? defaultJobs();
-  return Math.max(1, n);
+  return explicitJobs(opts, env) ?? defaultJobs();
 }
 /** The cache directory as this command line configures it (notes and warnings go to stderr). */
 export function cacheFor(io: Io, opts: CommonOptions): CacheConfig {
