@@ -109,6 +109,12 @@ export class SurfaceFold {
 
   apply(event: SessionEvent): Replacement | undefined {
     const expected = this.count;
+    // The common case (chunks, steps, tool calls), decided before any allocation: the checks below pass.
+    const plain = event as SessionEvent & { surfaceOp?: unknown; sourceEventSeqs?: unknown };
+    if (event.seq === expected && plain.surfaceOp === undefined && plain.sourceEventSeqs === undefined && !SURFACE_TYPES.has(event.type)) {
+      this.count += 1;
+      return undefined;
+    }
     const fail = (message: string, rule: RuleCode): never => {
       throw new SurfaceError(message, event.seq, rule);
     };
