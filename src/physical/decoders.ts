@@ -3,6 +3,7 @@ import { Decompress as FzstdDecompress } from 'fzstd';
 import { frameBlocks, frameHeaderLayout, frameHeaderValues, ZSTD_BLOCK_MAX, type BlockInfo } from './zstd-frames.js';
 import { Xxh64 } from './xxhash64.js';
 import { loadMongo } from './mongo.js';
+import { UsageError } from '../core/errors.js';
 
 /**
  * Decoder seam. Complete frames are decoded with checksum verification;
@@ -360,7 +361,7 @@ export function blocksAcceptable(frameBytes: Buffer, blocks: readonly BlockInfo[
 export function createDecoder(preferred?: DecoderName | 'auto'): FrameDecoder {
   const choice = preferred ?? (process.env['DSH_DECODER'] as DecoderName | 'auto' | undefined) ?? 'auto';
   if (choice === 'node-zlib') {
-    if (!nodeZstdAvailable()) throw new Error('the node-zlib decoder needs Node >= 22.15 (node:zlib zstd)');
+    if (!nodeZstdAvailable()) throw new UsageError(`the node-zlib decoder needs Node >= 22.15 (node:zlib zstd); this is Node ${process.versions.node}: use --decoder mongodb-js or auto`);
     return new NodeZlibDecoder();
   }
   if (choice === 'mongodb-js') return new MongoDecoder();

@@ -2,6 +2,7 @@ import zlib from 'node:zlib';
 import { loadMongo } from './mongo.js';
 import { ZSTD_MAGIC } from './zstd-frames.js';
 import { xxh64 } from './xxhash64.js';
+import { UsageError } from '../core/errors.js';
 
 /**
  * Zstandard frame encoder for the project's own writer: ONE standard frame per
@@ -57,11 +58,15 @@ async function compressMongo(plaintext: Buffer, level: number): Promise<Buffer> 
   return addContentChecksum(frame, plaintext);
 }
 
+function nodeEncoderMissing(): UsageError {
+  return new UsageError(`the node-zlib encoder needs Node >= 22.15 (node:zlib zstd); this is Node ${process.versions.node}: unset DSH_ENCODER or set it to mongodb-js`);
+}
+
 export function defaultEncoderName(): EncoderName {
   const env = process.env['DSH_ENCODER'];
   if (env === 'mongodb-js') return 'mongodb-js';
   if (env === 'node-zlib') {
-    if (!nodeZstdEncoderAvailable()) throw new Error('the node-zlib encoder needs Node >= 22.15 (node:zlib zstd)');
+    if (!nodeZstdEncoderAvailable()) throw nodeEncoderMissing();
     return 'node-zlib';
   }
   return nodeZstdEncoderAvailable() ? 'node-zlib' : 'mongodb-js';
@@ -70,7 +75,7 @@ export function defaultEncoderName(): EncoderName {
 /** Compress `plaintext` into exactly one checksummed Zstandard frame. */
 export function compressFrame(plaintext: Buffer, level = 3, encoder: EncoderName = defaultEncoderName()): Promise<Buffer> {
   if (encoder === 'node-zlib') {
-    if (!nodeZstdEncoderAvailable()) throw new Error('the node-zlib encoder needs Node >= 22.15 (node:zlib zstd)');
+    if (!nodeZstdEncoderAvailable()) throw nodeEncoderMissing();
     return compressNode(plaintext, level);
   }
   return compressMongo(plaintext, level);
