@@ -6,6 +6,7 @@
  * `invariant violated by "<package>": ` prefix, which is added by the caller).
  */
 import { splitPairs, toolPairsOf, type ToolPairs } from '../views/tool-pairs.js';
+import { AttemptBoundaries } from '../views/attempts.js';
 import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
@@ -385,24 +386,15 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
  */
 export function dispatchHeaderObserver(): ReplayObserver {
   let sawHeader = false;
-  let attemptKey: string | undefined;
+  const attempts = new AttemptBoundaries();
   let first: number | undefined;
   let count = 0;
   return {
     observe(e) {
       if (e.type === 'request/header') sawHeader = true;
-      else if (e.type === 'step/start' || e.type === 'step/end' || e.type === 'turn/end') attemptKey = undefined;
-      else if (e.type === 'assistant/chunk') {
-        const d = rec(e.data);
-        const key = `${String(d['turn'])}/${String(d['step'])}`;
-        if (attemptKey !== key) {
-          attemptKey = key;
-          if (!sawHeader) {
-            first ??= e.seq;
-            count += 1;
-          }
-        }
-        if (rec(d['chunk'])['type'] === 'finish') attemptKey = undefined;
+      if (attempts.observe(e)?.starts && !sawHeader) {
+        first ??= e.seq;
+        count += 1;
       }
     },
     findings() {

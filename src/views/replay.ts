@@ -4,9 +4,7 @@
  * assembled with DSH's `BlockAssembler` rules, and checked against the
  * `assistant/message` that cites it.
  *
- * Segmentation (the corpus's and `dsh-llm-replay`'s): walk `assistant/chunk`
- * events; an attempt ends at its `finish` chunk, or when a chunk's
- * `(turn, step)` differs from the open attempt's. An `assistant/message` whose
+ * Segmentation is {@link AttemptBoundaries} (views/attempts.ts). An `assistant/message` whose
  * `sourceEventSeqs` is `[]` is a successful attempt that streamed nothing.
  *
  * Assembly rules (re-implemented from the spec, not copied):
@@ -25,6 +23,7 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import { deepEqualJson } from '../log/surface.js';
+import { AttemptBoundaries, stepKey } from './attempts.js';
 
 export type ContentBlock = Record<string, unknown> & { type: string };
 
@@ -389,6 +388,7 @@ class ReplayBuilder {
   private readonly messages: SessionEvent[] = [];
   private open: Building | undefined;
   private lastNonChunk: SessionEvent | undefined;
+  private readonly boundaries = new AttemptBoundaries();
 
   constructor(
     private readonly options: ReplayOptions,
@@ -407,7 +407,9 @@ class ReplayBuilder {
 
   push(e: SessionEvent): void {
     const { perStep, ownerOfChunk, options } = this;
-    if (e.type !== 'assistant/chunk') {
+    const place = this.boundaries.observe(e);
+    if (place === null) {
+      if (!this.boundaries.isOpen) this.open = undefined;
       if (e.type === 'assistant/message') this.messages.push(e);
       if (e.type === 'llm/retry') {
         const list = perStep.get(stepKey(e.data?.turn, e.data?.step));
@@ -420,8 +422,7 @@ class ReplayBuilder {
     const d = e.data ?? {};
     const turn = d.turn as number;
     const step = d.step as number;
-    if (this.open && (this.open.attempt.turn !== turn || this.open.attempt.step !== step)) this.open = undefined;
-    if (!this.open) this.open = this.start(turn, step, this.lastNonChunk);
+    if (place.starts || !this.open) this.open = this.start(turn, step, this.lastNonChunk);
     const open = this.open;
     const a = open.attempt;
     a.chunkSeqs.push(e.seq);
@@ -438,7 +439,7 @@ class ReplayBuilder {
     }
     if (options.keepChunks) (a.chunks ??= []).push({ seq: e.seq, time: e.time, chunk: d.chunk });
     open.asm.push(d.chunk, e.seq);
-    if (d.chunk && d.chunk.type === 'finish') this.open = undefined;
+    if (place.ends) this.open = undefined;
   }
 
   view(sessionId: string): ReplayView {
@@ -553,7 +554,6 @@ class ReplayBuilder {
   }
 }
 
-const stepKey = (t: number, s: number) => `${t}/${s}`;
 
 /** Parse `--step T/S` (also `T:S`). */
 export function parseStepSpec(spec: string): { turn: number; step: number } | null {

@@ -4,9 +4,7 @@
  * DSH handed to `ctx.llm.stream`, rebuilt from the log prefix before the
  * call's first `assistant/chunk`.
  *
- * Segmentation is the corpus's (and `dsh-llm-replay`'s `deriveReplayScript`):
- * walk `assistant/chunk` events only; an attempt ends at its `finish` chunk or
- * when a chunk's `(turn, step)` differs from the open attempt's. Everything is
+ * Segmentation is {@link AttemptBoundaries} (views/attempts.ts). Everything is
  * computed in one forward pass; per dispatch only the surface node seqs, ids
  * and digest are kept — message bodies are re-read from the (retained) event
  * array on demand with {@link messagesOf}.
@@ -18,6 +16,7 @@ import { UsageError } from '../core/errors.js';
 import { SurfaceFold, deriveEventMessage, type Replacement } from '../log/surface.js';
 import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
 import { toJson } from '../core/json.js';
+import { AttemptBoundaries, stepKey, type ChunkPlace } from './attempts.js';
 
 export interface RequestContext {
   provider?: string;
@@ -145,7 +144,8 @@ export class DispatchBuilder {
   private headerSeq: number | null = null;
   private context: RequestContext | null = null;
   private contextSeq: number | null = null;
-  private open: { entry: DispatchEntry; stepKey: string } | undefined;
+  private open: { entry: DispatchEntry } | undefined;
+  private readonly attempts = new AttemptBoundaries();
   private readonly attemptsByStep = new Map<string, number>();
   private readonly callOwner = new Map<string, number>();
   private readonly openSteps = new Map<string, StepEntry>();
@@ -176,7 +176,11 @@ export class DispatchBuilder {
     const rep = this.fold.apply(event);
     this.out.eventCount += 1;
     const out = this.out;
-    if (this.open && event.type !== 'assistant/chunk') out.inSpan.add(event.seq);
+    const place = this.attempts.observe(event);
+    if (this.open && place === null) {
+      out.inSpan.add(event.seq);
+      if (!this.attempts.isOpen) this.open = undefined;
+    }
     switch (event.type) {
       case 'user/message':
       case 'assistant/message':
@@ -237,28 +241,22 @@ export class DispatchBuilder {
         return rep;
       }
       case 'assistant/chunk':
-        this.onChunk(event);
+        this.onChunk(event, place as ChunkPlace);
         return rep;
       default:
         return rep;
     }
   }
 
-  private onChunk(event: SessionEvent): void {
+  private onChunk(event: SessionEvent, place: ChunkPlace): void {
     const { turn, step, chunk } = event.data ?? {};
-    // Same step: compared as values first (no key string per chunk), as keys otherwise.
-    const open = this.open;
-    if (open && !(open.entry.turn === turn && open.entry.step === step) && open.stepKey !== `${turn}/${step}`) this.open = undefined;
-    if (!this.open) {
-      const stepKey = `${turn}/${step}`;
-      this.open = { entry: this.startDispatch(event, turn, step, stepKey), stepKey };
-    }
+    if (place.starts || !this.open) this.open = { entry: this.startDispatch(event, turn, step, stepKey(turn, step)) };
     const entry = this.open.entry;
     entry.lastChunkSeq = event.seq;
     entry.lastChunkTime = event.time;
     entry.chunkCount += 1;
     if (chunk?.type === 'usage') entry.chunkUsage = chunk.usage ?? null;
-    if (chunk?.type === 'finish') {
+    if (place.ends) {
       entry.finish = chunk.reason ?? null;
       this.open = undefined;
     }

@@ -12,6 +12,7 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import { finishKind, isTokenDelta } from './replay.js';
+import { AttemptBoundaries, stepKey } from './attempts.js';
 import { reasonText } from './summary.js';
 
 export interface Buckets {
@@ -192,7 +193,7 @@ export interface UsageSample {
   source: 'chunk' | 'message';
   turn: number;
   step: number;
-  /** 1-based attempt of the step the sample reports (attempts split at finish chunks). */
+  /** 1-based attempt of the step the sample reports (attempts as views/attempts.ts segments them). */
   attempt: number;
   provider: string | null;
   model: string | null;
@@ -268,12 +269,12 @@ export function statsFold(
   const aux = zero();
   let summaries = 0;
   let prunes = 0;
-  const attemptOpen = new Map<string, boolean>();
+  const attempts = new AttemptBoundaries();
   /** Tool-call block names by call id, from assistant messages (names results that have no tool/call). */
   const blockNames = new Map<string, string>();
 
   const stepRow = (turn: number, step: number): StepStats => {
-    const key = `${turn}/${step}`;
+    const key = stepKey(turn, step);
     let r = steps.get(key);
     if (!r) {
       r = { turn, step, startSeq: null, endSeq: null, provider: null, model: null, usage: zero(), samples: 0, attempts: 0, failedAttempts: 0, llmMs: null, ttftMs: null, pressureTokens: null, contextWindow: null, toolCalls: 0 };
@@ -309,7 +310,7 @@ export function statsFold(
 
   const sample = (e: SessionEvent, source: UsageSample['source'], turn: number, step: number, usage: unknown, who: { provider: string | null; model: string | null }) => {
     samples++;
-    const key = `${turn}/${step}`;
+    const key = stepKey(turn, step);
     const b = bucketsOf(usage);
     const row = stepRow(turn, step);
     row.samples++;
@@ -348,6 +349,7 @@ export function statsFold(
 
   const observe = (e: SessionEvent): void => {
     const d = e.data ?? {};
+    const place = attempts.observe(e);
     switch (e.type) {
       case 'turn/start': {
         openTurn = typeof d.turn === 'number' ? d.turn : null;
@@ -396,13 +398,8 @@ export function statsFold(
       }
       case 'assistant/chunk': {
         const chunk = d.chunk;
-        const key = `${d.turn}/${d.step}`;
-        if (!attemptOpen.get(key)) {
-          attemptOpen.set(key, true);
-          stepRow(d.turn, d.step).attempts++;
-        }
-        if (chunk?.type === 'finish') {
-          attemptOpen.set(key, false);
+        if (place?.starts) stepRow(d.turn, d.step).attempts++;
+        if (place?.ends) {
           const k = finishKind(chunk.reason);
           if (k === 'error' || k === 'aborted') {
             failedAttempts++;
@@ -421,12 +418,10 @@ export function statsFold(
         const row = stepRow(d.turn, d.step);
         row.provider = who.provider;
         row.model = who.model;
-        const key = `${d.turn}/${d.step}`;
         if (Array.isArray(e.sourceEventSeqs) && e.sourceEventSeqs.length === 0) row.attempts++;
         if (Array.isArray(d.message?.content)) {
           for (const b of d.message.content) if (b && b.type === 'tool-call' && typeof b.id === 'string' && typeof b.name === 'string') blockNames.set(b.id, b.name);
         }
-        attemptOpen.set(key, false);
         if (d.usage !== undefined) sample(e, 'message', d.turn, d.step, d.usage, who);
         if (openStep && openStep.turn === d.turn && openStep.step === d.step) {
           const llm = Math.max(0, e.time - openStep.startTime);
