@@ -255,7 +255,14 @@ function jsonPreview(v: unknown): string {
   }
 }
 
-/** A one-line, unescaped description of an event's payload. */
+/** Code points `events` and `history` clip an event preview to. */
+export const EVENT_PREVIEW_WIDTH = 100;
+
+/**
+ * A one-line, unescaped description of an event's payload: the one preview
+ * every view prints (`events`, `history`, `trace`, the report's data).
+ * Renderers clip and escape it.
+ */
 export function eventSummary(e: SessionEvent): string {
   const d = (e.data ?? {}) as Record<string, any>;
   switch (e.type) {
@@ -292,8 +299,17 @@ export function eventSummary(e: SessionEvent): string {
       return `pruned ${Array.isArray(d['shadowedSeqs']) ? d['shadowedSeqs'].join(', ') : '?'}${d['shadowedTokenCount'] !== undefined ? ` (~${d['shadowedTokenCount']} tokens)` : ''}`;
     case 'turn/start':
       return `turn ${d['turn']}`;
-    case 'turn/end':
-      return `turn ${d['turn']} ${d['reason']?.kind ?? jsonPreview(d['reason'])}`;
+    case 'turn/end': {
+      const r = d['reason'];
+      const why = r?.kind === 'aborted' && r.reason?.kind ? ` (${r.reason.kind})` : r?.kind === 'error' && r.error?.code ? ` (${r.error.code})` : '';
+      return `turn ${d['turn']} ${r?.kind ?? jsonPreview(r)}${why}`;
+    }
+    case 'request/header': {
+      const cfg = d['header']?.config;
+      return `${d['reason'] ?? ''} ${cfg?.provider ?? ''}/${cfg?.model ?? ''}`;
+    }
+    case 'request/context':
+      return `${d['provider']}/${d['model']}${d['contextWindow'] ? ` window ${d['contextWindow']}` : ''}`;
     case 'step/start':
     case 'step/end':
       return `turn ${d['turn']} step ${d['step']}`;

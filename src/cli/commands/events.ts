@@ -13,6 +13,7 @@ import { foldOf, TURN_STARTS } from '../../views/index-folds.js';
 import { progressOption } from '../progress.js';
 import { toJson } from '../../core/json.js';
 import { failureJson } from '../render/surface.js';
+import { EVENT_PREVIEW_WIDTH, eventSummary } from '../../views/messages.js';
 
 interface EventsOptions extends CommonOptions {
   type?: string[];
@@ -26,54 +27,6 @@ interface EventsOptions extends CommonOptions {
   interval?: string;
 }
 
-
-function textOfBlocks(content: unknown): string {
-  if (!Array.isArray(content)) return '';
-  const parts: string[] = [];
-  for (const b of content) {
-    if (!b || typeof b !== 'object') continue;
-    if (b.type === 'text' || b.type === 'reasoning') parts.push(String(b.text ?? ''));
-    else if (b.type === 'tool-call') parts.push(`${b.name}(${b.arguments ?? ''})`);
-    else if (b.type === 'tool-result') parts.push(textOfBlocks(b.content));
-    else if (b.type === 'image') parts.push('[image]');
-  }
-  return parts.join(' ');
-}
-
-/** A short human preview of an event's payload. */
-export function eventPreview(e: SessionEvent): string {
-  const d = e.data ?? {};
-  switch (e.type) {
-    case 'user/message':
-      return textOfBlocks(d.content);
-    case 'assistant/message':
-      return (d.interrupted ? '[interrupted] ' : '') + textOfBlocks(d.message?.content);
-    case 'tool/result':
-      return (d.error ? `[${d.error.code}] ` : '') + textOfBlocks(d.message?.content);
-    case 'tool/call':
-      return `${d.name}(${d.arguments ?? ''})`;
-    case 'assistant/chunk': {
-      const c = d.chunk ?? {};
-      if (c.type === 'text-delta' || c.type === 'reasoning-delta') return `${c.type} ${toJson(c.text)}`;
-      if (c.type === 'tool-call-delta') return `tool-call-delta ${c.name ?? ''} ${toJson(c.argumentsDelta)}`;
-      if (c.type === 'finish') return `finish ${typeof c.reason === 'string' ? c.reason : toJson(c.reason)}`;
-      if (c.type === 'usage') return `usage ${toJson(c.usage)}`;
-      return String(c.type);
-    }
-    case 'turn/end':
-      return toJson(d.reason);
-    case 'request/header':
-      return `${d.reason ?? ''} ${d.header?.config?.provider ?? ''}/${d.header?.config?.model ?? ''}`;
-    case 'request/context':
-      return `${d.provider}/${d.model}${d.contextWindow ? ` window ${d.contextWindow}` : ''}`;
-    case 'compaction/summary':
-      return `${d.compactionId} shadows ${Array.isArray(d.shadowedSeqs) ? d.shadowedSeqs.length : '?'} nodes`;
-    case 'session/title':
-      return String(d.title ?? '');
-    default:
-      return d && typeof d === 'object' ? toJson(d) : String(d);
-  }
-}
 
 const typeJsonCache = new Map<string, string>();
 /** JSON text of an event type (a log has a few dozen distinct ones). */
@@ -134,7 +87,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
           const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : label ? env.c.dim('log-only') : env.c.dim('-'.padEnd(8));
           const syn = synthetic ? env.c.magenta(' [synthetic]') : '';
-          const body = opts.full ? escapeControl(toJson(e.data)) : preview(eventPreview(e), 100);
+          const body = opts.full ? escapeControl(toJson(e.data)) : preview(eventSummary(e), EVENT_PREVIEW_WIDTH);
           out.push(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`);
         };
       };

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import type { HistoryPage } from '../../views/history.js';
-import { eventSummary } from '../../views/messages.js';
+import { EVENT_PREVIEW_WIDTH, eventSummary } from '../../views/messages.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -15,7 +15,7 @@ export function renderHistoryPage(page: HistoryPage, c: ChalkInstance, index: nu
   );
   for (const e of page.events) {
     const mark = counted.has(e.seq) ? c.green('*') : ' ';
-    out.push(`${mark} ${String(e.seq).padStart(6)}  ${c.cyan(escapeControl(e.type).padEnd(20))} ${preview(eventSummary(e), 90)}`);
+    out.push(`${mark} ${String(e.seq).padStart(6)}  ${c.cyan(escapeControl(e.type).padEnd(20))} ${preview(eventSummary(e), EVENT_PREVIEW_WIDTH)}`);
   }
   return out.join('\n') + '\n';
 }
