@@ -1,4 +1,4 @@
-import { closeSync, createWriteStream, fsyncSync, linkSync, renameSync, unlinkSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { readArtifact } from '../log/read.js';
 import { LogError, UsageError } from '../log/errors.js';
@@ -10,7 +10,7 @@ import { assertAcyclicAncestry, descendantsOf, indexRoot, type IndexedSession } 
 import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media.js';
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
-import { prepareNewFile, realOrSelf, type NewFile } from './new-file.js';
+import { abandonNewFile, prepareNewFile, publishNewFile, realOrSelf, type NewFile } from './new-file.js';
 import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 import { toJson } from '../core/json.js';
@@ -155,30 +155,14 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
   };
 
   const out = prepareOutput(options.output, options.force ?? false, [target.path]);
-  let fdOpen = true;
-  let tmpExists = true;
+  let published = false;
   const spools = new Set<Spool>();
   let writer: ZipWriter | undefined;
   const cleanup = () => {
     writer?.abort();
     for (const s of spools) s.dispose();
     spools.clear();
-    if (fdOpen) {
-      try {
-        closeSync(out.fd);
-      } catch {
-        /* closed */
-      }
-      fdOpen = false;
-    }
-    if (tmpExists) {
-      try {
-        unlinkSync(out.tmp);
-      } catch {
-        /* gone */
-      }
-      tmpExists = false;
-    }
+    if (!published) abandonNewFile(out);
   };
   const onSignal = (signal: NodeJS.Signals) => {
     cleanup();
@@ -319,29 +303,9 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
     const archive = await zip.finish();
     stream.end();
     await streamDone;
-    fsyncSync(out.fd);
-    closeSync(out.fd);
-    fdOpen = false;
-
     // --- publish: no-clobber link unless --force, else atomic rename ---
-    if (options.force) {
-      renameSync(out.tmp, out.abs);
-    } else {
-      try {
-        linkSync(out.tmp, out.abs);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-          throw new UsageError(`refusing to overwrite ${out.abs}: it already exists (use --force to replace it)`, 'io');
-        }
-        renameSync(out.tmp, out.abs);
-      }
-      try {
-        unlinkSync(out.tmp);
-      } catch {
-        /* renamed */
-      }
-    }
-    tmpExists = false;
+    publishNewFile(out, options.force ?? false);
+    published = true;
     writer = undefined;
     return {
       output: out.abs,

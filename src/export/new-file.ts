@@ -1,14 +1,21 @@
-import { lstatSync, openSync, realpathSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, lstatSync, openSync, realpathSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { UsageError } from '../log/errors.js';
 import { outputRefusal } from '../log/target.js';
 
-/** A new output being written: the final path, and the temporary sibling open for writing. */
+/**
+ * A new output being written: the final path, and the temporary sibling open
+ * for writing. The one write-safety path for new files: {@link prepareNewFile}
+ * opens it, the caller writes `fd` (or {@link writeNewFile} does), then
+ * {@link publishNewFile} puts it in place or {@link abandonNewFile} removes it.
+ */
 export interface NewFile {
   abs: string;
   tmp: string;
   fd: number;
+  /** `fd` has been closed (by {@link closeNewFile}, publish or abandon). */
+  closed?: boolean;
 }
 
 /**
@@ -38,7 +45,7 @@ export function prepareNewFile(output: string, force: boolean, mode = 0o666, inp
   const dir = path.dirname(abs);
   const tmp = path.join(dir, `.${path.basename(abs)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   try {
-    return { abs, tmp, fd: openSync(tmp, 'wx', mode) };
+    return { abs, tmp, fd: openSync(tmp, 'wx', mode), closed: false };
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
     const why =
@@ -60,4 +67,88 @@ export function realOrSelf(p: string): string {
   } catch {
     return path.resolve(p);
   }
+}
+
+/** fsync and close the temporary file once (a later call does nothing). */
+export function closeNewFile(out: NewFile): void {
+  if (out.closed) return;
+  out.closed = true;
+  try {
+    fsyncSync(out.fd);
+  } finally {
+    closeSync(out.fd);
+  }
+}
+
+/**
+ * Put a fully written temporary file in place: without `force` a hard link
+ * (never replaces a file that appeared meanwhile; filesystems without hard
+ * links fall back to rename, guarded by the pre-check), with `force` an atomic
+ * rename over the old file. On failure the temporary file is removed.
+ */
+export function publishNewFile(out: NewFile, force: boolean): void {
+  try {
+    closeNewFile(out);
+    if (force) renameSync(out.tmp, out.abs);
+    else {
+      try {
+        linkSync(out.tmp, out.abs);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+          throw new UsageError(`refusing to overwrite ${out.abs}: it already exists (use --force to replace it)`, 'io');
+        }
+        renameSync(out.tmp, out.abs);
+      }
+      try {
+        unlinkSync(out.tmp);
+      } catch {
+        /* renamed */
+      }
+    }
+  } catch (error) {
+    abandonNewFile(out);
+    throw ioError(out, error);
+  }
+}
+
+/** Remove the temporary file (after a failure, or when nothing is to be published). */
+export function abandonNewFile(out: NewFile): void {
+  if (!out.closed) {
+    out.closed = true;
+    try {
+      closeSync(out.fd);
+    } catch {
+      /* already closed */
+    }
+  }
+  try {
+    unlinkSync(out.tmp);
+  } catch {
+    /* gone */
+  }
+}
+
+/** Write every part to the temporary file, then publish it. Returns the bytes written. */
+export function writeNewFile(out: NewFile, parts: Iterable<string | Uint8Array>, force: boolean): number {
+  let bytes = 0;
+  try {
+    for (const part of parts) {
+      const buf = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
+      let off = 0;
+      while (off < buf.length) off += writeSync(out.fd, buf, off, buf.length - off);
+      bytes += buf.length;
+    }
+  } catch (error) {
+    abandonNewFile(out);
+    throw ioError(out, error);
+  }
+  publishNewFile(out, force);
+  return bytes;
+}
+
+/** A system error while writing `out` as a classified I/O error; anything else unchanged. */
+function ioError(out: NewFile, error: unknown): unknown {
+  const e = error as NodeJS.ErrnoException;
+  if (!(error instanceof UsageError) && typeof e?.code === 'string') return new UsageError(`cannot write ${out.abs}: ${e.message}`, 'io');
+  return error;
 }

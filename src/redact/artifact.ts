@@ -16,6 +16,7 @@ import type { Encoding, SessionEvent } from '../log/types.js';
 import { prepareOutputDir } from '../salvage/outdir.js';
 import { RedactingText, Redactor, type RedactOptions, type RedactStats } from './redactor.js';
 import { SplitSecretScanner } from './split.js';
+import { abandonNewFile, publishNewFile, type NewFile } from '../export/new-file.js';
 
 /**
  * `dsh redact`: rewrite an artifact into a NEW root in DSH's layout with
@@ -157,16 +158,20 @@ async function splitEdits(source: ByteSource, encoding: Encoding, decoder: Frame
   return scanner.finish();
 }
 
-/** Write-once output file: temp (`wx`), fsync, `link()` (never overwrites), remove temp. */
-class NewFile {
+/**
+ * Write-once output file: temp (`wx`), written asynchronously, fsynced, then
+ * published by the one new-file publisher (`link()`, never overwrites).
+ */
+class NewOutput {
   private handle: fsp.FileHandle | undefined;
-  private tmp = '';
+  private file: NewFile | undefined;
   private constructor(readonly target: string) {}
-  static async create(target: string): Promise<NewFile> {
-    const f = new NewFile(target);
+  static async create(target: string): Promise<NewOutput> {
+    const f = new NewOutput(target);
     await fsp.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-    f.tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-    f.handle = await fsp.open(f.tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
+    const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    f.handle = await fsp.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
+    f.file = { abs: target, tmp, fd: f.handle.fd, closed: false };
     return f;
   }
   async write(b: Buffer): Promise<void> {
@@ -177,16 +182,16 @@ class NewFile {
     await this.handle!.sync();
     await this.handle!.close();
     this.handle = undefined;
-    try {
-      await fsp.link(this.tmp, this.target);
-    } finally {
-      await fsp.rm(this.tmp, { force: true });
-    }
+    this.file!.closed = true;
+    publishNewFile(this.file!, false);
   }
   async abort(): Promise<void> {
     await this.handle?.close().catch(() => undefined);
     this.handle = undefined;
-    await fsp.rm(this.tmp, { force: true });
+    if (this.file) {
+      this.file.closed = true;
+      abandonNewFile(this.file);
+    }
   }
 }
 
@@ -199,7 +204,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
   const existed = outDir !== undefined && existsSync(outDir);
   const root = dryRun ? null : prepareOutputDir(outDir!, target.path);
   const source = target.open();
-  let out: NewFile | undefined;
+  let out: NewOutput | undefined;
   const report: RedactReport = {
     source: target.path,
     encoding: 'none',
@@ -238,7 +243,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
       } catch (error) {
         throw new LogError(`the header cannot name a storage path: ${(error as Error).message}`, { kind: 'corrupt' });
       }
-      out = await NewFile.create(file);
+      out = await NewOutput.create(file);
       report.output = file;
       for (const b of pending.splice(0)) await out.write(b);
     };

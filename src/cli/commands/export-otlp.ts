@@ -1,9 +1,8 @@
-import { closeSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { decoderFor, resolveCli, EXIT, type CommandEnv } from '../shared.js';
 import { UsageError } from '../../log/errors.js';
-import { prepareNewFile } from '../../export/new-file.js';
+import { abandonNewFile, prepareNewFile, writeNewFile } from '../../export/new-file.js';
 import { batches, exportRequest, exportRequestText } from '../../export/otlp.js';
 import { otlpSpans, otlpTargets } from '../../export/otlp-run.js';
 import { OtlpSendError, sendRequest, tracesUrl, type OtlpProtocol } from '../../export/otlp-send.js';
@@ -90,10 +89,7 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
       else await writeOut(io.stdout, `sent ${run.spans.length} span(s) of ${exported} session(s) in ${groups.length} request(s) to ${url.href} (${protocol})\n`);
     } else {
       if (out) {
-        for (const piece of exportRequestText(run.spans, VERSION)) writeSync(out.fd, piece);
-        writeSync(out.fd, '\n');
-        closeSync(out.fd);
-        renameSync(out.tmp, out.abs);
+        writeNewFile(out, withNewline(exportRequestText(run.spans, VERSION)), Boolean(opts.force));
         if (opts.json) await writeOut(io.stdout, toJson({ ...summary, output: out.abs }) + '\n');
         else io.stderr.write(`wrote ${escapeControl(out.abs)}: ${run.spans.length} span(s) of ${exported} session(s)\n`);
       } else {
@@ -103,13 +99,11 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
     }
     return failed.length > 0 ? EXIT.failed : EXIT.ok;
   } finally {
-    if (out) {
-      try {
-        closeSync(out.fd);
-      } catch {
-        /* already closed */
-      }
-      rmSync(out.tmp, { force: true });
-    }
+    if (out) abandonNewFile(out);
   }
+}
+
+function* withNewline(pieces: Iterable<string>): Generator<string> {
+  yield* pieces;
+  yield '\n';
 }

@@ -5,7 +5,7 @@ import { action, addCommon, decoderFor, resolveCli, EXIT, type CommonOptions } f
 import { UsageError } from '../../log/errors.js';
 import { buildReport } from '../../report/build.js';
 import { reportParts } from '../../report/html.js';
-import { abandonReportOutput, prepareReportOutput, publishReport, type PreparedOutput } from '../../report/write.js';
+import { abandonNewFile, prepareNewFile, writeNewFile, type NewFile } from '../../export/new-file.js';
 import { VERSION } from '../../core/version.js';
 import { compareReportHtml } from '../../report/compare.js';
 import { diffSessions, diffSide } from '../../views/diff.js';
@@ -56,24 +56,24 @@ Examples:
       if (output === '-' && opts.json) throw new UsageError('--json prints a manifest on stdout; it cannot be combined with -o - (the report itself on stdout)');
       // Check the output before reading anything.
       const resolved = await resolveCli(target, opts);
-      let out: PreparedOutput | undefined;
+      let out: NewFile | undefined;
       if (opts.compare !== undefined) {
         const other = await resolveCli(opts.compare, opts);
-        if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force), [resolved.path, other.path]);
+        if (output !== '-') out = prepareNewFile(output, Boolean(opts.force), 0o644, [resolved.path, other.path]);
         try {
           return await writeCompare(io, target, opts.compare, opts, output, out);
         } finally {
-          if (out) abandonReportOutput(out);
+          if (out) abandonNewFile(out);
         }
       }
-      if (output !== '-') out = prepareReportOutput(output, Boolean(opts.force), [resolved.path]);
+      if (output !== '-') out = prepareNewFile(output, Boolean(opts.force), 0o644, [resolved.path]);
       try {
         const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION });
         for (const w of built.data.health.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const parts = reportParts(built.data, built.events, built.facts);
         if (out) {
           const abs = out.abs;
-          const bytes = publishReport(out, parts, Boolean(opts.force));
+          const bytes = writeNewFile(out, parts, Boolean(opts.force));
           out = undefined;
           io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
           if (opts.json) {
@@ -94,14 +94,14 @@ Examples:
         }
         return EXIT.ok;
       } finally {
-        if (out) abandonReportOutput(out);
+        if (out) abandonNewFile(out);
       }
     }),
   );
 }
 
 /** `--compare`: both sides must be readable (a side DSH refuses: its error, exit 1, nothing written). */
-async function writeCompare(io: Io, a: string, b: string, opts: ReportOptions, output: string, out: PreparedOutput | undefined): Promise<number> {
+async function writeCompare(io: Io, a: string, b: string, opts: ReportOptions, output: string, out: NewFile | undefined): Promise<number> {
   const la = await loadSide(io, 'a', a, opts);
   if (typeof la === 'number') return la;
   const lb = await loadSide(io, 'b', b, opts);
@@ -113,7 +113,7 @@ async function writeCompare(io: Io, a: string, b: string, opts: ReportOptions, o
     return EXIT.ok;
   }
   const abs = out.abs;
-  const bytes = publishReport(out, [html], Boolean(opts.force));
+  const bytes = writeNewFile(out, [html], Boolean(opts.force));
   io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
   if (opts.json) {
     const fd = d.dispatches.firstDivergent;
