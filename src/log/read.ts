@@ -200,9 +200,14 @@ function failureCause(error: unknown): SerializedError & { code?: string } {
  * Read one artifact in a single streaming pass, producing DSH's artifact view
  * (readRaw) and stored view (readFrom/loadStored), never writing anything.
  * Stage-1 (physical/JSONL) errors are returned in `error`, not thrown.
+ *
+ * The parts: {@link ArtifactRead} holds what both encodings share (the
+ * artifact view, the line scanner, the two verdicts); {@link readRawLog}
+ * feeds it a plain JSONL file; {@link ZstdRead} feeds it frame groups pulled
+ * from a {@link FrameGroups} walk.
  */
 export async function readArtifact(source: ByteSource, options: ReadOptions = {}): Promise<ReadOutcome> {
-  const { encoding } = detectEncoding(source);
+  const { encoding, by } = detectEncoding(source);
   const workers =
     // A resumed read (a grown log) validates only the appended bytes: no worker pool for that.
     options.frameDetail || options.artifactOnly || options.resume || encoding !== 'zstd'
@@ -227,7 +232,9 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
       }
     : options;
   try {
-    const outcome = await readWith(source, counted, workers);
+    const st = new ArtifactRead(source, counted, encoding, by);
+    st.resumeScanner();
+    const outcome = encoding === 'none' ? await readRawLog(source, st, counted) : await new ZstdRead(source, st, counted, workers).run();
     report?.({ bytes: source.size, totalBytes: source.size, events, done: true });
     return outcome;
   } finally {
@@ -235,231 +242,246 @@ export async function readArtifact(source: ByteSource, options: ReadOptions = {}
   }
 }
 
-async function readWith(source: ByteSource, options: ReadOptions, workers: LineWorkers | undefined): Promise<ReadOutcome> {
-  const progress = (bytes: number) => options.onProgress?.({ bytes, totalBytes: source.size, events: 0, done: false });
-  const rawPath = options.rawPath ?? source.name;
-  const { encoding, by } = detectEncoding(source);
-  const artifact = new ArtifactText(options.onArtifact, undefined, options.skipArtifact === true && !options.onArtifact);
-  const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const events: SessionEvent[] | undefined = options.collect ? [] : undefined;
-  const onEvent = options.onEvent;
-  const sink: EventSink = (event: SessionEvent, line: LineInfo) => {
-    events?.push(event);
-    onEvent?.(event, line);
-  };
-  const outcome: ReadOutcome = { encoding, encodingBy: by, size: source.size, artifact: { filename: 'session.jsonl' } };
-  let storedError: LogError | undefined;
-  let artifactError: LogError | undefined;
-  let scanner: LogScanner | undefined;
+/** What a read of either encoding accumulates: the artifact view, the scanner, and each view's verdict. */
+class ArtifactRead {
+  readonly outcome: ReadOutcome;
+  readonly artifact: ArtifactText;
+  readonly rawPath: string;
+  readonly maxLine: number;
+  private readonly events: SessionEvent[] | undefined;
+  private readonly sink: EventSink;
+  scanner: LogScanner | undefined;
+  /** The stored view's (first) error: once set, nothing more is scanned. */
+  storedError: LogError | undefined;
+  /** The artifact view's error (zstd: a frame that fails to decode). */
+  artifactError: LogError | undefined;
   /** Logical bytes handed to the scanner after the header. */
-  let fed = 0;
-  const segment = (kind: PlaintextSegment['kind'], start: number, end: number, from: number) => {
-    if (options.onSegment && scanner && !storedError && fed > from) {
-      options.onSegment({ kind, start, end, logicalStart: headerBytes0 + from, logicalEnd: headerBytes0 + fed });
-    }
-  };
-  let headerBytes0 = 0;
+  fed = 0;
+  /** Logical bytes of the header (zstd: frame 0), the origin of segment offsets. */
+  headerBytes = 0;
 
-  const feed = (chunk: Buffer, split?: DecodedLines) => {
-    if (!scanner || storedError) return;
-    fed += chunk.length;
+  constructor(
+    source: ByteSource,
+    private readonly options: ReadOptions,
+    encoding: Encoding,
+    by: ReadOutcome['encodingBy'],
+  ) {
+    this.rawPath = options.rawPath ?? source.name;
+    this.artifact = new ArtifactText(options.onArtifact, undefined, options.skipArtifact === true && !options.onArtifact);
+    this.maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    const events: SessionEvent[] | undefined = options.collect ? [] : undefined;
+    const onEvent = options.onEvent;
+    this.events = events;
+    this.sink = (event: SessionEvent, line: LineInfo) => {
+      events?.push(event);
+      onEvent?.(event, line);
+    };
+    this.outcome = { encoding, encodingBy: by, size: source.size, artifact: { filename: 'session.jsonl' } };
+  }
+
+  /** A resumed read (a grown log): the scanner goes on from the earlier read's point. */
+  resumeScanner(): void {
+    const resume = this.options.resume;
+    if (!resume) return;
+    this.scanner = new LogScanner(resume.point, this.rawPath, this.sink, this.maxLine);
+    this.options.onHeader?.(this.scanner.meta);
+  }
+
+  /** How far the pass has got (`onProgress`; the event count is added by readArtifact). */
+  progress(bytes: number): void {
+    this.options.onProgress?.({ bytes, totalBytes: this.outcome.size, events: 0, done: false });
+  }
+
+  /** Parse the header record and start the line scanner (a bad header is the stored view's error). */
+  startScanner(record: Buffer): void {
     try {
-      if (split) scanner.writeDecoded(chunk, split);
-      else scanner.write(chunk);
+      this.scanner = new LogScanner(record, this.rawPath, this.sink, this.maxLine);
+    } catch (error) {
+      this.storedError = error as LogError;
+    }
+    // Outside the guard: a consumer's error is not a verdict about the header.
+    if (this.scanner) this.options.onHeader?.(this.scanner.meta);
+  }
+
+  /** Hand logical text to the scanner (nothing once the stored view failed); `split`: its lines as a worker decoded them. */
+  feed(chunk: Buffer, split?: DecodedLines): void {
+    if (!this.scanner || this.storedError) return;
+    this.fed += chunk.length;
+    try {
+      if (split) this.scanner.writeDecoded(chunk, split);
+      else this.scanner.write(chunk);
     } catch (error) {
       // A consumer's resource limit is not a verdict about the log.
       if (error instanceof UsageError) throw error;
-      storedError = error as LogError;
+      this.storedError = error as LogError;
     }
-  };
+  }
 
-  const finishArtifact = () => {
-    artifact.end();
-    if (artifactError) {
-      outcome.artifact.error = artifactError;
+  /** Report where the text fed since logical offset `from` came from (`onSegment`). */
+  segment(kind: PlaintextSegment['kind'], start: number, end: number, from: number): void {
+    if (this.options.onSegment && this.scanner && !this.storedError && this.fed > from) {
+      this.options.onSegment({ kind, start, end, logicalStart: this.headerBytes + from, logicalEnd: this.headerBytes + this.fed });
+    }
+  }
+
+  /** Close the artifact view: its header check (DSH readRaw) and content facts. */
+  finishArtifact(expectedId: string | undefined): void {
+    const outcome = this.outcome;
+    // A resumed read has no artifact view: the earlier read's header stands.
+    if (this.options.resume) {
+      outcome.artifact.meta = this.options.resume.point.meta;
+      return;
+    }
+    this.artifact.end();
+    if (this.artifactError) {
+      outcome.artifact.error = this.artifactError;
       return;
     }
     let meta: SessionHeader | undefined;
     try {
-      meta = parseHeaderMeta(artifact.firstLine());
+      meta = parseHeaderMeta(this.artifact.firstLine());
     } catch (error) {
       // Retired header fields make DSH's readRaw throw their own error.
       outcome.artifact.error = error as LogError;
       return;
     }
-    if (meta === undefined || (options.expectedId !== undefined && meta.id !== options.expectedId)) {
-      outcome.artifact.error = corrupt(`corrupt session log: invalid header line in "${rawPath}"`, { rule: 'DSH-A1' });
+    if (meta === undefined || (expectedId !== undefined && meta.id !== expectedId)) {
+      outcome.artifact.error = corrupt(`corrupt session log: invalid header line in "${this.rawPath}"`, { rule: 'DSH-A1' });
       return;
     }
     outcome.artifact.meta = meta;
     // A light (skipArtifact) read tracked only the first line: it reports no content facts.
-    if (artifact.isLight) return;
-    outcome.artifact.contentBytes = artifact.bytes;
-    outcome.artifact.contentSha256 = artifact.digest();
-    outcome.artifact.lines = artifact.lines;
-  };
-
-  const resume = options.resume;
-  if (resume) {
-    scanner = new LogScanner(resume.point, rawPath, sink, maxLine);
-    options.onHeader?.(scanner.meta);
+    if (this.artifact.isLight) return;
+    outcome.artifact.contentBytes = this.artifact.bytes;
+    outcome.artifact.contentSha256 = this.artifact.digest();
+    outcome.artifact.lines = this.artifact.lines;
   }
-  if (encoding === 'none') {
-    let headerParts: Buffer[] = [];
-    let headerBytes = 0;
-    let headerDone = resume !== undefined;
-    for (let offset = resume?.at ?? 0; offset < source.size; offset += RAW_CHUNK) {
-      if (offset > 0 && options.between) await options.between();
-      const chunk = source.read(offset, offset + RAW_CHUNK);
-      progress(offset + chunk.length);
-      artifact.write(chunk);
-      if (options.artifactOnly) continue;
-      if (headerDone) {
-        feed(chunk);
-        continue;
-      }
-      const nl = chunk.indexOf(0x0a);
-      if (nl === -1) {
-        // A header line is held up to the first-line budget only (one past it cannot parse as kept).
-        if (headerBytes + chunk.length <= Math.min(maxLine, HEADER_LINE_BUDGET)) headerParts.push(Buffer.from(chunk));
-        headerBytes += chunk.length;
-        continue;
-      }
-      headerDone = true;
-      const record = Buffer.concat([...headerParts, chunk.subarray(0, nl + 1)]);
-      headerParts = [];
-      try {
-        scanner = new LogScanner(record, rawPath, sink, maxLine);
-      } catch (error) {
-        storedError = error as LogError;
-      }
-      if (scanner) options.onHeader?.(scanner.meta);
-      feed(chunk.subarray(nl + 1));
-    }
-    if (!options.artifactOnly && !headerDone) storedError = corrupt('empty or header-less session log', { rule: 'DSH-A1' });
-    if (resume) outcome.artifact.meta = resume.point.meta;
-    else finishArtifact();
-    if (!options.artifactOnly && !storedError && scanner) {
-      const committed = scanner.committedBytes;
+
+  /** Close the stored view (when it has no error) with its torn marker; then the outcome's error. */
+  finishStored(torn: (scanner: LogScanner) => TornMarker | null, headerBytes?: number): ReadOutcome {
+    const { outcome, scanner } = this;
+    if (!this.options.artifactOnly && !this.storedError && scanner) {
       outcome.stored = {
         meta: scanner.meta,
         eventCount: scanner.eventCount,
-        ...(events ? { events } : {}),
-        committedBytes: committed,
-        torn:
-          committed < source.size
-            ? { truncateTo: committed, recoveredEventSeqs: [], tornBytes: source.size - committed, lostPlaintextBytes: source.size - committed }
-            : null,
+        ...(this.events ? { events: this.events } : {}),
+        committedBytes: scanner.committedBytes,
+        ...(headerBytes !== undefined ? { headerBytes } : {}),
+        torn: torn(scanner),
         ...(scanner.issue ? { defect: { message: scanner.issue.message, line: scanner.issueLine ?? 0 } } : {}),
       };
     }
-    if (storedError) outcome.error = storedError;
+    if (this.storedError) outcome.error = this.storedError;
     return outcome;
   }
+}
 
-  // --- zstd ---
-  const decoder = options.decoder ?? createDecoder();
-  outcome.decoder = decoder.name;
-  // Frames are walked as they are needed, so decoding starts before the walk reaches the end of
-  // a big file; a structural error anywhere still decides the outcome, as if the walk came first.
-  const walker = new FrameWalker(source, resume?.at ?? 0);
-  const reports: FrameReport[] = [];
-  const pull = (): FrameInfo | null => {
-    const f = walker.next();
-    if (f) reports.push({ index: f.index, start: f.start, end: f.end, checksumFlag: f.checksumFlag, contentSize: f.contentSize, blocks: f.blocks });
+/** A plain JSONL log: chunks to the artifact view; the first line starts the scanner, the rest is fed. */
+async function readRawLog(source: ByteSource, st: ArtifactRead, options: ReadOptions): Promise<ReadOutcome> {
+  let headerParts: Buffer[] = [];
+  let headerBytes = 0;
+  let headerDone = options.resume !== undefined;
+  for (let offset = options.resume?.at ?? 0; offset < source.size; offset += RAW_CHUNK) {
+    if (offset > 0 && options.between) await options.between();
+    const chunk = source.read(offset, offset + RAW_CHUNK);
+    st.progress(offset + chunk.length);
+    st.artifact.write(chunk);
+    if (options.artifactOnly) continue;
+    if (headerDone) {
+      st.feed(chunk);
+      continue;
+    }
+    const nl = chunk.indexOf(0x0a);
+    if (nl === -1) {
+      // A header line is held up to the first-line budget only (one past it cannot parse as kept).
+      if (headerBytes + chunk.length <= Math.min(st.maxLine, HEADER_LINE_BUDGET)) headerParts.push(Buffer.from(chunk));
+      headerBytes += chunk.length;
+      continue;
+    }
+    headerDone = true;
+    const record = Buffer.concat([...headerParts, chunk.subarray(0, nl + 1)]);
+    headerParts = [];
+    st.startScanner(record);
+    st.feed(chunk.subarray(nl + 1));
+  }
+  if (!options.artifactOnly && !headerDone) st.storedError = corrupt('empty or header-less session log', { rule: 'DSH-A1' });
+  st.finishArtifact(options.expectedId);
+  return st.finishStored((scanner) => {
+    const committed = scanner.committedBytes;
+    return committed < source.size
+      ? { truncateTo: committed, recoveredEventSeqs: [], tornBytes: source.size - committed, lostPlaintextBytes: source.size - committed }
+      : null;
+  });
+}
+
+/**
+ * The structural frame walk, pulled as decoding needs it (so decoding starts
+ * before the walk reaches the end of a big file), cut into groups of complete
+ * frames. A walk error is kept in `scanError`: it decides the outcome, as if
+ * the walk came first (DSH walks all frames first).
+ */
+class FrameGroups {
+  private readonly walker: FrameWalker;
+  readonly reports: FrameReport[] = [];
+  scanError: unknown;
+  private carry: FrameInfo | undefined;
+  private firstGroup = true;
+
+  constructor(
+    source: ByteSource,
+    start: number,
+    private readonly groupBytes: number,
+    private readonly bigFrame: number,
+    private readonly oneFrameEach: boolean,
+  ) {
+    this.walker = new FrameWalker(source, start);
+  }
+
+  /** Put a pulled frame back: it opens the next group (a resumed read's first frame is a body frame). */
+  putBack(frame: FrameInfo): void {
+    this.carry = frame;
+  }
+
+  get torn(): TornFrameInfo | null {
+    return this.walker.torn;
+  }
+
+  /** The next frame of the walk, with its report row (throws on a structural error). */
+  pull(): FrameInfo | null {
+    const f = this.walker.next();
+    if (f) this.reports.push({ index: f.index, start: f.start, end: f.end, checksumFlag: f.checksumFlag, contentSize: f.contentSize, blocks: f.blocks });
     return f;
-  };
-  const structural = (error: unknown): ReadOutcome => {
-    delete outcome.frames;
-    outcome.error = error as LogError;
-    outcome.artifact.error = error as LogError;
-    return outcome;
-  };
-  let frame0: FrameInfo | null;
-  try {
-    frame0 = pull();
-  } catch (error) {
-    return structural(error);
-  }
-  if (resume) {
-    headerBytes0 = resume.headerBytes;
-    fed = resume.point.committedBytes - resume.headerBytes;
-  }
-  if (frame0 === null && !resume) {
-    const e = corrupt('empty or header-less Zstandard session log', { rule: 'DSH-A1' });
-    outcome.frames = reports;
-    outcome.error = e;
-    outcome.artifact.error = e;
-    outcome.tornFrame = walker.torn ? { ...walker.torn, recoveredPlaintextBytes: 0, recoveredCompleteRecords: 0 } : null;
-    return outcome;
   }
 
-  const frameFailure = (frame: FrameInfo, error: unknown): LogError =>
-    corrupt(`corrupt Zstandard session log: frame at byte ${frame.start} failed validation`, {
-      byteOffset: frame.start,
-      rule: 'DSH-A6',
-      cause: failureCause(error),
-    });
-
-  const detail = (frame: FrameInfo, plaintext: Buffer) => {
-    if (!options.frameDetail) return;
-    const r = reports[frame.index]!;
-    r.plaintextBytes = plaintext.length;
-    r.records = countLF(plaintext);
-    r.plaintextSha256 = createHash('sha256').update(plaintext).digest('hex');
-  };
-
-  // Frame 0: the header frame, decoded alone (a resumed read starts after it).
-  let fatal = false;
-  let header: Buffer | undefined;
-  try {
-    if (!resume) header = await decoder.decode(source.read(frame0!.start, frame0!.end));
-  } catch (error) {
-    const e = frameFailure(frame0!, error);
-    reports[0]!.error = failureCause(error);
-    storedError = e;
-    artifactError = e;
-    fatal = true;
+  /** A frame decoding to more than `bigFrame`: streamed alone, never held whole. */
+  isBig(group: FrameInfo[]): boolean {
+    return group.length === 1 && group[0]!.maxPlaintext > this.bigFrame;
   }
-  if (header) {
-    detail(frame0!, header);
-    artifact.write(header);
-    if (!options.artifactOnly) {
-      if (header.length === 0 || header.indexOf(0x0a) !== header.length - 1) {
-        storedError = corrupt('corrupt Zstandard session log: first frame is not exactly one header line', { byteOffset: 0, rule: 'DSH-A1' });
-      } else {
-        try {
-          scanner = new LogScanner(header, rawPath, sink, maxLine);
-          headerBytes0 = header.length;
-        } catch (error) {
-          storedError = error as LogError;
-        }
-        // Outside the guard: a consumer's error is not a verdict about the header.
-        if (scanner) options.onHeader?.(scanner.meta);
-      }
+
+  /** The next group of complete frames (about `groupBytes` compressed; a big frame alone); null at the end or after a walk error. */
+  next(): FrameInfo[] | null {
+    if (this.scanError !== undefined) return null;
+    try {
+      return this.take();
+    } catch (error) {
+      this.scanError = error;
+      return null;
     }
   }
 
-  // Later frames, in groups, with a prefetch of the next group.
-  const groupBytes = options.groupBytes ?? groupBytesDefault(workers ? PARALLEL_GROUP_BYTES : 1 << 20);
-  const bigFrame = options.bigFrameBytes ?? BIG_FRAME;
-  // A resumed read's first frame is a body frame: it opens the first group.
-  let carry: FrameInfo | undefined = resume && frame0 ? frame0 : undefined;
-  let firstGroup = true;
-  /** The next group of complete frames (about `groupBytes` compressed; a big frame alone), pulled from the walk. */
-  const nextGroup = (): FrameInfo[] | null => {
+  private take(): FrameInfo[] | null {
     const current: FrameInfo[] = [];
     let bytes = 0;
     // The first group is small, so the first events (and a streaming command's first output) come at once.
-    const limit = firstGroup ? Math.min(groupBytes, 64 << 10) : groupBytes;
+    const limit = this.firstGroup ? Math.min(this.groupBytes, 64 << 10) : this.groupBytes;
     for (;;) {
-      const f = carry ?? pull();
-      carry = undefined;
+      const f = this.carry ?? this.pull();
+      this.carry = undefined;
       if (f === null) break;
       const size = f.end - f.start;
-      const big = f.maxPlaintext > bigFrame;
-      if (current.length > 0 && (bytes + size > limit || big || options.frameDetail)) {
-        carry = f;
+      const big = f.maxPlaintext > this.bigFrame;
+      if (current.length > 0 && (bytes + size > limit || big || this.oneFrameEach)) {
+        this.carry = f;
         break;
       }
       current.push(f);
@@ -467,212 +489,312 @@ async function readWith(source: ByteSource, options: ReadOptions, workers: LineW
       if (big) break;
     }
     if (current.length === 0) return null;
-    firstGroup = false;
+    this.firstGroup = false;
     return current;
-  };
-  let scanError: unknown;
-  const safeNextGroup = (): FrameInfo[] | null => {
-    if (scanError !== undefined) return null;
+  }
+
+  /** Walk the remaining frames (their rows and a structural error still count). */
+  finishWalk(): void {
+    if (this.scanError !== undefined) return;
     try {
-      return nextGroup();
+      while (this.pull() !== null);
     } catch (error) {
-      scanError = error;
-      return null;
-    }
-  };
-
-  type Decoded = { ok: true; plaintext: Buffer; split?: DecodedLines } | { ok: false; error: unknown } | { ok: 'streamed' };
-  const isBig = (g: FrameInfo[]) => g.length === 1 && g[0]!.maxPlaintext > bigFrame;
-  const decodeGroup = (group: FrameInfo[]): Promise<Decoded> => {
-    if (isBig(group)) return Promise.resolve({ ok: 'streamed' as const });
-    const first = group[0]!;
-    const last = group[group.length - 1]!;
-    const input = source.read(first.start, last.end);
-    if (workers) {
-      return workers.lines(input, true).then(
-        (split) => ({ ok: true as const, plaintext: split.plaintext, split }),
-        (error) => ({ ok: false as const, error }),
-      );
-    }
-    return decoder.decode(input).then(
-      (plaintext) => ({ ok: true as const, plaintext }),
-      (error) => ({ ok: false as const, error }),
-    );
-  };
-
-  // A complete frame that fails to decode: recorded on its row; the first one ends both views.
-  const failFrame = (frame: FrameInfo, error: unknown) => {
-    reports[frame.index]!.error = failureCause(error);
-    if (fatal) return;
-    const e = frameFailure(frame, error);
-    artifactError = e;
-    if (!storedError) storedError = e;
-    fatal = true;
-  };
-
-  // Groups decoding ahead of the one being scanned (one; more with workers).
-  const ahead: { group: FrameInfo[]; pending: Promise<Decoded> }[] = [];
-  const prefetch = () => {
-    while (ahead.length < (workers?.depth ?? 1)) {
-      const next = safeNextGroup();
-      if (next === null) break;
-      ahead.push({ group: next, pending: decodeGroup(next) });
-    }
-  };
-  if (!fatal || options.frameDetail) prefetch();
-  for (let g = 0; ahead.length > 0 && (!fatal || options.frameDetail); g++) {
-    if (g > 0 && options.between) await options.between();
-    const { group: current, pending } = ahead.shift()!;
-    progress(current[current.length - 1]!.end);
-    const result = await pending;
-    prefetch();
-    if (result.ok === 'streamed') {
-      const frame = current[0]!;
-      let bytes = 0;
-      let records = 0;
-      const sha = options.frameDetail ? createHash('sha256') : undefined;
-      const from = fed;
-      let consumerError: unknown;
-      try {
-        await decoder.decodeStreaming(source.read(frame.start, frame.end), (chunk) => {
-          bytes += chunk.length;
-          if (sha) {
-            sha.update(chunk);
-            records += countLF(chunk);
-          }
-          if (!fatal) {
-            try {
-              artifact.write(chunk);
-              feed(chunk);
-            } catch (error) {
-              consumerError = error;
-              throw error;
-            }
-          }
-        });
-        segment('stream', frame.start, frame.end, from);
-        if (sha) {
-          const r = reports[frame.index]!;
-          r.plaintextBytes = bytes;
-          r.records = records;
-          r.plaintextSha256 = sha.digest('hex');
-        }
-      } catch (error) {
-        // A consumer's error is not a verdict about this frame.
-        if (consumerError !== undefined) throw consumerError;
-        failFrame(frame, error);
-      }
-      continue;
-    }
-    if (result.ok) {
-      // Split by declared content sizes when every frame declares one.
-      let split: Buffer[] | undefined;
-      if (options.frameDetail || current.length === 1) split = [result.plaintext];
-      else {
-        const sizes = current.map((f) => f.contentSize);
-        if (sizes.every((s) => s !== null) && sizes.reduce<number>((a, b) => a + (b as number), 0) === result.plaintext.length) {
-          split = [];
-          let at = 0;
-          for (const s of sizes as number[]) {
-            split.push(result.plaintext.subarray(at, at + s));
-            at += s;
-          }
-        }
-      }
-      if (options.frameDetail && split) for (let k = 0; k < current.length; k++) detail(current[k]!, split[k]!);
-      if (!fatal) {
-        artifact.write(result.plaintext);
-        const from = fed;
-        feed(result.plaintext, result.split);
-        segment('group', current[0]!.start, current[current.length - 1]!.end, from);
-      }
-      continue;
-    }
-    // The group failed: decode frame by frame to name the failing frame.
-    for (const frame of current) {
-      // Only the decode is guarded: a consumer's error (a resource limit, a
-      // failed write) is not a verdict about this frame.
-      let plaintext: Buffer;
-      try {
-        plaintext = await decoder.decode(source.read(frame.start, frame.end));
-      } catch (error) {
-        failFrame(frame, error);
-        if (!options.frameDetail) break;
-        continue;
-      }
-      detail(frame, plaintext);
-      if (!fatal) {
-        artifact.write(plaintext);
-        const from = fed;
-        feed(plaintext);
-        segment('group', frame.start, frame.end, from);
-      }
+      this.scanError = error;
     }
   }
-  for (const a of ahead) await a.pending;
-  // Finish the structural walk: a structural error anywhere decides the outcome (DSH walks all frames first).
-  if (scanError === undefined) {
+}
+
+type Decoded = { ok: true; plaintext: Buffer; split?: DecodedLines } | { ok: false; error: unknown } | { ok: 'streamed' };
+
+/**
+ * A zstd log: frame 0 (the header frame) decoded alone, later frames in
+ * groups with one group decoded ahead, a failing group retried frame by frame
+ * to name the frame, then the torn final frame's recoverable prefix.
+ */
+class ZstdRead {
+  private readonly decoder: FrameDecoder;
+  private readonly groups: FrameGroups;
+  private readonly reports: FrameReport[];
+  /** A complete frame failed to decode: both views end there (frameDetail still decodes the rest). */
+  private fatal = false;
+
+  constructor(
+    private readonly source: ByteSource,
+    private readonly st: ArtifactRead,
+    private readonly options: ReadOptions,
+    /** Worker threads that decode and split groups ahead (parallel.ts), if the read uses them. */
+    private readonly workers: LineWorkers | undefined,
+  ) {
+    this.decoder = options.decoder ?? createDecoder();
+    st.outcome.decoder = this.decoder.name;
+    this.groups = new FrameGroups(source, options.resume?.at ?? 0, options.groupBytes ?? groupBytesDefault(workers ? PARALLEL_GROUP_BYTES : 1 << 20), options.bigFrameBytes ?? BIG_FRAME, Boolean(options.frameDetail));
+    this.reports = this.groups.reports;
+  }
+
+  async run(): Promise<ReadOutcome> {
+    const { st, options, source, groups } = this;
+    const outcome = st.outcome;
+    let frame0: FrameInfo | null;
     try {
-      while (pull() !== null);
+      frame0 = groups.pull();
     } catch (error) {
-      scanError = error;
+      return this.structural(error);
     }
-  }
-  if (scanError !== undefined) return structural(scanError);
-  outcome.frames = reports;
-  const torn = walker.torn;
-
-  if (!storedError && scanner && scanner.committedBytes !== scanner.consumedBytes) {
-    storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record', { rule: 'DSH-A7' });
-  }
-  if (resume) outcome.artifact.meta = resume.point.meta;
-  else finishArtifact();
-
-  let tornReport: TornFrameReport | null = null;
-  let recoveredFrom: number | undefined;
-  if (torn) {
-    const bytes = source.read(torn.start, source.size);
-    // Streamed: a torn frame may regenerate far more than it holds (a bomb); the scanner bounds each line.
-    const deliver = !storedError && scanner !== undefined;
-    const from = fed;
-    if (deliver) {
-      recoveredFrom = scanner!.eventCount;
-      options.onTornTail?.();
+    const resume = options.resume;
+    if (resume) {
+      st.headerBytes = resume.headerBytes;
+      st.fed = resume.point.committedBytes - resume.headerBytes;
     }
-    const got = await forEachTornChunk(decoder, bytes, (chunk) => {
-      if (deliver) feed(chunk);
-    });
-    tornReport = { ...torn, recoveredPlaintextBytes: got.bytes, recoveredCompleteRecords: got.records };
-    if (deliver) segment('torn', torn.start, source.size, from);
-  }
-  outcome.tornFrame = tornReport;
-
-  if (!options.artifactOnly && !storedError && scanner) {
-    const count = scanner.eventCount;
-    let tornMarker: TornMarker | null = null;
-    if (torn) {
-      const from = recoveredFrom ?? count;
+    if (frame0 === null && !resume) {
+      const e = corrupt('empty or header-less Zstandard session log', { rule: 'DSH-A1' });
+      outcome.frames = this.reports;
+      outcome.error = e;
+      outcome.artifact.error = e;
+      outcome.tornFrame = groups.torn ? { ...groups.torn, recoveredPlaintextBytes: 0, recoveredCompleteRecords: 0 } : null;
+      return outcome;
+    }
+    // Frame 0: the header frame, decoded alone (a resumed read starts after it).
+    if (!resume) await this.headerFrame(frame0!);
+    else if (frame0) groups.putBack(frame0);
+    await this.laterFrames();
+    groups.finishWalk();
+    if (groups.scanError !== undefined) return this.structural(groups.scanError);
+    outcome.frames = this.reports;
+    const scanner = st.scanner;
+    if (!st.storedError && scanner && scanner.committedBytes !== scanner.consumedBytes) {
+      st.storedError = corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record', { rule: 'DSH-A7' });
+    }
+    st.finishArtifact(options.expectedId);
+    const recoveredFrom = await this.tornTail();
+    const torn = groups.torn;
+    return st.finishStored((scanner) => {
+      if (!torn) return null;
+      const count = scanner.eventCount;
       const seqs: number[] = [];
-      for (let s = from; s < count; s++) seqs.push(s);
-      tornMarker = {
+      for (let s = recoveredFrom ?? count; s < count; s++) seqs.push(s);
+      return {
         truncateTo: torn.start,
         recoveredEventSeqs: seqs,
         tornBytes: source.size - torn.start,
         lostPlaintextBytes: scanner.consumedBytes - scanner.committedBytes,
       };
-    }
-    outcome.stored = {
-      meta: scanner.meta,
-      eventCount: count,
-      ...(events ? { events } : {}),
-      committedBytes: scanner.committedBytes,
-      headerBytes: headerBytes0,
-      torn: tornMarker,
-      ...(scanner.issue ? { defect: { message: scanner.issue.message, line: scanner.issueLine ?? 0 } } : {}),
-    };
+    }, st.headerBytes);
   }
-  if (storedError) outcome.error = storedError;
-  return outcome;
+
+  /** A structural error anywhere: both views fail with it and no frame rows are reported. */
+  private structural(error: unknown): ReadOutcome {
+    const outcome = this.st.outcome;
+    delete outcome.frames;
+    outcome.error = error as LogError;
+    outcome.artifact.error = error as LogError;
+    return outcome;
+  }
+
+  private frameFailure(frame: FrameInfo, error: unknown): LogError {
+    return corrupt(`corrupt Zstandard session log: frame at byte ${frame.start} failed validation`, {
+      byteOffset: frame.start,
+      rule: 'DSH-A6',
+      cause: failureCause(error),
+    });
+  }
+
+  /** Per-frame plaintext facts (`frameDetail`). */
+  private detail(frame: FrameInfo, plaintext: Buffer): void {
+    if (!this.options.frameDetail) return;
+    const r = this.reports[frame.index]!;
+    r.plaintextBytes = plaintext.length;
+    r.records = countLF(plaintext);
+    r.plaintextSha256 = createHash('sha256').update(plaintext).digest('hex');
+  }
+
+  /** A complete frame that fails to decode: recorded on its row; the first one ends both views. */
+  private failFrame(frame: FrameInfo, error: unknown): void {
+    this.reports[frame.index]!.error = failureCause(error);
+    if (this.fatal) return;
+    const e = this.frameFailure(frame, error);
+    this.st.artifactError = e;
+    if (!this.st.storedError) this.st.storedError = e;
+    this.fatal = true;
+  }
+
+  /** Frame 0 must decode to exactly one header line. */
+  private async headerFrame(frame0: FrameInfo): Promise<void> {
+    const st = this.st;
+    let header: Buffer | undefined;
+    try {
+      header = await this.decoder.decode(this.source.read(frame0.start, frame0.end));
+    } catch (error) {
+      const e = this.frameFailure(frame0, error);
+      this.reports[0]!.error = failureCause(error);
+      st.storedError = e;
+      st.artifactError = e;
+      this.fatal = true;
+    }
+    if (!header) return;
+    this.detail(frame0, header);
+    st.artifact.write(header);
+    if (this.options.artifactOnly) return;
+    if (header.length === 0 || header.indexOf(0x0a) !== header.length - 1) {
+      st.storedError = corrupt('corrupt Zstandard session log: first frame is not exactly one header line', { byteOffset: 0, rule: 'DSH-A1' });
+      return;
+    }
+    st.startScanner(header);
+    if (st.scanner) st.headerBytes = header.length;
+  }
+
+  private decodeGroup(group: FrameInfo[]): Promise<Decoded> {
+    if (this.groups.isBig(group)) return Promise.resolve({ ok: 'streamed' as const });
+    const input = this.source.read(group[0]!.start, group[group.length - 1]!.end);
+    if (this.workers) {
+      return this.workers.lines(input, true).then(
+        (split) => ({ ok: true as const, plaintext: split.plaintext, split }),
+        (error) => ({ ok: false as const, error }),
+      );
+    }
+    return this.decoder.decode(input).then(
+      (plaintext) => ({ ok: true as const, plaintext }),
+      (error) => ({ ok: false as const, error }),
+    );
+  }
+
+  /** Later frames, in groups, with groups decoding ahead of the one being scanned (one; more with workers). */
+  private async laterFrames(): Promise<void> {
+    const { groups, options } = this;
+    const ahead: { group: FrameInfo[]; pending: Promise<Decoded> }[] = [];
+    const prefetch = () => {
+      while (ahead.length < (this.workers?.depth ?? 1)) {
+        const next = groups.next();
+        if (next === null) break;
+        ahead.push({ group: next, pending: this.decodeGroup(next) });
+      }
+    };
+    if (!this.fatal || options.frameDetail) prefetch();
+    for (let g = 0; ahead.length > 0 && (!this.fatal || options.frameDetail); g++) {
+      if (g > 0 && options.between) await options.between();
+      const { group: current, pending } = ahead.shift()!;
+      this.st.progress(current[current.length - 1]!.end);
+      const result = await pending;
+      prefetch();
+      if (result.ok === 'streamed') await this.streamed(current[0]!);
+      else if (result.ok) this.decoded(current, result.plaintext, result.split);
+      else await this.frameByFrame(current);
+    }
+    for (const a of ahead) await a.pending;
+  }
+
+  /** One big frame, decoded streaming into both views. */
+  private async streamed(frame: FrameInfo): Promise<void> {
+    const st = this.st;
+    let bytes = 0;
+    let records = 0;
+    const sha = this.options.frameDetail ? createHash('sha256') : undefined;
+    const from = st.fed;
+    let consumerError: unknown;
+    try {
+      await this.decoder.decodeStreaming(this.source.read(frame.start, frame.end), (chunk) => {
+        bytes += chunk.length;
+        if (sha) {
+          sha.update(chunk);
+          records += countLF(chunk);
+        }
+        if (!this.fatal) {
+          try {
+            st.artifact.write(chunk);
+            st.feed(chunk);
+          } catch (error) {
+            consumerError = error;
+            throw error;
+          }
+        }
+      });
+      st.segment('stream', frame.start, frame.end, from);
+      if (sha) {
+        const r = this.reports[frame.index]!;
+        r.plaintextBytes = bytes;
+        r.records = records;
+        r.plaintextSha256 = sha.digest('hex');
+      }
+    } catch (error) {
+      // A consumer's error is not a verdict about this frame.
+      if (consumerError !== undefined) throw consumerError;
+      this.failFrame(frame, error);
+    }
+  }
+
+  /** A group decoded in one call: per-frame facts when each frame's size is known, then both views. */
+  private decoded(current: FrameInfo[], plaintext: Buffer, lines: DecodedLines | undefined): void {
+    const st = this.st;
+    // Split by declared content sizes when every frame declares one.
+    let split: Buffer[] | undefined;
+    if (this.options.frameDetail || current.length === 1) split = [plaintext];
+    else {
+      const sizes = current.map((f) => f.contentSize);
+      if (sizes.every((s) => s !== null) && sizes.reduce<number>((a, b) => a + (b as number), 0) === plaintext.length) {
+        split = [];
+        let at = 0;
+        for (const s of sizes as number[]) {
+          split.push(plaintext.subarray(at, at + s));
+          at += s;
+        }
+      }
+    }
+    if (this.options.frameDetail && split) for (let k = 0; k < current.length; k++) this.detail(current[k]!, split[k]!);
+    if (!this.fatal) {
+      st.artifact.write(plaintext);
+      const from = st.fed;
+      st.feed(plaintext, lines);
+      st.segment('group', current[0]!.start, current[current.length - 1]!.end, from);
+    }
+  }
+
+  /** The group failed: decode frame by frame to name the failing frame. */
+  private async frameByFrame(current: FrameInfo[]): Promise<void> {
+    const st = this.st;
+    for (const frame of current) {
+      // Only the decode is guarded: a consumer's error (a resource limit, a
+      // failed write) is not a verdict about this frame.
+      let plaintext: Buffer;
+      try {
+        plaintext = await this.decoder.decode(this.source.read(frame.start, frame.end));
+      } catch (error) {
+        this.failFrame(frame, error);
+        if (!this.options.frameDetail) break;
+        continue;
+      }
+      this.detail(frame, plaintext);
+      if (!this.fatal) {
+        st.artifact.write(plaintext);
+        const from = st.fed;
+        st.feed(plaintext);
+        st.segment('group', frame.start, frame.end, from);
+      }
+    }
+  }
+
+  /** The torn final frame: its recoverable prefix is reported, and fed when the stored view holds. Returns the first recovered seq. */
+  private async tornTail(): Promise<number | undefined> {
+    const st = this.st;
+    const torn = this.groups.torn;
+    let recoveredFrom: number | undefined;
+    let report: TornFrameReport | null = null;
+    if (torn) {
+      const bytes = this.source.read(torn.start, this.source.size);
+      // Streamed: a torn frame may regenerate far more than it holds (a bomb); the scanner bounds each line.
+      const deliver = !st.storedError && st.scanner !== undefined;
+      const from = st.fed;
+      if (deliver) {
+        recoveredFrom = st.scanner!.eventCount;
+        this.options.onTornTail?.();
+      }
+      const got = await forEachTornChunk(this.decoder, bytes, (chunk) => {
+        if (deliver) st.feed(chunk);
+      });
+      report = { ...torn, recoveredPlaintextBytes: got.bytes, recoveredCompleteRecords: got.records };
+      if (deliver) st.segment('torn', torn.start, this.source.size, from);
+    }
+    st.outcome.tornFrame = report;
+    return recoveredFrom;
+  }
 }
 
 export { LogError };
