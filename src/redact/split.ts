@@ -1,4 +1,5 @@
 import type { SessionEvent } from '../log/types.js';
+import { stepKey } from '../core/keys.js';
 import { redactionToken, type Redactor } from './redactor.js';
 
 /** One delta of an assembled stream: its event seq and text. */
@@ -76,7 +77,7 @@ export class DeltaStreams {
 
 /** `turn/step/`: the key prefix of a step's streams. */
 function stepPrefix(data: { turn?: unknown; step?: unknown }): string {
-  return `${String(data.turn)}/${String(data.step)}/`;
+  return `${stepKey(data.turn, data.step)}/`;
 }
 
 /** Offsets of each piece in the assembled text. */

@@ -18,6 +18,7 @@ import type { EpochHeader } from '../views/header.js';
 import { auditCompactions, type CompactionsReport } from '../views/compactions.js';
 import type { SecretReport } from '../redact/secrets.js';
 import { toJson } from '../core/json.js';
+import { stepKey } from '../core/keys.js';
 import { codePointLength, headCodePoints } from '../core/text.js';
 import type { PageCompaction, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
 
@@ -322,7 +323,7 @@ export function buildReportData(input: ReportInput): ReportData {
   const retries = new Map<string, number>();
   for (const e of events) {
     if (e.type === 'llm/retry') {
-      const key = `${e.data?.turn}/${e.data?.step}`;
+      const key = stepKey(e.data?.turn, e.data?.step);
       retries.set(key, (retries.get(key) ?? 0) + 1);
     }
   }
@@ -353,7 +354,7 @@ export function buildReportData(input: ReportInput): ReportData {
       durationMs: t0 !== null && t1 !== null ? t1 - t0 : null,
       endReason: last ? last.finish : null,
       dispatches: [...st.requestIndexes],
-      retries: retries.get(`${st.turn}/${st.step}`) ?? 0,
+      retries: retries.get(stepKey(st.turn, st.step)) ?? 0,
     });
     stepsByTurnStart.set(turnStarts[at] as number, list);
   }

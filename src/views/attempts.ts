@@ -10,7 +10,7 @@
  * message once the attempt's stream is complete), `step/start`, `step/end` or
  * `turn/end`, or at a chunk of another `(turn, step)`. A run without a finish
  * is a cancelled attempt or a crash tail. Steps are compared as
- * `${turn}/${step}` keys (see {@link stepKey}), so a malformed `turn` of 1 and
+ * `${turn}/${step}` keys (core/keys.ts `stepKey`), so a malformed `turn` of 1 and
  * "1" is one step, as everywhere else.
  *
  * In a log that passes E4/E5 and ends every attempt with a finish, the
@@ -19,11 +19,7 @@
  * malformed logs, e.g. a repeated step, where check's F3 counts dispatches.
  */
 import type { SessionEvent } from '../log/types.js';
-
-/** The `turn/step` key every view uses for a step. */
-export function stepKey(turn: unknown, step: unknown): string {
-  return `${turn}/${step}`;
-}
+import { stepKey } from '../core/keys.js';
 
 /** Event types that end any open attempt. */
 const ENDING_EVENTS = new Set(['assistant/message', 'step/start', 'step/end', 'turn/end']);

@@ -10,6 +10,7 @@ import { VarReader, VarWriter } from '../log/index/codec.js';
 import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js';
 import type { SeqRange } from '../log/reread.js';
 import { canonicalHeader } from './header.js';
+import { dispatchKey, stepKey } from '../core/keys.js';
 import { DispatchBuilder, lazySnapshot, restoredEntry, type DispatchEntry, type DispatchIndex, type StepEntry } from './requests.js';
 
 type Fetch = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
@@ -175,11 +176,11 @@ function decodeDispatches(bytes: Buffer): Dispatches {
     const snap = snapshots[r.uint()];
     const length = r.uint();
     if (!snap) throw new Error('dispatch snapshot out of range');
-    const stepKey = `${turn}/${step}`;
+    const key = stepKey(turn, step);
     // Field order as the builder creates them (JSON output follows it).
     const fields = {
       index: i,
-      key: `${stepKey}#${attemptInStep}`,
+      key: dispatchKey(turn, step, attemptInStep),
       turn,
       step,
       attemptInStep,
@@ -202,7 +203,7 @@ function decodeDispatches(bytes: Buffer): Dispatches {
     const entry = restoredEntry(fields, snap, length, events);
     index.requests.push(entry);
     index.requestIndexByFirstChunkSeq[String(firstChunkSeq)] = i;
-    (index.requestIndexesByStep[stepKey] ??= []).push(i);
+    (index.requestIndexesByStep[key] ??= []).push(i);
   }
   const ownerKeys = r.ascending();
   const ownerValues = r.uints();

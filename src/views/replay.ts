@@ -23,7 +23,8 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import { deepEqualJson } from '../log/surface.js';
-import { AttemptBoundaries, stepKey } from './attempts.js';
+import { AttemptBoundaries } from './attempts.js';
+import { dispatchKey, stepKey } from '../core/keys.js';
 
 export type ContentBlock = Record<string, unknown> & { type: string };
 
@@ -306,7 +307,7 @@ interface Building {
 function newAttempt(index: number, turn: number, step: number, attemptInStep: number, anchor: SessionEvent | undefined): ReplayAttempt {
   return {
     index,
-    key: `${turn}/${step}#${attemptInStep}`,
+    key: dispatchKey(turn, step, attemptInStep),
     turn,
     step,
     attemptInStep,
@@ -502,7 +503,7 @@ class ReplayBuilder {
       list.forEach((b, i) => {
         b.attempt.attemptInStep = i;
         b.attempt.attemptsInStep = list.length;
-        b.attempt.key = `${b.attempt.turn}/${b.attempt.step}#${i}`;
+        b.attempt.key = dispatchKey(b.attempt.turn, b.attempt.step, i);
         b.attempt.retried = i < list.length - 1;
       });
     }
@@ -553,7 +554,6 @@ class ReplayBuilder {
     return { sessionId, attempts: built.map((b) => b.attempt), summary };
   }
 }
-
 
 /** Parse `--step T/S` (also `T:S`). */
 export function parseStepSpec(spec: string): { turn: number; step: number } | null {

@@ -16,7 +16,8 @@ import { UsageError } from '../core/errors.js';
 import { SurfaceFold, deriveEventMessage, type Replacement } from '../log/surface.js';
 import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
 import { toJson } from '../core/json.js';
-import { AttemptBoundaries, stepKey, type ChunkPlace } from './attempts.js';
+import { AttemptBoundaries, type ChunkPlace } from './attempts.js';
+import { dispatchKey, stepKey } from '../core/keys.js';
 
 export interface RequestContext {
   provider?: string;
@@ -214,14 +215,14 @@ export class DispatchBuilder {
       case 'step/start': {
         const s: StepEntry = { turn: event.data?.turn, step: event.data?.step, startSeq: event.seq, endSeq: null, requestHeaderSeqs: [], requestIndexes: [] };
         out.steps.push(s);
-        const key = `${s.turn}/${s.step}`;
+        const key = stepKey(s.turn, s.step);
         this.openSteps.set(key, s);
         this.lastStepByKey.set(key, s);
         this.lastStep = s;
         return rep;
       }
       case 'step/end': {
-        const key = `${event.data?.turn}/${event.data?.step}`;
+        const key = stepKey(event.data?.turn, event.data?.step);
         const s = this.openSteps.get(key);
         if (s) {
           s.endSeq = event.seq;
@@ -234,7 +235,7 @@ export class DispatchBuilder {
         const callId = event.data?.callId;
         let owner = typeof callId === 'string' ? this.callOwner.get(callId) : undefined;
         if (owner === undefined) {
-          const list = this.out.requestIndexesByStep[`${event.data?.turn}/${event.data?.step}`];
+          const list = this.out.requestIndexesByStep[stepKey(event.data?.turn, event.data?.step)];
           owner = list && list.length ? list[list.length - 1] : undefined;
         }
         if (owner !== undefined) out.owners.set(event.seq, owner);
@@ -270,7 +271,7 @@ export class DispatchBuilder {
     const snapshotLength = snapshot.length;
     const fields = {
       index: out.requests.length,
-      key: `${stepKey}#${attempt}`,
+      key: dispatchKey(turn, step, attempt),
       turn,
       step,
       attemptInStep: attempt,
@@ -499,17 +500,17 @@ export function resolveSeq(index: DispatchIndex, seq: number, events?: readonly 
 export function resolveStep(index: DispatchIndex, spec: string): SeqResolution | { ok: false; reason: string; before: null; after: null } {
   const m = /^(\d+)\/(\d+)(?:#(\d+))?$/.exec(spec.trim());
   if (!m) return { ok: false, reason: `--step wants <turn>/<step>[#attempt], got ${toJson(spec)}`, before: null, after: null };
-  const stepKey = `${m[1]}/${m[2]}`;
-  const list = index.requestIndexesByStep[stepKey];
+  const key = stepKey(m[1], m[2]);
+  const list = index.requestIndexesByStep[key];
   if (!list || list.length === 0) {
     const keys = Object.keys(index.requestIndexesByStep);
-    return { ok: false, reason: `step ${stepKey} made no model dispatch${keys.length ? ` (steps with dispatches: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''})` : ' (the log has no dispatches)'}`, before: null, after: null };
+    return { ok: false, reason: `step ${key} made no model dispatch${keys.length ? ` (steps with dispatches: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''})` : ' (the log has no dispatches)'}`, before: null, after: null };
   }
   if (m[3] === undefined) return { ok: true, index: list[list.length - 1] as number, via: 'first-chunk' };
   const attempt = Number(m[3]);
   const found = list.find((i) => (index.requests[i] as DispatchEntry).attemptInStep === attempt);
   if (found === undefined) {
-    return { ok: false, reason: `step ${stepKey} has attempts #0..#${list.length - 1}, not #${attempt}`, before: null, after: null };
+    return { ok: false, reason: `step ${key} has attempts #0..#${list.length - 1}, not #${attempt}`, before: null, after: null };
   }
   return { ok: true, index: found, via: 'first-chunk' };
 }

@@ -12,7 +12,8 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import { finishKind, isTokenDelta } from './replay.js';
-import { AttemptBoundaries, stepKey } from './attempts.js';
+import { AttemptBoundaries } from './attempts.js';
+import { stepKey } from '../core/keys.js';
 import { reasonText } from './summary.js';
 
 export interface Buckets {

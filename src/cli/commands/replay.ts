@@ -10,6 +10,7 @@ import { parseStepSpec, streamedReplay, timedFrames } from '../../views/replay.j
 import { attemptHeading, chunkText, replayLines } from '../render/replay.js';
 import { toJson } from '../../core/json.js';
 import { failureJson } from '../render/surface.js';
+import { stepKey } from '../../core/keys.js';
 
 interface ReplayOptions extends CommonOptions {
   step?: string;
@@ -81,7 +82,7 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
       if (step) {
         attempts = attempts.filter((a) => a.turn === step.turn && a.step === step.step);
         if (attempts.length === 0) {
-          const steps = [...new Set(view.attempts.map((a) => `${a.turn}/${a.step}`))];
+          const steps = [...new Set(view.attempts.map((a) => stepKey(a.turn, a.step)))];
           throw new UsageError(`no model attempt in turn ${step.turn} step ${step.step}${steps.length ? `; steps with attempts: ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}` : '; the log has no model attempts'}`);
         }
       }

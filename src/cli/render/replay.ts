@@ -2,6 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import type { ContentBlock, ReplayAttempt, ReplayView } from '../../views/replay.js';
 import { toJson } from '../../core/json.js';
+import { stepKey } from '../../core/keys.js';
 
 function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
   switch (b.type) {
@@ -97,7 +98,7 @@ export function replayLines(v: ReplayView, c: ChalkInstance, attempts: readonly 
   );
   let lastStep = '';
   for (const a of attempts) {
-    const key = `${a.turn}/${a.step}`;
+    const key = stepKey(a.turn, a.step);
     if (key !== lastStep) {
       out.push('');
       out.push(c.bold(`turn ${a.turn} step ${a.step}`));
