@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import type { Io } from './io.js';
 import { BrokenPipe, escapeControl } from './io.js';
-import { LogError, UsageError } from '../log/errors.js';
+import { LogError, UsageError } from '../core/errors.js';
 import { EXIT } from './exit.js';
 import { toJson } from '../core/json.js';
 

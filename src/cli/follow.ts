@@ -3,7 +3,7 @@ import type { Io } from './io.js';
 import { escapeControl, writeOut } from './io.js';
 import { EXIT, type CommandEnv } from './shared.js';
 import { LogFollower, type FollowNotice, type FollowSink } from '../views/follow.js';
-import { UsageError } from '../log/errors.js';
+import { UsageError } from '../core/errors.js';
 import type { ResolvedTarget } from '../log/target.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { toJson } from '../core/json.js';

@@ -5,7 +5,7 @@ import { colorFor, type ColorMode, type Io } from './io.js';
 import { statSync } from 'node:fs';
 import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget, type ResolveOptions } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
-import { UsageError } from '../log/errors.js';
+import { UsageError } from '../core/errors.js';
 import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
 import type { IndexUse } from '../log/session.js';
 import { clearProgress } from './progress.js';

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, cacheFor, envFor, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { clearEntries, listEntryFiles } from '../../log/index/cache.js';
 import { listingOf } from '../../log/index/session-index.js';
 import { renderCacheListing, type CacheListing } from '../render/cache.js';

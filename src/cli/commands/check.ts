@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT, jobsFor, parseCount, resolveOptionsFor, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { defaultRoot, readStdin } from '../../log/target.js';
 import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport } from '../../check/engine.js';
 import { checkTargets } from '../../check/pool.js';

@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { resolveTarget, scanRoot } from '../../log/target.js';
 import { auditCompactions, type CompactionsReport } from '../../views/compactions.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';

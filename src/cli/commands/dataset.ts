@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT, jobsFor, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { defaultRoot } from '../../log/target.js';
 import { buildDataset, type DatasetSummary } from '../../dataset/build.js';
 import { schemaDocument } from '../../dataset/schema.js';

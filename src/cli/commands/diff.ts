@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { loadedFromInspection, type LoadedSession } from '../../views/messages.js';
 import { diffSessions, diffSide, sessionsDiffer } from '../../views/diff.js';
 import { diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../views/requests.js';

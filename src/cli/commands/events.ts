@@ -5,7 +5,7 @@ import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import type { ResolvedTarget } from '../../log/target.js';
 import { floorIndexBy } from '../../log/reread.js';

@@ -1,7 +1,7 @@
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { decoderFor, resolveCli, EXIT, type CommandEnv } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { abandonNewFile, prepareNewFile, writeNewFile } from '../../export/new-file.js';
 import { batches, exportRequest, exportRequestText } from '../../export/otlp.js';
 import { otlpSpans, otlpTargets } from '../../export/otlp-run.js';

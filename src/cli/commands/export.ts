@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { escapeControl, humanBytes, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import type { RedactStats } from '../../redact/index.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { exportSession, type ExportManifest } from '../../export/export.js';
 import { exportFileName } from '../../export/names.js';
 import { readArtifact } from '../../log/read.js';

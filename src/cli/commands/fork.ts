@@ -5,7 +5,7 @@ import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, envFor, intOption, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { ARTIFACT_NAMES, scanRoot } from '../../log/target.js';
 import { encodeSegment, sessionPath } from '../../log/layout.js';
 import { writeArtifactFile } from '../../log/writer.js';

@@ -4,7 +4,7 @@ import { writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { scanFrames, frameBlocks, type FrameScan } from '../../physical/zstd-frames.js';
 import { detectEncoding, readArtifact } from '../../log/read.js';
-import { LogError } from '../../log/errors.js';
+import { LogError } from '../../core/errors.js';
 import { toJson } from '../../core/json.js';
 
 interface FramesOptions extends CommonOptions {

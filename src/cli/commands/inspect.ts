@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import type { ResolvedTarget } from '../../log/target.js';
 import { inspectDocument, inspectTarget } from '../../log/session.js';
 import { renderInspect } from '../render/inspect.js';

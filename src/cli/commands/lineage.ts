@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { LogError } from '../../log/errors.js';
+import { LogError } from '../../core/errors.js';
 import { readHeaderFromSource, type ListingProblem } from '../../views/listing.js';
 import { lineageOf } from '../../views/lineage.js';
 import { renderLineage } from '../render/lineage.js';

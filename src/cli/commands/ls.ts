@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, jobsFor, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { defaultRoot } from '../../log/target.js';
 import { listSessions, parseSince, type SessionKind } from '../../views/listing.js';
 import { lsJson, renderLs } from '../render/ls.js';

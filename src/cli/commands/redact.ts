@@ -4,7 +4,7 @@ import type { ChalkInstance } from 'chalk';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { redactTarget, type RedactReport } from '../../redact/artifact.js';
 import { DETECTOR_NAMES } from '../../redact/detectors.js';
 import { toJson } from '../../core/json.js';

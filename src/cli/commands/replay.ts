@@ -4,7 +4,7 @@ import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import type { SessionEvent, SessionHeader } from '../../log/types.js';
 import { parseStepSpec, streamedReplay, timedFrames } from '../../views/replay.js';
 import { attemptHeading, chunkText, replayLines } from '../render/replay.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { buildReport } from '../../report/build.js';
 import { reportParts } from '../../report/html.js';
 import { abandonNewFile, prepareNewFile, writeNewFile, type NewFile } from '../../export/new-file.js';

@@ -7,7 +7,7 @@ import { DISPATCHES } from '../../views/dispatch-fold.js';
 import { foldOf } from '../../views/index-folds.js';
 import { inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchEntry, type DispatchIndex } from '../../views/requests.js';
 
 export { pickDispatch, requestJson };

@@ -3,7 +3,7 @@ import type { ChalkInstance } from 'chalk';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { runSalvage, type SalvageReport } from '../../salvage/run.js';
 import { toJson } from '../../core/json.js';
 

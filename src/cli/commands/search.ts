@@ -5,7 +5,7 @@ import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, intOption, resolveOptionsFor, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget } from '../../log/session.js';
 import { defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget, type ResolveOptions } from '../../log/target.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { Labels, type SurfaceLabel } from '../../views/labels.js';
 import { parseSince } from '../../views/listing.js';
 import { SessionQueryError } from '../../views/messages.js';

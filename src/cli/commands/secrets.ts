@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { DETECTOR_NAMES } from '../../redact/detectors.js';
 import { secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../redact/secrets.js';
 import { renderSecrets } from '../render/secrets.js';

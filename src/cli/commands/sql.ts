@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { runSql } from '../../dataset/sql.js';
 import { addBuildOptions, runBuild, type DatasetBuildOptions } from './dataset.js';
 import { renderCsv, renderNdjson, renderTable } from '../render/sql.js';

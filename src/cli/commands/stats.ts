@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { STATS_EXPLAIN, zero, type StatsView } from '../../views/stats.js';
 import type { SessionInspection } from '../../log/session.js';
 import { buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage, type Ledger, type LedgerSession, type SessionInput } from '../../views/ledger.js';

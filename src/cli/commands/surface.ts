@@ -5,7 +5,7 @@ import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed } from '../../log/session.js';
 import { foldOf, SURFACE_EVENTS } from '../../views/index-folds.js';
-import { LogError, UsageError } from '../../log/errors.js';
+import { LogError, UsageError } from '../../core/errors.js';
 import { loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../views/messages.js';
 import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
 import { toJson } from '../../core/json.js';

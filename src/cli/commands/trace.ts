@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../log/errors.js';
+import { UsageError } from '../../core/errors.js';
 import { inspectTargetIndexed } from '../../log/session.js';
 import type { SessionEvent } from '../../log/types.js';
 import { CITATIONS, foldOf } from '../../views/index-folds.js';
