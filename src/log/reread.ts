@@ -309,22 +309,28 @@ function changed(): UsageError {
 }
 
 /** Splits pushed chunks into complete lines (a partial line waits for the next chunk); `visit` returning false stops it. */
-class LineSplitter {
-  private carry: Buffer | undefined;
+export class LineSplitter {
+  /** The unterminated line so far, kept as its pieces: joined once, when its LF arrives. */
+  private carry: Buffer[] = [];
   stopped = false;
   constructor(private readonly visit: (line: Buffer) => boolean) {}
   push(chunk: Buffer): void {
     if (this.stopped) return;
-    const text = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
-    this.carry = undefined;
     let start = 0;
-    for (let nl = text.indexOf(0x0a); nl !== -1; nl = text.indexOf(0x0a, start)) {
-      if (!this.visit(text.subarray(start, nl))) {
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      let line = chunk.subarray(start, nl);
+      if (this.carry.length > 0) {
+        this.carry.push(line);
+        line = Buffer.concat(this.carry);
+        this.carry = [];
+      }
+      if (!this.visit(line)) {
         this.stopped = true;
         return;
       }
       start = nl + 1;
     }
-    if (start < text.length) this.carry = Buffer.from(text.subarray(start));
+    // A copy: the caller may reuse the chunk's memory.
+    if (start < chunk.length) this.carry.push(Buffer.from(chunk.subarray(start)));
   }
 }
