@@ -254,15 +254,17 @@ describe('dsh export --format otlp (OTLP/JSON)', () => {
     const redacted = JSON.stringify(await exportJson([file, '--content', '--redact']));
     expect(redacted).not.toContain(SECRET);
     expect(redacted).toMatch(/\[REDACTED:sk-…:≤64#[0-9a-f]{4}\]/);
-    // -o writes the same document; an existing file is refused.
-    const out = path.join(dir, 'spans.json');
+    // -o writes the same document (outside the input's directory, which is refused); an existing file is refused.
+    const outDir = mkdtempSync(path.join(os.tmpdir(), 'dsh-otlp-out-'));
+    const out = path.join(outDir, 'spans.json');
     const w = await runCli(['export', file, '--format', 'otlp', '--content', '-o', out]);
     expect(w.code, w.stderr).toBe(0);
     expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(withContent);
     const again = await runCli(['export', file, '--format', 'otlp', '-o', out]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already exists');
-    expect(readdirSync(dir).sort()).toEqual(['session.jsonl', 'spans.json']);
+    expect(readdirSync(dir).sort()).toEqual(['session.jsonl']);
+    expect(readdirSync(outDir)).toEqual(['spans.json']);
   });
 });
 
@@ -334,5 +336,35 @@ describe('dsh export --format otlp --endpoint (OTLP/HTTP)', () => {
     expect(down.code).toBe(2);
     expect(down.stderr).toMatch(/could not take the export after 4 attempt\(s\) \(ECONNREFUSED\)/);
     expect(down.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('dsh export --format otlp -o never writes to or beside an input', () => {
+  it('refuses the input itself (even with --force), its session directory and its root, before reading', async () => {
+    const { cpSync, statSync } = await import('node:fs');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-otlp-input-'));
+    const root = path.join(dir, 'root');
+    cpSync(FIXTURES, root, { recursive: true });
+    const log = path.join(root, '--home-dev-acme-api--', 'session-incident-1', 'session.jsonl.zstd');
+    const before = readFileSync(log);
+    const mtime = statSync(log).mtimeMs;
+    const outs: [string[], string][] = [
+      [[log, '-o', log, '--force'], log],
+      [[log, '-o', path.join(path.dirname(log), 'spans.json')], path.join(path.dirname(log), 'spans.json')],
+      [[log, '-o', path.join(root, 'spans.json')], path.join(root, 'spans.json')],
+      [[root, '-o', path.join(root, '--home-dev-acme-api--', 'spans.json')], path.join(root, '--home-dev-acme-api--', 'spans.json')],
+    ];
+    for (const [args, out] of outs) {
+      for (const json of [false, true]) {
+        const r = await runCli(['export', ...args.slice(0, 1), '--format', 'otlp', ...args.slice(1), ...(json ? ['--json'] : [])]);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        if (json) expect(JSON.parse(r.stdout.trim()).error.message).toMatch(/^refusing to write/);
+        else expect(r.stderr).toMatch(/refusing to write/);
+        if (out !== log) expect(existsSync(out)).toBe(false);
+      }
+    }
+    expect(readFileSync(log).equals(before)).toBe(true);
+    expect(statSync(log).mtimeMs).toBe(mtime);
+    expect(readdirSync(path.dirname(log))).toEqual(['session.jsonl.zstd']);
   });
 });

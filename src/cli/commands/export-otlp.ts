@@ -53,10 +53,11 @@ export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opt
   }
   const redacting = Boolean(opts.redact || opts.redactPattern || opts.redactPaths);
   if (redacting && !opts.content) io.stderr.write('dsh: note: --redact applies to exported content; without --content no message text is exported\n');
-  // Check the output before reading anything.
-  const out = opts.output !== undefined && opts.output !== '-' ? prepareNewFile(opts.output, Boolean(opts.force)) : undefined;
+  // Resolve the inputs, then check the output against them before reading any events:
+  // never an input, nothing inside an input's session directory or root, whatever --force says.
+  const targets = await otlpTargets(target, () => resolveCli(target, opts));
+  const out = opts.output !== undefined && opts.output !== '-' ? prepareNewFile(opts.output, Boolean(opts.force), 0o666, targets.map((t) => t.path)) : undefined;
   try {
-    const targets = await otlpTargets(target, () => resolveCli(target, opts));
     const run = await otlpSpans(targets, {
       ...(opts.content ? { content: true } : {}),
       ...(maxInputBytes !== undefined ? { maxInputBytes } : {}),

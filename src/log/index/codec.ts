@@ -7,8 +7,13 @@
 import { createHash } from 'node:crypto';
 
 export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
-/** Bumped whenever the layout or the meaning of a stored fact changes. */
-export const INDEX_FORMAT_VERSION = 2;
+/**
+ * Bumped whenever the layout or the meaning of a stored fact changes (also when a
+ * rule that computes a stored fold changes: an index written by the older rule
+ * would otherwise answer with it). 3: the dispatch index's attempts follow the one
+ * attempt-boundary rule (views/attempts.ts).
+ */
+export const INDEX_FORMAT_VERSION = 3;
 const DIGEST_BYTES = 32;
 
 export class IndexFormatError extends Error {}
