@@ -422,28 +422,121 @@ function billed(u: any): number | null {
 
 /** Audit every compaction attempt, prune and other surface replacement in a logical event list. */
 export function auditCompactions(events: readonly SessionEvent[], options: { sessionId?: string | null } = {}): CompactionsReport {
-  const dispatches = deriveDispatches(events, { lazy: events }).requests;
-  const fold = new SurfaceFold(false);
-  const attempts: CompactionAttempt[] = [];
-  const byId = new Map<string, CompactionAttempt>();
-  const commands = new Map<string, { runSeq: number; name: unknown; doneSeq: number | null; doneKind: string | null; doneText: string | null; attempt: CompactionAttempt | null }>();
-  const headerAt: (EpochHeader | null)[] = [];
-  let header: EpochHeader | null = null;
-  let openTurn: number | null = null;
-  let lastStepOfTurn = 0;
-  let step: StepState | null = null;
-  let open: CompactionAttempt | undefined;
-  let foldError: CompactionsReport['foldError'] = null;
-  let lastPrunes: CompactionAttempt[] = [];
-  const surfacePrices = new Map<CompactionAttempt, SurfacePrices>();
-  const pruneAt = new Map<number, CompactionAttempt>();
-  const origin = new Map<number, number[]>();
-  const dispatchByFinish = new Map<number, DispatchEntry>();
-  for (const d of dispatches) dispatchByFinish.set(d.lastChunkSeq, d);
+  const audit = new CompactionAudit(events);
+  for (let i = 0; i < events.length; i++) audit.visit(i);
+  return audit.finish(options.sessionId ?? null);
+}
 
-  const newAttempt = (kind: AttemptKind, firstSeq: number, trigger: TriggerInfo): CompactionAttempt => {
+interface CommandState {
+  runSeq: number;
+  name: unknown;
+  doneSeq: number | null;
+  doneKind: string | null;
+  doneText: string | null;
+  attempt: CompactionAttempt | null;
+}
+
+/**
+ * The audit's state, walked once in log order. Its jobs, one method each:
+ * where the log is (turn, step, last finish: {@link position}), `/compact`
+ * commands ({@link onCommandRun}, {@link onCommandDone}), compaction brackets
+ * ({@link onStart}, {@link onSummary}, {@link onEnd}, {@link onEndSeed}),
+ * prunes ({@link onPrune}) and surface replacements ({@link onReplacement});
+ * then {@link finish} classifies what stayed open and prices what landed.
+ */
+class CompactionAudit {
+  private readonly dispatches: DispatchEntry[];
+  private readonly dispatchByFinish = new Map<number, DispatchEntry>();
+  private readonly fold = new SurfaceFold(false);
+  private readonly attempts: CompactionAttempt[] = [];
+  private readonly byId = new Map<string, CompactionAttempt>();
+  private readonly commands = new Map<string, CommandState>();
+  private readonly headerAt: (EpochHeader | null)[] = [];
+  private readonly surfacePrices = new Map<CompactionAttempt, SurfacePrices>();
+  private readonly pruneAt = new Map<number, CompactionAttempt>();
+  private readonly origin = new Map<number, number[]>();
+  private header: EpochHeader | null = null;
+  private openTurn: number | null = null;
+  private lastStepOfTurn = 0;
+  private step: StepState | null = null;
+  private open: CompactionAttempt | undefined;
+  private foldError: CompactionsReport['foldError'] = null;
+  private lastPrunes: CompactionAttempt[] = [];
+
+  constructor(private readonly events: readonly SessionEvent[]) {
+    this.dispatches = deriveDispatches(events, { lazy: events }).requests;
+    for (const d of this.dispatches) this.dispatchByFinish.set(d.lastChunkSeq, d);
+  }
+
+  /** Event `i`: the surface fold first, then each job that event concerns. */
+  visit(i: number): void {
+    const e = this.events[i] as SessionEvent;
+    const d = rec(e.data);
+    const isReplacement = isSurfaceEligibleType(e.type) && e.surfaceOp !== undefined && e.surfaceOp !== 'append';
+    const before = isReplacement ? this.fold.nodes.slice() : null;
+    if (this.foldError === null) {
+      try {
+        this.fold.apply(e);
+      } catch (error) {
+        if (error instanceof SurfaceError) this.foldError = { seq: error.seq, rule: error.rule, message: error.message };
+        else this.foldError = { seq: e.seq, rule: '?', message: (error as Error).message };
+      }
+    }
+    this.headerAt.push(this.header);
+    switch (e.type) {
+      case 'turn/start':
+        this.openTurn = typeof d['turn'] === 'number' ? d['turn'] : null;
+        this.lastStepOfTurn = 0;
+        this.step = null;
+        break;
+      case 'turn/end':
+        this.openTurn = null;
+        this.step = null;
+        break;
+      case 'step/start':
+        this.step = { turn: d['turn'], step: d['step'], startSeq: e.seq, lastFinish: null };
+        if (typeof d['step'] === 'number') this.lastStepOfTurn = d['step'];
+        break;
+      case 'step/end':
+        this.step = null;
+        break;
+      case 'assistant/chunk':
+        if (this.step && rec(d['chunk'])['type'] === 'finish') this.step.lastFinish = { seq: e.seq, reason: rec(d['chunk'])['reason'] };
+        break;
+      case 'request/header':
+        this.header = canonicalHeader(d['header']);
+        break;
+      case 'command/run':
+        this.onCommandRun(e, d);
+        break;
+      case 'command/done':
+        this.onCommandDone(e, d);
+        break;
+      case 'session/end-seed':
+        this.onEndSeed(e);
+        break;
+      case 'compaction/start':
+        this.onStart(e, d);
+        break;
+      case 'compaction/summary':
+        this.onSummary(e, d);
+        break;
+      case 'compaction/end':
+        this.onEnd(e, d);
+        break;
+      case 'compaction/prune':
+        this.onPrune(e, d, this.events[i + 1]);
+        break;
+      default:
+        break;
+    }
+    if (e.type !== 'compaction/prune' && !(e.type === 'tool/result' && isReplacement)) this.lastPrunes = [];
+    if (isReplacement && before) this.onReplacement(e, d, before, this.events[i - 1]);
+  }
+
+  private newAttempt(kind: AttemptKind, firstSeq: number, trigger: TriggerInfo): CompactionAttempt {
     const a: CompactionAttempt = {
-      index: attempts.length,
+      index: this.attempts.length,
       kind,
       compactionId: null,
       owner: undefined,
@@ -465,22 +558,28 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
       precedesCompaction: null,
       notes: [],
     };
-    attempts.push(a);
+    this.attempts.push(a);
     return a;
-  };
+  }
+
+  /** The bracket a record with this compactionId belongs to: the open one, else an earlier one. */
+  private bracketOf(id: string | null): CompactionAttempt | undefined {
+    return this.open && this.open.compactionId === id ? this.open : id !== null ? this.byId.get(id) : undefined;
+  }
 
   /** Where an automatic attempt sits: pre-step pressure, failed-step recovery, or neither. */
-  const positionTrigger = (owner: number | null | undefined, what: string): TriggerInfo => {
+  private position(owner: number | null | undefined, what: string): TriggerInfo {
+    const step = this.step;
     if (owner === null) {
       return { kind: 'manual', detail: 'standalone bracket between turns (turn: null): a manual /compact', turn: null, step: null };
     }
-    if (step !== null && openTurn !== null) {
+    if (step !== null && this.openTurn !== null) {
       const f = step.lastFinish;
       const reason = rec(f?.reason);
       if (f && (reason['kind'] === 'error' || reason['kind'] === 'aborted')) {
         const failure = rec(reason['failure']);
         const code = str(failure['code']);
-        const d = dispatchByFinish.get(f.seq);
+        const d = this.dispatchByFinish.get(f.seq);
         const failedDispatch = { key: d?.key ?? null, finishSeq: f.seq, code, message: str(failure['message']) };
         if (code === CWE) {
           return {
@@ -506,12 +605,12 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
         step: step.step,
       };
     }
-    if (openTurn !== null) {
+    if (this.openTurn !== null) {
       return {
         kind: 'pressure',
-        detail: `turn ${openTurn}, before step ${lastStepOfTurn + 1} (agent/pre-step: step-boundary pressure)`,
-        turn: openTurn,
-        step: lastStepOfTurn + 1,
+        detail: `turn ${this.openTurn}, before step ${this.lastStepOfTurn + 1} (agent/pre-step: step-boundary pressure)`,
+        turn: this.openTurn,
+        step: this.lastStepOfTurn + 1,
       };
     }
     return {
@@ -520,231 +619,215 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
       turn: null,
       step: null,
     };
-  };
+  }
 
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i] as SessionEvent;
-    const d = rec(e.data);
-    const isReplacement = isSurfaceEligibleType(e.type) && e.surfaceOp !== undefined && e.surfaceOp !== 'append';
-    const before = isReplacement ? fold.nodes.slice() : null;
-    if (foldError === null) {
-      try {
-        fold.apply(e);
-      } catch (error) {
-        if (error instanceof SurfaceError) foldError = { seq: error.seq, rule: error.rule, message: error.message };
-        else foldError = { seq: e.seq, rule: '?', message: (error as Error).message };
-      }
-    }
-    headerAt.push(header);
-    switch (e.type) {
-      case 'turn/start':
-        openTurn = typeof d['turn'] === 'number' ? d['turn'] : null;
-        lastStepOfTurn = 0;
-        step = null;
-        break;
-      case 'turn/end':
-        openTurn = null;
-        step = null;
-        break;
-      case 'step/start':
-        step = { turn: d['turn'], step: d['step'], startSeq: e.seq, lastFinish: null };
-        if (typeof d['step'] === 'number') lastStepOfTurn = d['step'];
-        break;
-      case 'step/end':
-        step = null;
-        break;
-      case 'assistant/chunk':
-        if (step && rec(d['chunk'])['type'] === 'finish') step.lastFinish = { seq: e.seq, reason: rec(d['chunk'])['reason'] };
-        break;
-      case 'request/header':
-        header = canonicalHeader(d['header']);
-        break;
-      case 'command/run': {
-        const id = str(d['commandId']);
-        if (id !== null) commands.set(id, { runSeq: e.seq, name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
-        break;
-      }
-      case 'command/done': {
-        const id = str(d['commandId']);
-        const c = id !== null ? commands.get(id) : undefined;
-        if (c) {
-          c.doneSeq = e.seq;
-          c.doneKind = str(d['kind']);
-          c.doneText = str(d['text']);
-          if (c.name === 'compact' && c.attempt === null && id !== null) {
-            // A /compact that never opened a bracket: busy, cancelled before start, or nothing to compact.
-            const cls = c.doneText !== null ? classifyCommandText(c.doneText) : null;
-            const a = newAttempt('compaction', c.runSeq, {
-              kind: 'manual',
-              detail: `/compact command ${toJson(id)} (command/run seq ${c.runSeq}) never opened a compaction bracket`,
-              turn: null,
-              step: null,
-              command: { commandId: id, runSeq: c.runSeq, doneSeq: e.seq, doneKind: c.doneKind, doneText: c.doneText },
-            });
-            a.sourceCommandId = id;
-            a.lastSeq = e.seq;
-            a.owner = null;
-            if (cls === 'nothing') a.outcome = 'nothing-to-compact';
-            else {
-              a.outcome = 'not-started';
-              if (cls !== null && cls !== 'success') a.failure = { class: cls, reason: cls, basis: 'command/done', text: c.doneText };
-              else a.failure = { class: 'other', reason: 'unrecognized', basis: 'command/done', text: c.doneText };
-            }
-            c.attempt = a;
-          } else if (c.attempt) {
-            applyCommandOutcome(c.attempt, c.doneKind, c.doneText, e.seq);
-          }
-        }
-        break;
-      }
-      case 'session/end-seed':
-        if (open) {
-          open.lock = { state: 'stale', endSeedSeq: e.seq, detail: `unmatched compaction/start seq ${open.seqs.start} is closed by session/end-seed seq ${e.seq}: its lifecycle ended (crash, exit or fork); DSH ignores it` };
-          open = undefined;
-        }
-        break;
-      case 'compaction/start': {
-        if (open) {
-          open.lock = { state: 'superseded', endSeedSeq: null, detail: `unmatched compaction/start seq ${open.seqs.start} is followed by another compaction/start (seq ${e.seq}) with no session/end-seed between (DSH-F1 violation)` };
-        }
-        const owner = d['turn'] === null ? null : typeof d['turn'] === 'number' ? d['turn'] : undefined;
-        const a = newAttempt('compaction', e.seq, positionTrigger(owner, 'compaction/start'));
-        a.compactionId = str(d['compactionId']);
-        a.owner = owner;
-        a.sourceCommandId = str(d['sourceCommandId']);
-        a.seqs.start = e.seq;
-        if (owner === undefined) a.notes.push(`compaction/start turn ${toJson(d['turn']) ?? 'undefined'} is neither a turn number nor null (DSH-F1)`);
-        if (a.sourceCommandId !== null) {
-          const c = commands.get(a.sourceCommandId);
-          a.trigger.command = { commandId: a.sourceCommandId, runSeq: c?.runSeq ?? null, doneSeq: null, doneKind: null, doneText: null };
-          if (c) {
-            c.attempt = a;
-            a.trigger.detail = `/compact command ${toJson(a.sourceCommandId)} (command/run seq ${c.runSeq}${c.name !== 'compact' ? `, name ${toJson(c.name)}` : ''})`;
-          } else a.trigger.detail = `manual: sourceCommandId ${toJson(a.sourceCommandId)} (no command/run in the log)`;
-          if (typeof owner === 'number') a.notes.push('a sourceCommandId on a numbered (in-turn) bracket: DSH writes manual brackets with turn: null');
-        }
-        if (a.compactionId !== null) {
-          if (byId.has(a.compactionId)) a.notes.push(`compactionId ${toJson(a.compactionId)} was already used by an earlier bracket`);
-          else byId.set(a.compactionId, a);
-        }
-        for (const p of lastPrunes) p.precedesCompaction = a.compactionId;
-        open = a;
-        break;
-      }
-      case 'compaction/summary': {
-        const id = str(d['compactionId']);
-        let a = open && open.compactionId === id ? open : id !== null ? byId.get(id) : undefined;
-        if (!a) {
-          a = newAttempt('compaction', e.seq, orphanTrigger(positionTrigger(undefined, 'compaction/summary')));
-          a.compactionId = id;
-        }
-        if (a.seqs.summary !== null) a.notes.push(`a second compaction/summary (seq ${e.seq}) in one bracket`);
-        else {
-          a.seqs.summary = e.seq;
-          a.summaryCall = {
-            seq: e.seq,
-            provider: d['provider'],
-            model: d['model'],
-            maxTokens: d['maxTokens'] ?? null,
-            usage: d['usage'] ?? null,
-            llmStreamCall: d['llmStreamCall'] === true,
-            summaryTokens: priceBlocks(d['summary']).tokens,
-            summaryText: Array.isArray(d['summary']) ? d['summary'].filter((b: any) => b?.type === 'text' && typeof b.text === 'string').map((b: any) => b.text as string).join('\n') : '',
-          };
-        }
-        a.lastSeq = e.seq;
-        break;
-      }
-      case 'compaction/end': {
-        const id = str(d['compactionId']);
-        let a = open && open.compactionId === id ? open : id !== null ? byId.get(id) : undefined;
-        if (!a) {
-          a = newAttempt('compaction', e.seq, orphanTrigger(positionTrigger(undefined, 'compaction/end')));
-          a.compactionId = id;
-          a.notes.push('compaction/end without a matching compaction/start (DSH-F1)');
-        }
-        a.seqs.end = e.seq;
-        a.lastSeq = e.seq;
-        if (d['error'] !== undefined) {
-          a.outcome = 'failed';
-          if (typeof d['error'] === 'string') a.failure = classifyCompactionError(d['error'], a.seqs.summary !== null);
-          else {
-            a.failure = { class: 'other', reason: 'non-string-error', basis: 'error text', text: toJson(d['error']) ?? String(d['error']) };
-            a.notes.push('compaction/end error is not a string (DSH writes errorChain text)');
-          }
-          if (a.seqs.replacement !== null) a.notes.push('the bracket failed after its replacement landed: the surface was changed by a failed compaction');
-        } else {
-          a.outcome = 'succeeded';
-          if (a.seqs.summary === null) a.notes.push('successful compaction/end without a compaction/summary (DSH-F1)');
-          if (a.seqs.replacement === null) a.notes.push('successful compaction/end without a checkpoint replacement');
-        }
-        if (open === a) open = undefined;
-        break;
-      }
-      case 'compaction/prune': {
-        const a = newAttempt('prune', e.seq, positionTrigger(undefined, 'compaction/prune'));
-        a.seqs.prune = e.seq;
-        a.coverage = {
-          covered: false,
-          missing: [],
-          citesStart: null,
-          citesSummary: null,
-          declaredMatches: null,
-          declaredShadowedSeqs: Array.isArray(d['shadowedSeqs']) ? d['shadowedSeqs'] : null,
-          declaredTokenCount: typeof d['shadowedTokenCount'] === 'number' ? d['shadowedTokenCount'] : null,
-          estimatedShadowedTokens: null,
-        };
-        const next = events[i + 1];
-        if (!(next?.type === 'tool/result' && next.surfaceOp !== undefined && next.surfaceOp !== 'append')) {
-          a.outcome = 'failed';
-          a.failure = { class: 'commit', reason: 'prune-without-replacement', basis: 'bracket shape', text: null };
-          a.notes.push('compaction/prune is not immediately followed by its replacement tool/result (shadow-price adjacency broken)');
-        }
-        lastPrunes.push(a);
-        pruneAt.set(e.seq, a);
-        break;
-      }
-      default:
-        break;
-    }
-    if (e.type !== 'compaction/prune' && !(e.type === 'tool/result' && isReplacement)) lastPrunes = [];
+  private onCommandRun(e: SessionEvent, d: Record<string, any>): void {
+    const id = str(d['commandId']);
+    if (id !== null) this.commands.set(id, { runSeq: e.seq, name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
+  }
 
-    if (isReplacement && before) {
-      let a: CompactionAttempt | undefined;
-      const source = rec(d['source']);
-      const prev = events[i - 1];
-      if (e.type === 'user/message' && source['kind'] === 'plugin' && source['plugin'] === 'compact') {
-        const id = str(source['compactionId']);
-        a = open && open.compactionId === id ? open : id !== null ? byId.get(id) : undefined;
-        if (!a) {
-          a = newAttempt('compaction', e.seq, orphanTrigger(positionTrigger(undefined, 'checkpoint replacement')));
-          a.compactionId = id;
-        }
-        if (a.seqs.summary === null) a.notes.push('no compaction/summary precedes the checkpoint: its summary model call is unrecorded');
-        else if (a.seqs.summary !== e.seq - 1) a.notes.push(`the checkpoint replacement does not immediately follow its compaction/summary (seq ${a.seqs.summary}; the adjacency is contractual)`);
-      } else if (e.type === 'tool/result' && prev?.type === 'compaction/prune') {
-        a = pruneAt.get(prev.seq);
+  private onCommandDone(e: SessionEvent, d: Record<string, any>): void {
+    const id = str(d['commandId']);
+    const c = id !== null ? this.commands.get(id) : undefined;
+    if (!c) return;
+    c.doneSeq = e.seq;
+    c.doneKind = str(d['kind']);
+    c.doneText = str(d['text']);
+    if (c.name === 'compact' && c.attempt === null && id !== null) {
+      // A /compact that never opened a bracket: busy, cancelled before start, or nothing to compact.
+      const cls = c.doneText !== null ? classifyCommandText(c.doneText) : null;
+      const a = this.newAttempt('compaction', c.runSeq, {
+        kind: 'manual',
+        detail: `/compact command ${toJson(id)} (command/run seq ${c.runSeq}) never opened a compaction bracket`,
+        turn: null,
+        step: null,
+        command: { commandId: id, runSeq: c.runSeq, doneSeq: e.seq, doneKind: c.doneKind, doneText: c.doneText },
+      });
+      a.sourceCommandId = id;
+      a.lastSeq = e.seq;
+      a.owner = null;
+      if (cls === 'nothing') a.outcome = 'nothing-to-compact';
+      else {
+        a.outcome = 'not-started';
+        if (cls !== null && cls !== 'success') a.failure = { class: cls, reason: cls, basis: 'command/done', text: c.doneText };
+        else a.failure = { class: 'other', reason: 'unrecognized', basis: 'command/done', text: c.doneText };
       }
-      if (!a) {
-        a = newAttempt(e.type === 'tool/result' ? 'prune' : 'replacement', e.seq, positionTrigger(undefined, `${e.type} replacement`));
-        if (e.type === 'tool/result') a.notes.push('tool/result replacement with no compaction/prune shadow-price event before it (unpriced)');
-        else a.notes.push(`a ${e.type} replacement that is neither a compaction checkpoint nor a prune`);
-      }
-      a.seqs.replacement = e.seq;
-      a.lastSeq = Math.max(a.lastSeq, e.seq);
-      auditReplacement(a, e, before, fold.nodes, events, origin);
-      surfacePrices.set(a, { before: priceNodes(before, events), after: priceNodes(fold.nodes, events), replacement: priceNodes([e.seq], events) });
+      c.attempt = a;
+    } else if (c.attempt) {
+      applyCommandOutcome(c.attempt, c.doneKind, c.doneText, e.seq);
     }
   }
-  if (open) {
-    open.lock = {
-      state: 'active',
-      endSeedSeq: null,
-      detail: `compaction/start seq ${open.seqs.start} has no compaction/end and no later session/end-seed: DSH treats the compaction lock as active and refuses new compactions ('busy')`,
+
+  private onEndSeed(e: SessionEvent): void {
+    if (!this.open) return;
+    this.open.lock = { state: 'stale', endSeedSeq: e.seq, detail: `unmatched compaction/start seq ${this.open.seqs.start} is closed by session/end-seed seq ${e.seq}: its lifecycle ended (crash, exit or fork); DSH ignores it` };
+    this.open = undefined;
+  }
+
+  private onStart(e: SessionEvent, d: Record<string, any>): void {
+    if (this.open) {
+      this.open.lock = { state: 'superseded', endSeedSeq: null, detail: `unmatched compaction/start seq ${this.open.seqs.start} is followed by another compaction/start (seq ${e.seq}) with no session/end-seed between (DSH-F1 violation)` };
+    }
+    const owner = d['turn'] === null ? null : typeof d['turn'] === 'number' ? d['turn'] : undefined;
+    const a = this.newAttempt('compaction', e.seq, this.position(owner, 'compaction/start'));
+    a.compactionId = str(d['compactionId']);
+    a.owner = owner;
+    a.sourceCommandId = str(d['sourceCommandId']);
+    a.seqs.start = e.seq;
+    if (owner === undefined) a.notes.push(`compaction/start turn ${toJson(d['turn']) ?? 'undefined'} is neither a turn number nor null (DSH-F1)`);
+    if (a.sourceCommandId !== null) {
+      const c = this.commands.get(a.sourceCommandId);
+      a.trigger.command = { commandId: a.sourceCommandId, runSeq: c?.runSeq ?? null, doneSeq: null, doneKind: null, doneText: null };
+      if (c) {
+        c.attempt = a;
+        a.trigger.detail = `/compact command ${toJson(a.sourceCommandId)} (command/run seq ${c.runSeq}${c.name !== 'compact' ? `, name ${toJson(c.name)}` : ''})`;
+      } else a.trigger.detail = `manual: sourceCommandId ${toJson(a.sourceCommandId)} (no command/run in the log)`;
+      if (typeof owner === 'number') a.notes.push('a sourceCommandId on a numbered (in-turn) bracket: DSH writes manual brackets with turn: null');
+    }
+    if (a.compactionId !== null) {
+      if (this.byId.has(a.compactionId)) a.notes.push(`compactionId ${toJson(a.compactionId)} was already used by an earlier bracket`);
+      else this.byId.set(a.compactionId, a);
+    }
+    for (const p of this.lastPrunes) p.precedesCompaction = a.compactionId;
+    this.open = a;
+  }
+
+  private onSummary(e: SessionEvent, d: Record<string, any>): void {
+    const id = str(d['compactionId']);
+    let a = this.bracketOf(id);
+    if (!a) {
+      a = this.newAttempt('compaction', e.seq, orphanTrigger(this.position(undefined, 'compaction/summary')));
+      a.compactionId = id;
+    }
+    if (a.seqs.summary !== null) a.notes.push(`a second compaction/summary (seq ${e.seq}) in one bracket`);
+    else {
+      a.seqs.summary = e.seq;
+      a.summaryCall = {
+        seq: e.seq,
+        provider: d['provider'],
+        model: d['model'],
+        maxTokens: d['maxTokens'] ?? null,
+        usage: d['usage'] ?? null,
+        llmStreamCall: d['llmStreamCall'] === true,
+        summaryTokens: priceBlocks(d['summary']).tokens,
+        summaryText: Array.isArray(d['summary']) ? d['summary'].filter((b: any) => b?.type === 'text' && typeof b.text === 'string').map((b: any) => b.text as string).join('\n') : '',
+      };
+    }
+    a.lastSeq = e.seq;
+  }
+
+  private onEnd(e: SessionEvent, d: Record<string, any>): void {
+    const id = str(d['compactionId']);
+    let a = this.bracketOf(id);
+    if (!a) {
+      a = this.newAttempt('compaction', e.seq, orphanTrigger(this.position(undefined, 'compaction/end')));
+      a.compactionId = id;
+      a.notes.push('compaction/end without a matching compaction/start (DSH-F1)');
+    }
+    a.seqs.end = e.seq;
+    a.lastSeq = e.seq;
+    if (d['error'] !== undefined) {
+      a.outcome = 'failed';
+      if (typeof d['error'] === 'string') a.failure = classifyCompactionError(d['error'], a.seqs.summary !== null);
+      else {
+        a.failure = { class: 'other', reason: 'non-string-error', basis: 'error text', text: toJson(d['error']) ?? String(d['error']) };
+        a.notes.push('compaction/end error is not a string (DSH writes errorChain text)');
+      }
+      if (a.seqs.replacement !== null) a.notes.push('the bracket failed after its replacement landed: the surface was changed by a failed compaction');
+    } else {
+      a.outcome = 'succeeded';
+      if (a.seqs.summary === null) a.notes.push('successful compaction/end without a compaction/summary (DSH-F1)');
+      if (a.seqs.replacement === null) a.notes.push('successful compaction/end without a checkpoint replacement');
+    }
+    if (this.open === a) this.open = undefined;
+  }
+
+  private onPrune(e: SessionEvent, d: Record<string, any>, next: SessionEvent | undefined): void {
+    const a = this.newAttempt('prune', e.seq, this.position(undefined, 'compaction/prune'));
+    a.seqs.prune = e.seq;
+    a.coverage = {
+      covered: false,
+      missing: [],
+      citesStart: null,
+      citesSummary: null,
+      declaredMatches: null,
+      declaredShadowedSeqs: Array.isArray(d['shadowedSeqs']) ? d['shadowedSeqs'] : null,
+      declaredTokenCount: typeof d['shadowedTokenCount'] === 'number' ? d['shadowedTokenCount'] : null,
+      estimatedShadowedTokens: null,
     };
+    if (!(next?.type === 'tool/result' && next.surfaceOp !== undefined && next.surfaceOp !== 'append')) {
+      a.outcome = 'failed';
+      a.failure = { class: 'commit', reason: 'prune-without-replacement', basis: 'bracket shape', text: null };
+      a.notes.push('compaction/prune is not immediately followed by its replacement tool/result (shadow-price adjacency broken)');
+    }
+    this.lastPrunes.push(a);
+    this.pruneAt.set(e.seq, a);
   }
 
-  // Unclosed attempts: classify by shape (§9.2).
+  /** A replacement that landed on the surface (`before`: the surface just before it): whose it is, what it shadowed. */
+  private onReplacement(e: SessionEvent, d: Record<string, any>, before: readonly number[], prev: SessionEvent | undefined): void {
+    let a: CompactionAttempt | undefined;
+    const source = rec(d['source']);
+    if (e.type === 'user/message' && source['kind'] === 'plugin' && source['plugin'] === 'compact') {
+      const id = str(source['compactionId']);
+      a = this.bracketOf(id);
+      if (!a) {
+        a = this.newAttempt('compaction', e.seq, orphanTrigger(this.position(undefined, 'checkpoint replacement')));
+        a.compactionId = id;
+      }
+      if (a.seqs.summary === null) a.notes.push('no compaction/summary precedes the checkpoint: its summary model call is unrecorded');
+      else if (a.seqs.summary !== e.seq - 1) a.notes.push(`the checkpoint replacement does not immediately follow its compaction/summary (seq ${a.seqs.summary}; the adjacency is contractual)`);
+    } else if (e.type === 'tool/result' && prev?.type === 'compaction/prune') {
+      a = this.pruneAt.get(prev.seq);
+    }
+    if (!a) {
+      a = this.newAttempt(e.type === 'tool/result' ? 'prune' : 'replacement', e.seq, this.position(undefined, `${e.type} replacement`));
+      if (e.type === 'tool/result') a.notes.push('tool/result replacement with no compaction/prune shadow-price event before it (unpriced)');
+      else a.notes.push(`a ${e.type} replacement that is neither a compaction checkpoint nor a prune`);
+    }
+    a.seqs.replacement = e.seq;
+    a.lastSeq = Math.max(a.lastSeq, e.seq);
+    auditReplacement(a, e, before, this.fold.nodes, this.events, this.origin);
+    this.surfacePrices.set(a, { before: priceNodes(before, this.events), after: priceNodes(this.fold.nodes, this.events), replacement: priceNodes([e.seq], this.events) });
+  }
+
+  /** After the last event: the lock left open, unclosed shapes, current holders, budgets, counts and verdicts. */
+  finish(sessionId: string | null): CompactionsReport {
+    const { attempts } = this;
+    if (this.open) {
+      this.open.lock = {
+        state: 'active',
+        endSeedSeq: null,
+        detail: `compaction/start seq ${this.open.seqs.start} has no compaction/end and no later session/end-seed: DSH treats the compaction lock as active and refuses new compactions ('busy')`,
+      };
+    }
+    classifyUnclosed(attempts);
+    const finalNodes = this.fold.nodes.slice();
+    resolveHolders(attempts, finalNodes);
+    for (const a of attempts) {
+      const lastBefore = findLastDispatch(this.dispatches, a.firstSeq);
+      const next = this.dispatches.find((x) => x.firstChunkSeq > a.lastSeq) ?? null;
+      a.nextRequest = nextRequest(a, next, this.events, attempts, this.header, finalNodes);
+      const priced = this.surfacePrices.get(a);
+      if (a.range && priced) a.budget = budget(priced, lastBefore, next, this.headerAt[a.firstSeq] ?? null, this.header);
+    }
+    const report: CompactionsReport = {
+      sessionId,
+      eventCount: this.events.length,
+      surfaceNodes: finalNodes.length,
+      replaceGeneration: this.fold.replaceGeneration,
+      counts: countAttempts(attempts),
+      attempts,
+      verdicts: [],
+      foldError: this.foldError,
+    };
+    report.verdicts = verdictsOf(report, this.dispatches);
+    return report;
+  }
+}
+
+/** Unclosed attempts: classified by shape (§9.2). */
+function classifyUnclosed(attempts: readonly CompactionAttempt[]): void {
   for (const a of attempts) {
     if (a.outcome !== 'unclosed') continue;
     if (a.seqs.start === null) {
@@ -754,12 +837,13 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
     }
     if (a.seqs.replacement !== null) a.notes.push('summary and replacement landed but compaction/end did not (the close append failed, or the process died)');
     else if (a.seqs.summary !== null) a.notes.push('a summary landed without its replacement and without compaction/end');
-    // With a summary logged, DSH was in its commit stage; without one, the lock state (below) is the finding.
+    // With a summary logged, DSH was in its commit stage; without one, the lock state is the finding.
     if (a.failure === null && a.seqs.summary !== null) a.failure = { class: 'commit', reason: 'unclosed-after-body', basis: 'bracket shape', text: null };
   }
+}
 
-  // Budget and next request.
-  const finalNodes = fold.nodes.slice();
+/** Which node on the final surface now holds each attempt's replacement (through later replacements that shadowed it). */
+function resolveHolders(attempts: readonly CompactionAttempt[], finalNodes: readonly number[]): void {
   const onSurface = new Set(finalNodes);
   const shadowedBy = new Map<number, number>();
   for (const a of attempts) if (a.range && a.seqs.replacement !== null) for (const s of a.range.shadowedSeqs) shadowedBy.set(s, a.seqs.replacement);
@@ -774,15 +858,10 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
     a.integrity.currentHolder = at !== undefined && onSurface.has(at) ? at : null;
     if (a.integrity.currentHolder === null) a.integrity.ok = false;
   }
-  for (const a of attempts) {
-    const lastBefore = findLastDispatch(dispatches, a.firstSeq);
-    const next = dispatches.find((x) => x.firstChunkSeq > a.lastSeq) ?? null;
-    a.nextRequest = nextRequest(a, next, events, attempts, header, finalNodes);
-    const priced = surfacePrices.get(a);
-    if (a.range && priced) a.budget = budget(priced, lastBefore, next, headerAt[a.firstSeq] ?? null, header);
-  }
+}
 
-  const counts = {
+function countAttempts(attempts: readonly CompactionAttempt[]): CompactionsReport['counts'] {
+  return {
     compactions: attempts.filter((a) => a.kind === 'compaction' && a.outcome !== 'not-started' && a.outcome !== 'nothing-to-compact').length,
     succeeded: attempts.filter((a) => a.kind === 'compaction' && a.outcome === 'succeeded').length,
     failed: attempts.filter((a) => a.kind === 'compaction' && a.outcome === 'failed').length,
@@ -794,38 +873,26 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
     activeLocks: attempts.filter((a) => a.lock?.state === 'active').length,
     staleLocks: attempts.filter((a) => a.lock?.state === 'stale').length,
   };
-  const report: CompactionsReport = {
-    sessionId: options.sessionId ?? null,
-    eventCount: events.length,
-    surfaceNodes: finalNodes.length,
-    replaceGeneration: fold.replaceGeneration,
-    counts,
-    attempts,
-    verdicts: [],
-    foldError,
-  };
-  report.verdicts = verdictsOf(report, dispatches);
-  return report;
+}
 
-  function applyCommandOutcome(a: CompactionAttempt, kind: string | null, text: string | null, seq: number): void {
-    if (a.trigger.command) {
-      a.trigger.command.doneSeq = seq;
-      a.trigger.command.doneKind = kind;
-      a.trigger.command.doneText = text;
-    }
-    a.lastSeq = Math.max(a.lastSeq, seq);
-    const cls = text !== null ? classifyCommandText(text) : null;
-    if (cls === null || cls === 'success' || cls === 'nothing') {
-      if (kind === 'error' && a.outcome === 'succeeded') a.notes.push(`the /compact command reported an error (${toJson(text)}) for a closed successful bracket`);
-      return;
-    }
-    // DSH's own typed outcome for this manual attempt is authoritative.
-    if (a.failure && a.failure.class !== cls && a.failure.class !== 'other') {
-      a.notes.push(`the logged error reads as '${a.failure.class}' but /compact reported '${cls}'`);
-    }
-    a.failure = { class: cls, reason: a.failure?.reason ?? cls, basis: 'command/done', text: a.failure?.text ?? text };
-    if (cls === 'persistence') a.notes.push('the bracket closed successfully but its durability checkpoint (flush) failed: the compaction may be missing from storage after a crash');
+/** A `/compact` command's `command/done` on the attempt it opened: DSH's typed outcome for a manual attempt is authoritative. */
+function applyCommandOutcome(a: CompactionAttempt, kind: string | null, text: string | null, seq: number): void {
+  if (a.trigger.command) {
+    a.trigger.command.doneSeq = seq;
+    a.trigger.command.doneKind = kind;
+    a.trigger.command.doneText = text;
   }
+  a.lastSeq = Math.max(a.lastSeq, seq);
+  const cls = text !== null ? classifyCommandText(text) : null;
+  if (cls === null || cls === 'success' || cls === 'nothing') {
+    if (kind === 'error' && a.outcome === 'succeeded') a.notes.push(`the /compact command reported an error (${toJson(text)}) for a closed successful bracket`);
+    return;
+  }
+  if (a.failure && a.failure.class !== cls && a.failure.class !== 'other') {
+    a.notes.push(`the logged error reads as '${a.failure.class}' but /compact reported '${cls}'`);
+  }
+  a.failure = { class: cls, reason: a.failure?.reason ?? cls, basis: 'command/done', text: a.failure?.text ?? text };
+  if (cls === 'persistence') a.notes.push('the bracket closed successfully but its durability checkpoint (flush) failed: the compaction may be missing from storage after a crash');
 }
 
 /** A record with no compaction/start: its owner is unknown, so only its position is reported. */
