@@ -441,6 +441,40 @@ describe.skipIf(!HAVE_CORPUS)("issue #23: DSH's TypeErrors on missing fields", (
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a crash closer for a tool call without a usable id fails DSH's adoption of the closer (session event at seq N), before restore", async () => {
+    // DSH adopts every synthesized closer (its message-shape check worded for a
+    // session event) before the restore sees them with its seed wording.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-closer-'));
+    try {
+      const source = path.join(RAW_ROOT, PROJECT, 'syn.crash-mid-tool', 'session.jsonl');
+      const lines = readFileSync(source, 'utf8').replace(/\n$/, '').split('\n');
+      const lastSeq = JSON.parse(lines[lines.length - 1]!).seq as number;
+      const edits: [string, (block: Record<string, unknown>) => void][] = [
+        ['deleted', (b) => delete b['id']],
+        ['null', (b) => (b['id'] = null)],
+        ['a number', (b) => (b['id'] = 7)],
+        ['empty', (b) => (b['id'] = '')],
+      ];
+      for (const [what, edit] of edits) {
+        const file = path.join(dir, `closer-${what.replace(' ', '-')}.jsonl`);
+        writeFileSync(file, readFileSync(source));
+        editLines(file, (ls) => {
+          const at = ls.findLastIndex((l) => l.includes('"assistant/message"') && l.includes('"tool-call"'));
+          const e = JSON.parse(ls[at]!);
+          edit(e.data.message.content.find((b: { type: string }) => b.type === 'tool-call'));
+          ls[at] = JSON.stringify(e);
+        });
+        const r = await runInProcess(['inspect', file, '--json']);
+        expect(r.code, what).toBe(1);
+        const error = JSON.parse(r.stdout).error;
+        expect(error.class, what).toBe('SessionPersistenceCorruptionError');
+        expect(error.message, what).toBe(`stored session "syn.crash-mid-tool" failed validation: Error: session event at seq ${lastSeq + 1} message must have tool source`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe.skipIf(!HAVE_CORPUS)('issue #23: a file whose name and bytes disagree', () => {

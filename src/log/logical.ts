@@ -1,5 +1,5 @@
 import { LogError, refused, RuleError, wrapCorruption } from './errors.js';
-import { LegacyNormalizer, LegacyRejections } from './legacy.js';
+import { assertMessageEventShape, LegacyNormalizer, LegacyRejections } from './legacy.js';
 import { KNOWN_EVENT_TYPES, unknownTypeRefusalText } from './vocabulary.js';
 import { CloserTracker, type CloserReason } from './closers.js';
 import { RestoreValidator, validateRestoredHeader, headerRecord } from './restore.js';
@@ -134,6 +134,14 @@ export class LogicalPipeline {
       return fail(wrapCorruption(id, inner), 'closers');
     }
     const { closers, reasons } = this.closers.closers();
+    // DSH adopts each closer (its message-shape check, worded for a session event) before the restore sees it.
+    for (const closer of closers) {
+      try {
+        assertMessageEventShape(closer as unknown as Record<string, unknown>, `session event at seq ${closer.seq}`, 'DSH-R2');
+      } catch (error) {
+        return fail(wrapCorruption(id, new LogError((error as Error).message, { seq: closer.seq, rule: 'DSH-R2' })), 'closers');
+      }
+    }
     try {
       validateRestoredHeader(id, headerRecord(this.meta));
     } catch (error) {
