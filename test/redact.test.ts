@@ -400,3 +400,34 @@ async function writeRaw(bytes: Buffer, header: any): Promise<string> {
   writeFileSync(file, bytes);
   return file;
 }
+
+describe('RedactingText past the line limit (issue #23: bounded memory)', () => {
+  const limit = 64;
+  const feed = (rt: RedactingText, text: string, pieces = 7) => {
+    const out: Buffer[] = [];
+    const b = Buffer.from(text);
+    for (let at = 0; at < b.length; at += pieces) out.push(rt.write(b.subarray(at, at + pieces)));
+    return Buffer.concat(out).toString();
+  };
+  const header = '{"version":0,"id":"s","createdAt":1}\n';
+  it('counts an unterminated fragment past the limit without holding it, and drops it whole', () => {
+    const rt = new RedactingText(createRedactor(), undefined, limit);
+    expect(feed(rt, header + 'y'.repeat(10 * limit))).toBe(header);
+    expect(rt.pendingBytes).toBe(10 * limit);
+    expect(rt.dropFragment()).toBe(10 * limit);
+    expect(rt.end().length).toBe(0);
+  });
+  it('refuses a complete record past the limit with a classified error naming its line, and a trailing one at end()', () => {
+    const rt = new RedactingText(createRedactor(), undefined, limit);
+    expect(() => feed(rt, header + '{"a":"' + 'y'.repeat(2 * limit) + '"}\n')).toThrow(/^line 2 is longer than the 0 MiB line limit/);
+    const tail = new RedactingText(createRedactor(), undefined, limit);
+    feed(tail, header + 'z'.repeat(2 * limit));
+    expect(() => tail.end()).toThrow(expect.objectContaining({ name: 'Error', kind: 'corrupt' }));
+  });
+  it('keeps lines up to the limit byte for byte', () => {
+    const rt = new RedactingText(createRedactor(), undefined, limit);
+    const line = '{"type":"x","seq":0,"data":"' + 'q'.repeat(limit - 30) + '"}\n';
+    expect(Buffer.byteLength(line) - 1).toBeLessThanOrEqual(limit);
+    expect(feed(rt, header + line)).toBe(header + line);
+  });
+});

@@ -19,14 +19,18 @@ export interface FrameDecoder {
   /**
    * The same plaintext delivered in chunks, in bounded memory; resolves false
    * when the decoder failed (then the chunks already delivered do not count:
-   * DSH recovers nothing from a torn frame its decoder rejects).
+   * DSH recovers nothing from a torn frame its decoder rejects). Decoding
+   * waits while a promise `onChunk` returned is pending; its failure rejects.
    */
-  streamTornPrefix(frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<boolean>;
+  streamTornPrefix(frameBytes: Buffer, onChunk: ChunkSink): Promise<boolean>;
   /** Stream-decode one complete (possibly huge) frame in bounded memory. */
   decodeStreaming(frame: Buffer, onChunk: (chunk: Buffer) => void): Promise<void>;
 }
 
 export type DecoderName = 'node-zlib' | 'mongodb-js';
+
+/** Where streamed plaintext goes; a returned promise holds the decoder until it settles (backpressure). */
+export type ChunkSink = (chunk: Buffer) => void | Promise<void>;
 
 /** A decoder's own failure, as DSH records it in `cause`. */
 export class DecodeFailure extends Error {
@@ -96,17 +100,43 @@ class NodeZlibDecoder implements FrameDecoder {
     });
   }
 
-  streamTornPrefix(frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<boolean> {
-    return new Promise((resolve) => {
+  streamTornPrefix(frameBytes: Buffer, onChunk: ChunkSink): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      let stream: import('node:stream').Transform;
       try {
-        const stream = (z.createZstdDecompress as NonNullable<ZlibWithZstd['createZstdDecompress']>)({ chunkSize: 1 << 20, finishFlush: z.constants.ZSTD_e_flush });
-        stream.on('data', (chunk: Buffer) => onChunk(chunk));
-        stream.on('error', () => resolve(false));
-        stream.on('end', () => resolve(true));
-        stream.end(frameBytes);
+        stream = (z.createZstdDecompress as NonNullable<ZlibWithZstd['createZstdDecompress']>)({ chunkSize: 1 << 20, finishFlush: z.constants.ZSTD_e_flush });
       } catch {
         resolve(false);
+        return;
       }
+      let sinkFailed = false;
+      const fail = (error: unknown) => {
+        sinkFailed = true;
+        stream.destroy();
+        reject(error);
+      };
+      stream.on('data', (chunk: Buffer) => {
+        if (sinkFailed) return;
+        let pending: void | Promise<void>;
+        try {
+          pending = onChunk(chunk);
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        // Paused, the stream stops decoding once its buffer is full (zlib honours push() backpressure).
+        if (pending) {
+          stream.pause();
+          pending.then(() => {
+            if (!sinkFailed) stream.resume();
+          }, fail);
+        }
+      });
+      stream.on('error', () => {
+        if (!sinkFailed) resolve(false);
+      });
+      stream.on('end', () => resolve(true));
+      stream.end(frameBytes);
     });
   }
 
@@ -164,32 +194,36 @@ class MongoDecoder implements FrameDecoder {
     }
   }
 
-  async streamTornPrefix(frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<boolean> {
-    try {
-      const { blocks, headerComplete, headerBytes } = frameBlocks(frameBytes);
-      if (!headerComplete || !blocksAcceptable(frameBytes, blocks, headerBytes)) return false;
-      // A prefix that regenerates little is judged by libzstd whole, as above; a
-      // big one (a decompression bomb) streams its complete blocks through fzstd.
-      const bound = blocks.reduce((n, b) => n + (!b.complete ? 0 : b.type === 'compressed' ? ZSTD_BLOCK_MAX : b.size), 0);
-      if (bound <= TORN_HOLD_BYTES) {
-        const whole = await this.decodeTornPrefix(frameBytes);
-        if (whole.length > 0) onChunk(whole);
-        return true;
-      }
-      const { contentSize } = frameParams(frameBytes);
-      let produced = 0;
-      const emit = (chunk: Buffer) => {
-        produced += chunk.length;
-        if (contentSize !== null && produced > contentSize) throw new DecodeFailure('Data corruption detected');
-        onChunk(chunk);
-      };
-      const whole = completeBlocksFrame(frameBytes, blocks, headerBytes);
-      if (whole) decodeFrameStreamingJs(whole, emit);
-      const cut = cutRawBytes(frameBytes, blocks);
-      if (cut.length > 0) emit(cut);
+  async streamTornPrefix(frameBytes: Buffer, onChunk: ChunkSink): Promise<boolean> {
+    const { blocks, headerComplete, headerBytes } = frameBlocks(frameBytes);
+    if (!headerComplete || !blocksAcceptable(frameBytes, blocks, headerBytes)) return false;
+    // A prefix that regenerates little is judged by libzstd whole, as above; a
+    // big one (a decompression bomb) is pulled through fzstd a few blocks at a time.
+    const bound = blocks.reduce((n, b) => n + (!b.complete ? 0 : b.type === 'compressed' ? ZSTD_BLOCK_MAX : b.size), 0);
+    if (bound <= TORN_HOLD_BYTES) {
+      const whole = await this.decodeTornPrefix(frameBytes);
+      if (whole.length > 0) await onChunk(whole);
       return true;
-    } catch {
-      return false;
+    }
+    const { contentSize } = frameParams(frameBytes);
+    const whole = completeBlocksFrame(frameBytes, blocks, headerBytes);
+    const chunks = whole ? frameChunksJs(whole) : undefined;
+    let produced = 0;
+    for (;;) {
+      let step: IteratorResult<Buffer, void> | undefined;
+      try {
+        step = chunks?.next();
+      } catch {
+        return false;
+      }
+      const chunk = step === undefined || step.done ? cutRawBytes(frameBytes, blocks) : step.value;
+      produced += chunk.length;
+      if (contentSize !== null && produced > contentSize) return false;
+      if (chunk.length > 0) {
+        const pending = onChunk(chunk);
+        if (pending) await pending;
+      }
+      if (step === undefined || step.done) return true;
     }
   }
 
@@ -209,7 +243,7 @@ export const TORN_HOLD_BYTES = 64 * 1024 * 1024;
  * nothing). A small prefix is decoded once and held; a big one is streamed
  * once to reach the verdict, then again to deliver it.
  */
-export async function forEachTornChunk(decoder: FrameDecoder, frameBytes: Buffer, onChunk: (chunk: Buffer) => void): Promise<{ bytes: number; records: number }> {
+export async function forEachTornChunk(decoder: FrameDecoder, frameBytes: Buffer, onChunk: ChunkSink): Promise<{ bytes: number; records: number }> {
   let held: Buffer[] | undefined = [];
   let bytes = 0;
   let records = 0;
@@ -220,8 +254,12 @@ export async function forEachTornChunk(decoder: FrameDecoder, frameBytes: Buffer
     else held = undefined;
   });
   if (!ok) return { bytes: 0, records: 0 };
-  if (held) for (const chunk of held) onChunk(chunk);
-  else if (!(await decoder.streamTornPrefix(frameBytes, onChunk))) return { bytes: 0, records: 0 };
+  if (held) {
+    for (const chunk of held) {
+      const pending = onChunk(chunk);
+      if (pending) await pending;
+    }
+  } else if (!(await decoder.streamTornPrefix(frameBytes, onChunk))) return { bytes: 0, records: 0 };
   return { bytes, records };
 }
 
@@ -235,6 +273,19 @@ export function frameParams(frame: Buffer): { windowSize: number; contentSize: n
  * checksum when the frame carries one (libzstd's error text on mismatch).
  */
 export function decodeFrameStreamingJs(frame: Buffer, onChunk: (chunk: Buffer) => void): void {
+  for (const chunk of frameChunksJs(frame)) onChunk(chunk);
+}
+
+/** Blocks fed to fzstd per step: at most this many (128 KiB of plaintext each) or 1 MiB of input. */
+const BLOCKS_PER_PUSH = 64;
+
+/**
+ * The plaintext of one complete frame, pulled: fzstd is fed a few blocks per
+ * step, so at most BLOCKS_PER_PUSH blocks of plaintext exist before the caller
+ * takes them, whatever the frame regenerates. Throws a DecodeFailure with
+ * libzstd's text where libzstd rejects the frame (after the plaintext before it).
+ */
+export function* frameChunksJs(frame: Buffer): Generator<Buffer, void, undefined> {
   const descriptor = frame[4] ?? 0;
   const hasChecksum = (descriptor & 0x04) !== 0;
   // libzstd's defaults, so the Node 20 path fails where DSH's decoder fails.
@@ -246,32 +297,40 @@ export function decodeFrameStreamingJs(frame: Buffer, onChunk: (chunk: Buffer) =
   if (!blocksAcceptable(frame, walk.blocks, walk.headerBytes)) {
     throw new DecodeFailure('Data corruption detected', 'ZSTD_error_corruption_detected');
   }
+  const corrupt = () => new DecodeFailure('Data corruption detected', 'ZSTD_error_corruption_detected');
   let produced = 0;
   const hash = hasChecksum ? new Xxh64() : undefined;
-  let failure: unknown;
+  const out: Buffer[] = [];
   const d = new FzstdDecompress((chunk: Uint8Array) => {
-    if (failure) return;
-    produced += chunk.byteLength;
-    hash?.update(chunk);
-    try {
-      onChunk(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    } catch (error) {
-      failure = error;
+    out.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  });
+  // Step ends: after every BLOCKS_PER_PUSH blocks or 1 MiB of input, and the frame's end.
+  const ends: number[] = [];
+  let from = 0;
+  walk.blocks.forEach((b, i) => {
+    const end = b.start + 3 + b.present;
+    if ((i + 1) % BLOCKS_PER_PUSH === 0 || end - from >= 1 << 20) {
+      ends.push(end);
+      from = end;
     }
   });
-  try {
-    const step = 1 << 20;
-    for (let at = 0; at < frame.length; at += step) {
-      d.push(new Uint8Array(frame.buffer, frame.byteOffset + at, Math.min(step, frame.length - at)), at + step >= frame.length);
-      if (failure) throw failure;
+  ends.push(frame.length);
+  let at = 0;
+  for (const end of ends) {
+    if (end <= at) continue;
+    try {
+      d.push(new Uint8Array(frame.buffer, frame.byteOffset + at, end - at), end >= frame.length);
+    } catch {
+      throw corrupt();
     }
-  } catch (error) {
-    if (error === failure) throw error;
-    throw new DecodeFailure('Data corruption detected', 'ZSTD_error_corruption_detected');
+    at = end;
+    for (const chunk of out.splice(0)) {
+      produced += chunk.length;
+      hash?.update(chunk);
+      yield chunk;
+    }
   }
-  if (params.contentSize !== null && produced !== params.contentSize) {
-    throw new DecodeFailure('Data corruption detected', 'ZSTD_error_corruption_detected');
-  }
+  if (params.contentSize !== null && produced !== params.contentSize) throw corrupt();
   if (hash) {
     const expected = frame.readUInt32LE(frame.length - 4);
     if ((hash.digest().lo >>> 0) !== expected) {

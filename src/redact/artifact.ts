@@ -4,11 +4,12 @@ import { existsSync, promises as fsp, constants as fsc } from 'node:fs';
 import path from 'node:path';
 import type { ByteSource } from '../physical/source.js';
 import { scanFrames } from '../physical/zstd-frames.js';
-import { createDecoder, type FrameDecoder } from '../physical/decoders.js';
+import { createDecoder, forEachTornChunk, TORN_HOLD_BYTES, type FrameDecoder } from '../physical/decoders.js';
 import { compressFrame } from '../physical/encoder.js';
 import { LogError, UsageError } from '../log/errors.js';
 import { parseHeaderMeta } from '../log/header.js';
 import { decodeStorageRecord } from '../log/rows.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../log/scanner.js';
 import { sessionPath } from '../log/layout.js';
 import { resolveTarget, type ResolvedTarget } from '../log/target.js';
 import { inspectTarget } from '../log/session.js';
@@ -72,14 +73,23 @@ interface Unit {
   start: number;
   end: number;
   plaintext: Buffer;
+  /** A torn frame's plaintext comes in pieces; the last call for it has `final` and no bytes. */
+  final?: boolean;
 }
 
-async function* units(source: ByteSource, encoding: Encoding, decoder: FrameDecoder): AsyncGenerator<Unit> {
+/** A torn frame's complete records are re-encoded in frames of up to this much plaintext (one frame unless it is huge). */
+const TORN_OUTPUT_FRAME_BYTES = TORN_HOLD_BYTES;
+
+/**
+ * The artifact's plaintext, unit by unit, in order; a torn final frame's
+ * prefix is pulled in bounded pieces (it may regenerate far more than it holds).
+ */
+async function forEachUnit(source: ByteSource, encoding: Encoding, decoder: FrameDecoder, onUnit: (u: Unit) => void | Promise<void>): Promise<void> {
   if (encoding === 'none') {
     const step = 4 << 20;
     for (let at = 0; at < source.size; at += step) {
       const b = source.read(at, at + step);
-      yield { kind: 'raw', start: at, end: at + b.length, plaintext: b };
+      await onUnit({ kind: 'raw', start: at, end: at + b.length, plaintext: b });
     }
     return;
   }
@@ -99,11 +109,12 @@ async function* units(source: ByteSource, encoding: Encoding, decoder: FrameDeco
         { kind: 'corrupt' },
       );
     }
-    yield { kind: 'frame', start: f.start, end: f.end, plaintext };
+    await onUnit({ kind: 'frame', start: f.start, end: f.end, plaintext });
   }
   if (scan.torn) {
     const t = scan.torn;
-    yield { kind: 'torn', start: t.start, end: source.size, plaintext: await decoder.decodeTornPrefix(source.read(t.start, source.size)) };
+    await forEachTornChunk(decoder, source.read(t.start, source.size), (plaintext) => onUnit({ kind: 'torn', start: t.start, end: source.size, plaintext }));
+    await onUnit({ kind: 'torn', start: t.start, end: source.size, plaintext: Buffer.alloc(0), final: true });
   }
 }
 
@@ -119,6 +130,9 @@ export async function splitSecretEdits(source: ByteSource, redactor: Redactor, d
 async function splitEdits(source: ByteSource, encoding: Encoding, decoder: FrameDecoder, redactor: Redactor): Promise<Map<number, string>> {
   const scanner = new SplitSecretScanner(redactor);
   let carry: Buffer[] = [];
+  let carryBytes = 0;
+  // A line past the line limit cannot parse (for DSH neither): counted through, never held.
+  let overlong = false;
   let header = true;
   const line = (bytes: Buffer) => {
     if (header) {
@@ -140,7 +154,7 @@ async function splitEdits(source: ByteSource, encoding: Encoding, decoder: Frame
     }
     for (const e of records) if (e !== null && typeof e === 'object') scanner.observe(e);
   };
-  for await (const u of units(source, encoding, decoder)) {
+  await forEachUnit(source, encoding, decoder, (u) => {
     let from = 0;
     const b = u.plaintext;
     for (let nl = b.indexOf(0x0a); nl !== -1; nl = b.indexOf(0x0a, from)) {
@@ -149,12 +163,25 @@ async function splitEdits(source: ByteSource, encoding: Encoding, decoder: Frame
         l = Buffer.concat([...carry, l]);
         carry = [];
       }
-      line(l);
+      if (!overlong && carryBytes + (nl - from) <= DEFAULT_MAX_LINE_BYTES) line(l);
+      carryBytes = 0;
+      overlong = false;
       from = nl + 1;
     }
-    if (from < b.length) carry.push(Buffer.from(b.subarray(from)));
-    if (u.kind === 'torn') carry = [];
-  }
+    if (from < b.length) {
+      carryBytes += b.length - from;
+      if (carryBytes > DEFAULT_MAX_LINE_BYTES) {
+        carry = [];
+        overlong = true;
+      }
+      if (!overlong) carry.push(Buffer.from(b.subarray(from)));
+    }
+    if (u.final) {
+      carry = [];
+      carryBytes = 0;
+      overlong = false;
+    }
+  });
   return scanner.finish();
 }
 
@@ -253,7 +280,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
     };
     if (encoding === 'none') {
       let first = true;
-      for await (const u of units(source, encoding, decoder)) {
+      await forEachUnit(source, encoding, decoder, async (u) => {
         const o = rt.write(u.plaintext);
         if (first && !headerChecked) {
           const fl = firstLine(o);
@@ -264,7 +291,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
         }
         if (!o.equals(u.plaintext)) report.identical = false;
         await emit(o);
-      }
+      });
       const tail = rt.end();
       if (!headerChecked) await open(firstLine(Buffer.concat([tail, Buffer.from('\n')])));
       await emit(tail);
@@ -272,20 +299,38 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
       report.identical = redactor.stats.linesChanged === 0 && !redactor.stats.headerChanged;
     } else {
       const frames = { total: 0, changed: 0, copied: 0 };
-      for await (const u of units(source, encoding, decoder)) {
-        frames.total += 1;
-        const o = rt.write(u.plaintext);
+      // The torn frame's complete records, redacted, waiting to be written as complete frames.
+      let tornOut: Buffer[] = [];
+      let tornBytes = 0;
+      const flushTorn = async () => {
+        if (tornBytes === 0) return;
+        const o = Buffer.concat(tornOut);
+        tornOut = [];
+        tornBytes = 0;
+        frames.changed += 1;
+        await emit(await compressFrame(o));
+      };
+      await forEachUnit(source, encoding, decoder, async (u) => {
         if (u.kind === 'torn') {
+          if (!u.final) {
+            const o = rt.write(u.plaintext);
+            if (o.length === 0) return;
+            if (!headerChecked) await open(firstLine(o));
+            tornOut.push(o);
+            tornBytes += o.length;
+            if (tornBytes >= TORN_OUTPUT_FRAME_BYTES) await flushTorn();
+            return;
+          }
+          frames.total += 1;
           const dropped = rt.dropFragment();
           if (dropped > 0) report.tornDropped = { frameStart: u.start, fragmentBytes: dropped };
           report.identical = false;
-          if (!headerChecked) await open(firstLine(o));
-          if (o.length > 0) {
-            frames.changed += 1;
-            await emit(await compressFrame(o));
-          }
-          continue;
+          if (!headerChecked) await open(undefined);
+          await flushTorn();
+          return;
         }
+        frames.total += 1;
+        const o = rt.write(u.plaintext);
         if (!headerChecked) await open(firstLine(o));
         if (o.equals(u.plaintext)) {
           frames.copied += 1;
@@ -295,7 +340,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
           report.identical = false;
           if (o.length > 0) await emit(await compressFrame(o));
         }
-      }
+      });
       const tail = rt.end();
       if (tail.length > 0) {
         // Complete frames ending inside a record (DSH calls that corruption): keep the text.

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { BUILTIN_DETECTORS, cwdDetector, homeDetector, patternDetector, type Detector, type SecretSpan } from './detectors.js';
 import { toJson } from '../core/json.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../log/scanner.js';
+import { LogError } from '../core/errors.js';
 
 /**
  * Redaction of DSH log TEXT, never structure.
@@ -410,11 +412,17 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
  */
 export class RedactingText {
   private fragments: Buffer[] = [];
+  private fragmentBytes = 0;
+  private overlong = false;
   private headerDone = false;
   private line = 0;
 
   /** `edits`: split-secret delta edits by seq (see `SplitSecretScanner`). */
-  constructor(readonly redactor: Redactor, private readonly edits?: ReadonlyMap<number, string>) {}
+  constructor(
+    readonly redactor: Redactor,
+    private readonly edits?: ReadonlyMap<number, string>,
+    private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  ) {}
 
   get stats(): RedactStats {
     return this.redactor.stats;
@@ -437,31 +445,52 @@ export class RedactingText {
     const parts: Buffer[] = [];
     let from = 0;
     for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, from)) {
+      if (this.overlong) this.refuseOverlong();
       let line = chunk.subarray(from, nl);
       if (this.fragments.length > 0) {
         line = Buffer.concat([...this.fragments, line]);
         this.fragments = [];
       }
+      this.fragmentBytes = 0;
       parts.push(this.one(line), NL);
       from = nl + 1;
     }
-    if (from < chunk.length) this.fragments.push(Buffer.from(chunk.subarray(from)));
+    if (from < chunk.length) {
+      this.fragmentBytes += chunk.length - from;
+      // Past the line limit a fragment is counted, never held: it can only be dropped (a torn record) or refused.
+      if (this.fragmentBytes > this.maxLineBytes) {
+        this.fragments = [];
+        this.overlong = true;
+      }
+      if (!this.overlong) this.fragments.push(Buffer.from(chunk.subarray(from)));
+    }
     return parts.length === 0 ? EMPTY : Buffer.concat(parts);
   }
 
-  /** Bytes of an unterminated trailing fragment held back. */
+  /** A record longer than the line limit: DSH cannot parse it, and redaction cannot hold it. */
+  private refuseOverlong(): never {
+    throw new LogError(
+      `line ${this.line + (this.headerDone ? 2 : 1)} is longer than the ${this.maxLineBytes >> 20} MiB line limit; a record that long cannot be parsed (by DSH neither) nor redacted`,
+      { kind: 'corrupt' },
+    );
+  }
+
+  /** Bytes of an unterminated trailing fragment held back (or counted, past the line limit). */
   get pendingBytes(): number {
-    return this.fragments.reduce((a, b) => a + b.length, 0);
+    return this.fragmentBytes;
   }
 
   /** Forget the trailing fragment (a torn record that will not be written). */
   dropFragment(): number {
-    const n = this.pendingBytes;
+    const n = this.fragmentBytes;
     this.fragments = [];
+    this.fragmentBytes = 0;
+    this.overlong = false;
     return n;
   }
 
   end(): Buffer {
+    if (this.overlong) this.refuseOverlong();
     if (this.fragments.length === 0) return EMPTY;
     const rest = Buffer.concat(this.fragments);
     this.fragments = [];

@@ -1,6 +1,6 @@
 import type { ByteSource } from '../physical/source.js';
 import { detectEncoding } from '../log/read.js';
-import { createDecoder, DecodeFailure, type FrameDecoder } from '../physical/decoders.js';
+import { createDecoder, DecodeFailure, forEachTornChunk, type FrameDecoder } from '../physical/decoders.js';
 import { parseHeaderMeta } from '../log/header.js';
 import { decodeStorageRecord } from '../log/rows.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../log/scanner.js';
@@ -468,22 +468,24 @@ export async function salvageSource(source: ByteSource, options: SalvageOptions 
         frames += 1;
         torn = true;
         if (!contiguous) feeder.dropFragment({ start: seg.start, end: seg.end }, index);
-        const plaintext = await decoder.decodeTornPrefix(source.read(seg.start, seg.end));
         const fs = seg.start;
         const fe = seg.end;
-        await feeder.feed(plaintext, () => ({ unit: fs, start: fs, end: fe, torn: true }), index);
+        // Pulled chunk by chunk: a torn frame may regenerate far more than it holds (a bomb).
+        const recovered = await forEachTornChunk(decoder, source.read(seg.start, seg.end), (chunk) =>
+          feeder.feed(chunk, () => ({ unit: fs, start: fs, end: fe, torn: true }), index),
+        );
         const fragment = feeder.fragmentBytes;
         keeper.defect({
           kind: 'torn-frame',
           start: seg.start,
           end: seg.end,
           bytesLost: 0,
-          message: `incomplete final frame (${seg.reason}); ${plaintext.length} plaintext bytes recovered by prefix decoding`,
+          message: `incomplete final frame (${seg.reason}); ${recovered.bytes} plaintext bytes recovered by prefix decoding`,
           frame: index,
         });
         // The unrecoverable part: a cut record, or undecodable compressed bytes.
         if (fragment > 0) feeder.tornFragment({ start: seg.start, end: seg.end }, index);
-        else if (plaintext.length === 0) defects[defects.length - 1]!.bytesLost = seg.end - seg.start;
+        else if (recovered.bytes === 0) defects[defects.length - 1]!.bytesLost = seg.end - seg.start;
         contiguous = true;
       } else {
         if (seg.kind === 'bad-structure') frames += 1;
