@@ -91,7 +91,7 @@ export type { ReplayView, ReplayAttempt, AttemptOutcome, ReplayChunk, ReplaySumm
 export type { Finding, SessionReport } from './check/engine.js';
 export type { RuleMeta, Severity } from './check/rules.js';
 export type { ExportManifest, ExportOptions, ManifestEntry } from './export/export.js';
-export type { DecoderName, FrameDecoder } from './physical/decoders.js';
+export type { ChunkSink, DecoderName, FrameDecoder } from './physical/decoders.js';
 export type { ZipProgress } from './export/zip-writer.js';
 export type { RedactOptions, RedactStats, ProtectedHit } from './redact/redactor.js';
 export type { Replacement } from './log/surface.js';
