@@ -119,6 +119,8 @@ export interface DshError {
   rule?: RuleCode;
   /** DSH's wrapped inner error (`SessionPersistenceCorruptionError` wraps the restore failure). */
   cause?: { class: string; message: string };
+  /** dsh's own observation beside DSH's verdict (e.g. the `--compression` that opens a root of the other encoding); never DSH's text. */
+  note?: string;
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: DshError };
@@ -173,10 +175,11 @@ function failure(error: unknown): { ok: false; error: DshError } {
         kind: error.kind,
         ...(error.rule !== undefined ? { rule: error.rule } : {}),
         ...(error.detail ? { cause: { class: error.detail.class, message: error.detail.message } } : {}),
+        ...(error.note !== undefined ? { note: error.note } : {}),
       },
     };
   }
-  if (error instanceof UsageError) return { ok: false, error: { class: 'UsageError', message: error.message, kind: error.kind } };
+  if (error instanceof UsageError) return { ok: false, error: { class: 'UsageError', message: error.message, kind: error.kind, ...(error.note !== undefined ? { note: error.note } : {}) } };
   if (error instanceof SessionQueryError) {
     const usage = error.code === 'SESSION_QUERY_EVENT_NOT_FOUND' || error.code === 'SESSION_QUERY_SESSION_NOT_FOUND';
     return { ok: false, error: { class: 'SessionQueryError', message: error.message, kind: usage ? 'usage' : 'corrupt' } };

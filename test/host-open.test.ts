@@ -192,3 +192,52 @@ describe.skipIf(!HAVE_CORPUS)("issue #23: a session given by id gets DSH's backe
     }
   });
 });
+
+describe.skipIf(!HAVE_CORPUS)("issue #23: opened with the other compression, DSH's verdict comes with dsh's hint", () => {
+  it('a raw root without --compression none (and a zstd root with --compression none): the verdict, then a note naming the flag', async () => {
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'dsh-host-note-'));
+    try {
+      const id = 'syn.llm-retry';
+      for (const enc of ['none', 'zstd'] as const) {
+        const root = path.join(scratch, enc);
+        cpSync(sourceRoot(enc), root, { recursive: true });
+        const configured = other(enc);
+        // DSH's default configuration is zstd: a raw root needs no flag to be refused.
+        const args = ['inspect', id, '--root', root, ...(configured === 'zstd' ? [] : ['--compression', configured])];
+        const firstDir = path.join(root, readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory())[0]!.name);
+        const refusedAt = path.join(firstDir, readdirSync(firstDir, { withFileTypes: true }).filter((d) => d.isDirectory())[0]!.name, FILE[enc]);
+        const flag = `--compression ${enc}`;
+        const j = await runInProcess([...args, '--json']);
+        expect(j.code, enc).toBe(1);
+        expect(j.stderr, enc).toBe('');
+        const error = JSON.parse(j.stdout).error;
+        expect(error.message, enc).toBe(mismatch(refusedAt, configured));
+        expect(error.note, enc).toBe(`a backend configured for compression "${enc}" finds this session at ${JSON.stringify(path.join(root, PROJECT, id, FILE[enc]))}: ${flag} opens it that way`);
+        const t = await runInProcess(args);
+        expect(t.code, enc).toBe(1);
+        expect(t.stderr.split('\n').filter(Boolean), enc).toEqual([`dsh: ${mismatch(refusedAt, configured)}`, `dsh: note: ${error.note}`]);
+        // The flag the note names opens it.
+        expect((await runInProcess(['inspect', id, '--root', root, '--compression', enc, '--json'])).code, enc).toBe(0);
+      }
+      // Both encodings in one root: no configuration finds the session, so no hint.
+      const both = path.join(scratch, 'both');
+      cpSync(sourceRoot('none'), both, { recursive: true });
+      cpSync(path.join(sourceRoot('zstd'), PROJECT, id, FILE.zstd), path.join(both, PROJECT, id, FILE.zstd));
+      const j = await runInProcess(['inspect', id, '--root', both, '--json']);
+      expect(j.code).toBe(1);
+      expect(JSON.parse(j.stdout).error.note).toBeUndefined();
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('the library answer carries the same note', async () => {
+    const { openSession } = await import('../src/index.js');
+    const r = await openSession({ id: 'syn.llm-retry', root: sourceRoot('none') });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.message).toContain('but this backend is configured for compression "zstd"');
+      expect(r.error.note).toContain('--compression none opens it that way');
+    }
+  });
+});

@@ -6,9 +6,17 @@ import { EXIT } from './exit.js';
 import { toJson } from '../core/json.js';
 
 /** The `--json` failure document: `{error}` on stdout, never plain text on stderr. */
-function jsonFailure(io: Io, error: { class: string; message: string; kind?: string; code?: string }): void {
+function jsonFailure(io: Io, error: { class: string; message: string; kind?: string; code?: string; note?: string }): void {
   io.stdout.write(toJson({ error }) + '\n');
 }
+
+/** The message on stderr, then dsh's own observation beside it, if any. */
+function textFailure(io: Io, error: { message: string; note?: string }): void {
+  io.stderr.write(`dsh: ${escapeControl(error.message, true)}\n`);
+  if (error.note !== undefined) io.stderr.write(`dsh: note: ${escapeControl(error.note, true)}\n`);
+}
+
+const noteOf = (error: { note?: string }) => (error.note !== undefined ? { note: error.note } : {});
 
 /**
  * Map any failure to a message on stderr (the `{error}` object on stdout
@@ -22,13 +30,13 @@ export function handleError(error: unknown, io: Io, options: { json?: boolean } 
   if (error instanceof BrokenPipe || (error as NodeJS.ErrnoException)?.code === 'EPIPE') return EXIT.ok;
   const json = options.json === true;
   if (error instanceof UsageError) {
-    if (json) jsonFailure(io, { class: 'UsageError', message: error.message, kind: error.kind });
-    else io.stderr.write(`dsh: ${escapeControl(error.message, true)}\n`);
+    if (json) jsonFailure(io, { class: 'UsageError', message: error.message, kind: error.kind, ...noteOf(error) });
+    else textFailure(io, error);
     return EXIT.usage;
   }
   if (error instanceof LogError) {
-    if (json) jsonFailure(io, { class: error.dshClass, message: error.message, ...(error.kind === 'io' ? { kind: 'io' } : {}) });
-    else io.stderr.write(`dsh: ${escapeControl(error.message, true)}\n`);
+    if (json) jsonFailure(io, { class: error.dshClass, message: error.message, ...(error.kind === 'io' ? { kind: 'io' } : {}), ...noteOf(error) });
+    else textFailure(io, error);
     return error.kind === 'io' ? EXIT.usage : EXIT.failed;
   }
   const e = error as NodeJS.ErrnoException;

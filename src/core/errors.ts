@@ -40,6 +40,8 @@ export class LogError extends Error {
   /** The rule the detector found broken (its `dsh check` code). */
   readonly rule?: RuleCode;
   readonly detail?: SerializedError & { code?: string };
+  /** dsh's own observation beside DSH's verdict (a hint such as the flag that opens the log); never part of DSH's text. */
+  note?: string;
 
   constructor(
     message: string,
@@ -86,6 +88,8 @@ export class RuleError extends Error {
 /** A usage or I/O problem: not a verdict about the log (exit code 2). */
 export class UsageError extends Error {
   readonly kind: FailureKind;
+  /** dsh's observation beside the answer (see LogError.note). */
+  note?: string;
   constructor(message: string, kind: 'usage' | 'io' = 'usage') {
     super(message);
     this.name = 'UsageError';
@@ -133,5 +137,6 @@ export function serializeError(error: LogError): SerializedError {
   const out: SerializedError = { name: error.dshClass, class: error.dshClass, message: error.message };
   if (error.location) out.location = error.location;
   if (error.detail) out.cause = error.detail;
+  if (error.note !== undefined) out.note = error.note;
   return out;
 }

@@ -115,3 +115,24 @@ export function findSessionById(rootDir: string, id: string, compression: Compre
   if (matches.length === 0) throw new UsageError(`session "${id}" not found`, 'io');
   return matches[0] as string;
 }
+
+/**
+ * dsh's observation beside a refusal of `id` under `root` for a backend
+ * configured for `compression`: when a backend configured for the other
+ * compression finds the session, the flag that opens it that way. Only for a
+ * refusal about the encoding (or a session not found); undefined otherwise.
+ */
+export function otherCompressionHint(error: unknown, rootDir: string, id: string, compression: Compression): string | undefined {
+  const aboutEncoding =
+    (error instanceof LogError && error.message.includes('but this backend is configured for compression')) ||
+    (error instanceof UsageError && error.kind === 'io');
+  if (!aboutEncoding) return undefined;
+  const other = opposite(compression);
+  let found: string;
+  try {
+    found = findSessionById(rootDir, id, other);
+  } catch {
+    return undefined;
+  }
+  return `a backend configured for compression ${toJson(other)} finds this session at ${toJson(found)}: --compression ${other} opens it that way`;
+}

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FileSource, MemorySource, fileKind, notRegularFile } from '../physical/source.js';
 import { decodeSegment, storageIdentityRefusal } from './layout.js';
-import { DEFAULT_COMPRESSION, findSessionById, type Compression } from './host-open.js';
+import { DEFAULT_COMPRESSION, findSessionById, otherCompressionHint, type Compression } from './host-open.js';
 import { LogError, UsageError } from './errors.js';
 import type { Encoding, SessionHeader } from './types.js';
 import { resolveZipTarget } from './zip-target.js';
@@ -327,6 +327,8 @@ function resolveTargetByName(target: string, options: ResolveOptions): ResolvedT
   try {
     file = findSessionById(root, target, compression);
   } catch (error) {
+    const hint = otherCompressionHint(error, root, target, compression);
+    if (hint !== undefined) (error as LogError | UsageError).note = hint;
     if (looksLikePath && error instanceof UsageError && error.kind === 'io') {
       throw new UsageError(`cannot open ${target}: no such file or directory, and no session with that id under ${root}`, 'io');
     }
