@@ -27,7 +27,7 @@ interface BatchResult {
   code: number;
   stdout: string;
   stderr: string;
-  parallel: { reads: number; groups: number };
+  parallel: { reads: number; groups: number; factGroups: number };
 }
 
 /** Run many CLI invocations in one process of the compiled CLI (test/helpers/cli-batch.mjs). */
@@ -38,6 +38,8 @@ async function batch(runs: string[][], env: NodeJS.ProcessEnv = PARALLEL_ENV): P
 }
 
 const COMMANDS = [
+  // Text inspect: its summary takes pruned events, so the workers also parse and check the lines (facts.ts).
+  ['inspect'],
   ['inspect', '--json'],
   ['check', '--json'],
   ['events', '--json'],
@@ -81,6 +83,7 @@ describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print th
       let zstdTargets = 0;
       let zstdWithWorkers = 0;
       let groups = 0;
+      let factTargets = 0;
       targets.forEach((t, i) => {
         let workers = 0;
         COMMANDS.forEach((c, k) => {
@@ -91,17 +94,22 @@ describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print th
           expect(a.parallel.reads).toBe(0);
           workers += b.parallel.reads;
           groups += b.parallel.groups;
+          // Only text inspect hands the workers the parse; the others keep it on this thread.
+          if (c.length > 1) expect(b.parallel.factGroups).toBe(0);
+          else if (b.parallel.factGroups > 0) factTargets++;
         });
         if (t.endsWith('.zstd')) {
           zstdTargets++;
           if (workers > 0) zstdWithWorkers++;
         }
       });
-      console.log(`parallel reader: ${targets.length} targets x ${COMMANDS.length} commands at -j 1 and -j 4; ${zstdWithWorkers}/${zstdTargets} zstd targets read on workers, ${groups} groups decoded on workers`);
+      console.log(`parallel reader: ${targets.length} targets x ${COMMANDS.length} commands at -j 1 and -j 4; ${zstdWithWorkers}/${zstdTargets} zstd targets read on workers, ${groups} groups decoded on workers, ${factTargets} inspect reads parsed on workers`);
       expect(differ).toEqual([]);
       // Every zstd target went through the workers (raw logs are split on the main thread).
       expect(zstdWithWorkers).toBe(zstdTargets);
       expect(groups).toBeGreaterThan(zstdTargets);
+      // Text inspect of every zstd target whose header parsed had its lines parsed on workers.
+      expect(factTargets).toBeGreaterThan(zstdTargets / 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -106,6 +106,12 @@ export interface InspectOptions {
   maxLineBytes?: number;
   /** Threads for the read (see `ReadOptions.jobs`; default 1). */
   jobs?: number;
+  /**
+   * `onLogical` and `onStored` read only what a `PrunedEvent` carries (see `ReadOptions.pruned`):
+   * with workers they parse and check the lines. Reads with neither consumer are pruned anyway;
+   * collecting reads never are.
+   */
+  pruned?: boolean;
   /** Validate only what follows an accepted, unchanged prefix (see `ReadOptions.resume`); `collect` must be off. */
   resume?: { read: ResumeAt; pipeline: PipelineResume };
   /** See `ReadOptions.onProgress`. */
@@ -161,6 +167,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.onSegment ? { onSegment: options.onSegment } : {}),
     ...(options.bigFrameBytes !== undefined ? { bigFrameBytes: options.bigFrameBytes } : {}),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    pruned: !holding && (options.pruned === true || (!options.onLogical && !options.onStored)),
     ...(options.resume ? { resume: options.resume.read, skipArtifact: true } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     onEvent: (event, line) => {

@@ -1,5 +1,6 @@
 import { RuleError, type RuleCode } from '../core/errors.js';
 import type { SessionEvent } from './types.js';
+import { PrunedEvent } from './pruned-event.js';
 
 /**
  * DSH's coordinator-side legacy-shape normalization (format.md §11.7) and
@@ -268,6 +269,27 @@ export function assertCurrentLlmShape(event: Record<string, unknown>, index: num
   assertMessageEventShape(event, `seed ${type} at index ${index}`, 'DSH-C5');
 }
 
+/** The normalization chain, in DSH's order: turn/start, turn/end, steering/message, pre-identity messages. */
+function migrate(event: SessionEvent, id: string, messageIds: ReadonlyMap<number, string>): SessionEvent {
+  return migrateMessage(migrateSteering(migrateTurnEnd(migrateTurnStart(event, id), id), id), id, messageIds);
+}
+
+const NO_IDS: ReadonlyMap<number, string> = new Map();
+
+/**
+ * Does normalization leave this (object) event as it is, with a valid message shape (B2-B5 pass)?
+ * Stateless: what a worker thread checks before handing the main thread a `PrunedEvent`.
+ */
+export function isCurrentShape(event: SessionEvent): boolean {
+  try {
+    if (migrate(event, '', NO_IDS) !== event) return false;
+    assertMessageEventShape(event as unknown as Record<string, unknown>, '');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Per-event coordinator normalization, in DSH's order: turn/start, turn/end,
  * steering/message, pre-identity messages, then message-shape validation.
@@ -280,10 +302,13 @@ export class LegacyNormalizer {
 
   normalize(event: SessionEvent): SessionEvent {
     if (event === null || typeof event !== 'object') return event;
-    const a = migrateTurnStart(event, this.id);
-    const b = migrateTurnEnd(a, this.id);
-    const c = migrateSteering(b, this.id);
-    const d = migrateMessage(c, this.id, this.messageIds);
+    // A worker already found it current (`isCurrentShape`): only its message id is remembered.
+    if (event instanceof PrunedEvent) {
+      const id = (event as PrunedEvent).messageId;
+      if (id !== undefined) this.messageIds.set(event.seq, id);
+      return event;
+    }
+    const d = migrate(event, this.id, this.messageIds);
     if (d !== event) this.migrated += 1;
     assertMessageEventShape(d as unknown as Record<string, unknown>, `session event at seq ${d.seq}`);
     const data = asRecord(d.data);

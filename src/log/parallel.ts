@@ -17,6 +17,7 @@
 import { Worker } from 'node:worker_threads';
 import { defaultJobs, workersAvailable } from './pool.js';
 import type { DecoderName } from '../physical/decoders.js';
+import type { LineFacts } from './facts.js';
 
 /**
  * Compressed bytes per group a worker decodes (the one-thread path uses 1 MiB): smaller groups keep
@@ -107,8 +108,15 @@ export interface DecodedLines extends ReturnType<typeof splitText> {
   plaintext: Buffer;
 }
 
-/** Process-wide counters: reads that used workers, worker threads started, groups they decoded (tests prove the parallel path ran). */
-const stats = { reads: 0, groups: 0, workers: 0 };
+/** A group a worker parsed and checked (facts mode): its line ends and per-line facts. */
+export interface FactLines {
+  plaintext: Buffer;
+  ends: Float64Array;
+  facts: LineFacts;
+}
+
+/** Process-wide counters: reads that used workers, worker threads started, groups they decoded, of those the groups they also parsed (facts; tests prove the parallel path ran). */
+const stats = { reads: 0, groups: 0, workers: 0, factGroups: 0 };
 
 /**
  * Started workers are kept for the next read of this process (a command may read a log more than
@@ -124,7 +132,7 @@ export class LineWorkers {
   private workers: Worker[] = [];
   private next = 0;
   private seq = 0;
-  private waiting = new Map<number, { resolve: (d: DecodedLines) => void; reject: (e: Error) => void }>();
+  private waiting = new Map<number, { resolve: (d: DecodedLines | FactLines) => void; reject: (e: Error) => void }>();
   private failed: Error | undefined;
   /** Groups to keep in flight ahead of the one being folded. */
   readonly depth: number;
@@ -133,7 +141,7 @@ export class LineWorkers {
     const url = new URL('./line-worker.js', import.meta.url);
     for (let i = 0; i < count; i++) {
       const w = new Worker(url, { workerData: { decoder }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
-      w.on('message', (msg: Partial<ReturnType<typeof splitText>> & { id: number; error?: string; plaintext?: Uint8Array }) => {
+      w.on('message', (msg: Partial<ReturnType<typeof splitText>> & { id: number; error?: string; plaintext?: Uint8Array; facts?: LineFacts }) => {
         const p = this.waiting.get(msg.id);
         if (!p) return;
         this.waiting.delete(msg.id);
@@ -142,7 +150,11 @@ export class LineWorkers {
         else {
           stats.groups += 1;
           const plaintext = Buffer.from(msg.plaintext.buffer, msg.plaintext.byteOffset, msg.plaintext.byteLength);
-          p.resolve({ plaintext, pieces: msg.pieces!, pieceLines: msg.pieceLines!, ends: msg.ends!, charEnds: msg.charEnds! });
+          if (msg.facts) {
+            stats.factGroups += 1;
+            p.resolve({ plaintext, ends: msg.ends!, facts: msg.facts });
+          }
+          else p.resolve({ plaintext, pieces: msg.pieces!, pieceLines: msg.pieceLines!, ends: msg.ends!, charEnds: msg.charEnds! });
         }
       });
       // A worker that dies fails what it held; the reader then decodes those groups itself.
@@ -194,18 +206,21 @@ export class LineWorkers {
     this.reference();
   }
 
-  /** Decode (zstd) or take (raw) `input`, split into lines. Rejects when the worker could not decode it. */
-  lines(input: Buffer, zstd: boolean): Promise<DecodedLines> {
+  /**
+   * Decode (zstd) or take (raw) `input`, split into lines; with `facts`, also parse and check each
+   * line (`facts.ts`). Rejects when the worker could not decode it.
+   */
+  lines(input: Buffer, zstd: boolean, facts?: { maxLine: number }): Promise<DecodedLines | FactLines> {
     if (this.failed) return Promise.reject(this.failed);
     const id = this.seq++;
     const w = this.workers[this.next]!;
     this.next = (this.next + 1) % this.workers.length;
     // The worker gets its own copy of the bytes (the source may share them, e.g. a held stdin buffer).
     const copy = new Uint8Array(input);
-    return new Promise<DecodedLines>((resolve, reject) => {
+    return new Promise<DecodedLines | FactLines>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       this.reference();
-      w.postMessage({ id, zstd, input: copy }, [copy.buffer]);
+      w.postMessage({ id, zstd, input: copy, ...(facts ? { facts } : {}) }, [copy.buffer]);
     });
   }
 

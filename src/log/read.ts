@@ -7,7 +7,7 @@ import { corrupt, LogError, UsageError, type SerializedError } from './errors.js
 import { parseHeaderMeta } from './header.js';
 import { LogScanner, type EventSink, type LineInfo, type ScanPoint, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
-import { defaultReadJobs, LineWorkers, PARALLEL_GROUP_BYTES, type DecodedLines } from './parallel.js';
+import { defaultReadJobs, LineWorkers, PARALLEL_GROUP_BYTES, type DecodedLines, type FactLines } from './parallel.js';
 
 /** Most bytes of a raw log's header line held in memory (the artifact view keeps as much of its first line). */
 export const HEADER_LINE_BUDGET = 64 << 20;
@@ -115,6 +115,12 @@ export interface ReadOptions {
    * thread parses and folds it (see `parallel.ts`). The outcome is the same.
    */
   jobs?: number;
+  /**
+   * The consumers (`onEvent`) read only what a `PrunedEvent` carries (type, seq, time, surface op
+   * and provenance, the turn of a turn/start, the step of a step/start): with workers, they parse
+   * and check the lines and the events this thread folds are pruned (see `facts.ts`).
+   */
+  pruned?: boolean;
   /**
    * Continue an earlier read of an unchanged prefix instead of starting at byte 0 (a grown log):
    * the scan goes on from `point`, the bytes from `at` (raw: the committed offset; zstd: the end
@@ -303,12 +309,13 @@ class ArtifactRead {
     if (this.scanner) this.options.onHeader?.(this.scanner.meta);
   }
 
-  /** Hand logical text to the scanner (nothing once the stored view failed); `split`: its lines as a worker decoded them. */
-  feed(chunk: Buffer, split?: DecodedLines): void {
+  /** Hand logical text to the scanner (nothing once the stored view failed); `split`: its lines as a worker decoded (or parsed) them. */
+  feed(chunk: Buffer, split?: DecodedLines | FactLines): void {
     if (!this.scanner || this.storedError) return;
     this.fed += chunk.length;
     try {
-      if (split) this.scanner.writeDecoded(chunk, split);
+      if (split && 'facts' in split) this.scanner.writeFacts(chunk, split.ends, split.facts);
+      else if (split) this.scanner.writeDecoded(chunk, split);
       else this.scanner.write(chunk);
     } catch (error) {
       // A consumer's resource limit is not a verdict about the log.
@@ -504,7 +511,7 @@ class FrameGroups {
   }
 }
 
-type Decoded = { ok: true; plaintext: Buffer; split?: DecodedLines } | { ok: false; error: unknown } | { ok: 'streamed' };
+type Decoded = { ok: true; plaintext: Buffer; split?: DecodedLines | FactLines } | { ok: false; error: unknown } | { ok: 'streamed' };
 
 /**
  * A zstd log: frame 0 (the header frame) decoded alone, later frames in
@@ -646,7 +653,7 @@ class ZstdRead {
     if (this.groups.isBig(group)) return Promise.resolve({ ok: 'streamed' as const });
     const input = this.source.read(group[0]!.start, group[group.length - 1]!.end);
     if (this.workers) {
-      return this.workers.lines(input, true).then(
+      return this.workers.lines(input, true, this.options.pruned ? { maxLine: this.st.maxLine } : undefined).then(
         (split) => ({ ok: true as const, plaintext: split.plaintext, split }),
         (error) => ({ ok: false as const, error }),
       );
@@ -722,7 +729,7 @@ class ZstdRead {
   }
 
   /** A group decoded in one call: per-frame facts when each frame's size is known, then both views. */
-  private decoded(current: FrameInfo[], plaintext: Buffer, lines: DecodedLines | undefined): void {
+  private decoded(current: FrameInfo[], plaintext: Buffer, lines: DecodedLines | FactLines | undefined): void {
     const st = this.st;
     // Split by declared content sizes when every frame declares one.
     let split: Buffer[] | undefined;

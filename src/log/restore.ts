@@ -3,6 +3,7 @@ import { assertCurrentLlmShape } from './legacy.js';
 import { SurfaceFold, SurfaceError } from './surface.js';
 import { RuleError, type RuleCode } from '../core/errors.js';
 import type { SessionEvent, SessionHeader } from './types.js';
+import { PrunedEvent } from './pruned-event.js';
 
 /** DSH's restore-time header validation (`validateSessionHeader`), C1. */
 export function validateRestoredHeader(id: string, record: Record<string, unknown>): void {
@@ -62,6 +63,15 @@ export function assertEnvelope(event: Record<string, unknown>, index: number): v
   assertCurrentLlmShape(event, index);
 }
 
+/** Envelope (C2, C3, C5) and the legacy fallback reason (C4): the restore checks that read the event alone. */
+export function statelessRestoreChecks(record: Record<string, unknown>, index: number): void {
+  assertEnvelope(record, index);
+  const data = record['data'];
+  if (record['type'] === 'request/header' && data !== null && typeof data === 'object' && !Array.isArray(data) && (data as any).reason === 'fallback') {
+    throw new RuleError(`seed event at index ${index} uses unsupported legacy request/header reason "fallback"`, 'DSH-C4');
+  }
+}
+
 export interface RestoreFailure {
   message: string;
   seq?: number;
@@ -93,11 +103,8 @@ export class RestoreValidator {
     const index = this.index++;
     const record = event as unknown as Record<string, unknown>;
     try {
-      assertEnvelope(record, index);
-      const data = record['data'];
-      if (event.type === 'request/header' && data !== null && typeof data === 'object' && !Array.isArray(data) && (data as any).reason === 'fallback') {
-        throw new RuleError(`seed event at index ${index} uses unsupported legacy request/header reason "fallback"`, 'DSH-C4');
-      }
+      // A pruned event passed the stateless checks (envelope, C3-C5) on a worker.
+      if (!(event instanceof PrunedEvent)) statelessRestoreChecks(record, index);
       if (event.seq !== index) {
         throw new RuleError(`seed event at index ${index} has seq ${event.seq} (expected ${index}); seed must be contiguous from 0`, 'DSH-C6');
       }

@@ -2,6 +2,7 @@ import { corrupt, LogError } from './errors.js';
 import { parseHeaderRecord } from './header.js';
 import { decodeStorageRecord, isRowRecord } from './rows.js';
 import type { SessionEvent, SessionHeader } from './types.js';
+import { CHUNK_ROW, FACT_STRIDE, prunedChunks, prunedEvent, SLOW, type LineFacts } from './facts.js';
 
 export type EventSink = (event: SessionEvent, line: LineInfo) => void;
 
@@ -131,6 +132,45 @@ export class LogScanner {
         lineStart = nl + 1;
         charStart = charEnd;
       }
+    }
+    this.keepFragment(chunk, lineStart);
+  }
+
+  /**
+   * The same as `write(chunk)` when a worker already parsed and checked the chunk's complete
+   * lines (`facts.ts`): a line it handed over as facts goes to the sink as pruned events without
+   * being parsed here, unless this scanner's state says the line is not simply the next event
+   * (a pending defect, a seq that is not the next one, a line that continues a fragment); that
+   * line, and every line the worker left alone, is decoded and parsed here as `write` does.
+   */
+  writeFacts(chunk: Buffer, ends: ArrayLike<number>, facts: LineFacts): void {
+    const chunkStart = this.inputBytes;
+    this.inputBytes += chunk.length;
+    const rows = facts.rows;
+    let lineStart = 0;
+    for (let k = 0; k < ends.length; k++) {
+      const nl = (ends[k] as number) - 1;
+      const kind = rows[k * FACT_STRIDE] as number;
+      const start = chunkStart + lineStart;
+      const end = chunkStart + nl + 1;
+      if (k === 0 && (this.fragments.length > 0 || this.fragmentOverflow)) this.joinFragments(chunk, 0, nl, chunkStart);
+      else if (kind === SLOW || nl - lineStart > this.maxLineBytes || this.issue !== undefined || rows[k * FACT_STRIDE + 1] !== this.count) {
+        this.consume(nl - lineStart > this.maxLineBytes ? undefined : utf8(chunk, lineStart, nl), start, end);
+      } else {
+        this.eventLine += 1;
+        if (kind === CHUNK_ROW) {
+          const info: LineInfo = { line: this.eventLine, start, end };
+          for (const event of prunedChunks(facts, k)) {
+            this.count += 1;
+            this.sink(event, info);
+          }
+        } else {
+          this.count += 1;
+          this.sink(prunedEvent(facts, k), { line: this.eventLine, start, end });
+        }
+        this.committed = end;
+      }
+      lineStart = nl + 1;
     }
     this.keepFragment(chunk, lineStart);
   }

@@ -1,5 +1,6 @@
 import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent, SurfaceOp } from './types.js';
+import { PrunedEvent } from './pruned-event.js';
 
 /** DSH's surface-eligible event types. */
 export const SURFACE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/message', 'tool/result']);
@@ -73,6 +74,93 @@ export function deepEqualJson(a: unknown, b: unknown): boolean {
   return ak.every((k) => Object.hasOwn(b, k) && deepEqualJson((a as any)[k], (b as any)[k]));
 }
 
+const failAt =
+  (event: SessionEvent) =>
+  (message: string, rule: RuleCode): never => {
+    throw new SurfaceError(message, event.seq, rule);
+  };
+
+/**
+ * The surface-op shape rules (S2-S4), which read the event alone: null for an
+ * event that does not touch the surface, else its replace range (undefined:
+ * an append). Throws DSH's SurfaceError.
+ */
+export function surfaceShape(event: SessionEvent): { start: number; end: number } | undefined | null {
+  const fail = failAt(event);
+  const raw = event as SessionEvent & { surfaceOp?: unknown; sourceEventSeqs?: unknown };
+  if (!SURFACE_TYPES.has(event.type)) {
+    if (raw.surfaceOp !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry surfaceOp`, 'DSH-S2');
+    if (raw.sourceEventSeqs !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry sourceEventSeqs`, 'DSH-S2');
+    return null;
+  }
+  const op = raw.surfaceOp;
+  if (op === undefined) fail(`session event "${event.type}" is surface-eligible and requires a surfaceOp marker`, 'DSH-S3');
+  if (op === 'append') return undefined;
+  if (op === null || typeof op !== 'object' || Array.isArray(op)) fail(`session event "${event.type}" carries an invalid surfaceOp`, 'DSH-S4');
+  if (!isReplaceOp(op as Record<string, unknown>)) fail(`session event "${event.type}" carries an invalid replace surfaceOp`, 'DSH-S4');
+  return op as { start: number; end: number };
+}
+
+/** The provenance rules (S6-S10), which read the event alone: the seqs it names. Throws DSH's SurfaceError. */
+export function provenance(event: SessionEvent): Set<number> {
+  const fail = failAt(event);
+  const sources = new Set<number>();
+  const list = (event as { sourceEventSeqs?: unknown }).sourceEventSeqs;
+  if (list === undefined) return sources;
+  if (!Array.isArray(list)) fail(`sourceEventSeqs on event at seq ${event.seq} must be an array when present`, 'DSH-S6');
+  const arr = list as unknown[];
+  if (arr.length === 0 && event.type !== 'assistant/message') fail('sourceEventSeqs must not be empty except on assistant/message', 'DSH-S7');
+  let nonEarlier: number | undefined;
+  // for...of visits holes as undefined, as DSH's loop does.
+  for (const source of arr) {
+    if (!isEventSeq(source)) fail(`session event "${event.type}" sourceEventSeqs must densely contain non-negative safe integers`, 'DSH-S8');
+    sources.add(source as number);
+    if (nonEarlier === undefined && (source as number) >= event.seq) nonEarlier = source as number;
+  }
+  if (sources.size !== arr.length) fail('sourceEventSeqs must not contain duplicates', 'DSH-S9');
+  if (nonEarlier !== undefined) fail(`sourceEventSeqs must reference earlier events: ${nonEarlier} >= current seq ${event.seq}`, 'DSH-S10');
+  return sources;
+}
+
+/** A JSON value as text with object keys sorted: two values are `deepEqualJson` exactly when these are equal. */
+function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) as string;
+  if (Array.isArray(v)) return '[' + v.map(canonicalJson).join(',') + ']';
+  const r = v as Record<string, unknown>;
+  return '{' + Object.keys(r).sort().map((k) => JSON.stringify(k) + ':' + canonicalJson(r[k])).join(',') + '}';
+}
+
+/** A tool/result payload with its tool-result block's content taken out (what a content-only rewrite must keep). */
+function withoutContent(data: any): unknown {
+  const rest = { ...data };
+  rest.message = { ...data.message, content: [{ ...data.message.content[0], content: null }] };
+  return rest;
+}
+
+/**
+ * A tool/result payload's content-free part as canonical text (S12 compares it): what the fold keeps
+ * of a tool/result a worker parsed, so memory follows the surface's count, not its payloads.
+ */
+export function contentFreeKey(data: unknown): string {
+  return canonicalJson(withoutContent(data));
+}
+
+/** A retained tool/result known only by its `contentFreeKey` (a worker parsed it). */
+class ContentFree {
+  constructor(readonly key: string) {}
+}
+
+function retained(event: SessionEvent): unknown {
+  const key = (event as PrunedEvent).contentFree;
+  return event instanceof PrunedEvent && key !== undefined ? new ContentFree(key) : event.data;
+}
+
+/** S12: does `data` differ from the retained `original` only in its content? */
+function sameExceptContent(original: unknown, data: unknown): boolean {
+  if (original instanceof ContentFree) return original.key === contentFreeKey(data);
+  return deepEqualJson(withoutContent(original), withoutContent(data));
+}
+
 /**
  * DSH's surface fold (`foldSurface` / `SurfaceManager.validateNext`) as an
  * incremental state machine. `apply` validates one event (seq must equal the
@@ -119,20 +207,10 @@ export class SurfaceFold {
       throw new SurfaceError(message, event.seq, rule);
     };
     if (event.seq !== expected) fail(`session event seq ${event.seq} is not contiguous; expected ${expected}`, 'DSH-S1');
-    const raw = event as SessionEvent & { surfaceOp?: unknown; sourceEventSeqs?: unknown };
-    if (!SURFACE_TYPES.has(event.type)) {
-      if (raw.surfaceOp !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry surfaceOp`, 'DSH-S2');
-      if (raw.sourceEventSeqs !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry sourceEventSeqs`, 'DSH-S2');
+    const replace = surfaceShape(event);
+    if (replace === null) {
       this.count += 1;
       return undefined;
-    }
-    const op = raw.surfaceOp;
-    if (op === undefined) fail(`session event "${event.type}" is surface-eligible and requires a surfaceOp marker`, 'DSH-S3');
-    let replace: { start: number; end: number } | undefined;
-    if (op !== 'append') {
-      if (op === null || typeof op !== 'object' || Array.isArray(op)) fail(`session event "${event.type}" carries an invalid surfaceOp`, 'DSH-S4');
-      if (!isReplaceOp(op as Record<string, unknown>)) fail(`session event "${event.type}" carries an invalid replace surfaceOp`, 'DSH-S4');
-      replace = op as { start: number; end: number };
     }
     let startIdx = -1;
     let endIdx = -1;
@@ -147,23 +225,7 @@ export class SurfaceFold {
       }
       shadowed = this.nodes.slice(startIdx, endIdx + 1);
     }
-    // Provenance.
-    const sources = new Set<number>();
-    if (raw.sourceEventSeqs !== undefined) {
-      const list = raw.sourceEventSeqs;
-      if (!Array.isArray(list)) fail(`sourceEventSeqs on event at seq ${event.seq} must be an array when present`, 'DSH-S6');
-      const arr = list as unknown[];
-      if (arr.length === 0 && event.type !== 'assistant/message') fail('sourceEventSeqs must not be empty except on assistant/message', 'DSH-S7');
-      let nonEarlier: number | undefined;
-      // for...of visits holes as undefined, as DSH's loop does.
-      for (const source of arr) {
-        if (!isEventSeq(source)) fail(`session event "${event.type}" sourceEventSeqs must densely contain non-negative safe integers`, 'DSH-S8');
-        sources.add(source as number);
-        if (nonEarlier === undefined && (source as number) >= event.seq) nonEarlier = source as number;
-      }
-      if (sources.size !== arr.length) fail('sourceEventSeqs must not contain duplicates', 'DSH-S9');
-      if (nonEarlier !== undefined) fail(`sourceEventSeqs must reference earlier events: ${nonEarlier} >= current seq ${event.seq}`, 'DSH-S10');
-    }
+    const sources = provenance(event);
     const missing = shadowed.filter((s) => !sources.has(s));
     if (missing.length > 0) {
       fail(`surface replace: sourceEventSeqs must include every shadowed surface node; missing ${missing.join(', ')}`, 'DSH-S10B');
@@ -172,24 +234,19 @@ export class SurfaceFold {
       if (shadowed.length !== 1) fail('tool/result surface replacement must rewrite exactly one current node', 'DSH-S11');
       const original = this.toolResults.get(shadowed[0] as number);
       if (original === undefined) fail('tool/result surface replacement must target a current tool/result', 'DSH-S11');
-      const strip = (data: any) => {
-        const rest = { ...data };
-        rest.message = { ...data.message, content: [{ ...data.message.content[0], content: null }] };
-        return rest;
-      };
-      if (!deepEqualJson(strip(original), strip(event.data))) fail('tool/result surface replacement may change only content', 'DSH-S12');
+      if (!sameExceptContent(original, event.data)) fail('tool/result surface replacement may change only content', 'DSH-S12');
     }
     // Apply.
     this.count += 1;
     if (!replace) {
       this.nodes.push(event.seq);
-      if (event.type === 'tool/result') this.toolResults.set(event.seq, event.data);
+      if (event.type === 'tool/result') this.toolResults.set(event.seq, retained(event));
       return undefined;
     }
     this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq);
     this.replaceGeneration += 1;
     for (const s of shadowed) this.toolResults.delete(s);
-    if (event.type === 'tool/result') this.toolResults.set(event.seq, event.data);
+    if (event.type === 'tool/result') this.toolResults.set(event.seq, retained(event));
     const rep: Replacement = { seq: event.seq, start: replace.start, end: replace.end, shadowedSeqs: shadowed };
     if (this.keepReplacements) this.replacements.push(rep);
     return rep;

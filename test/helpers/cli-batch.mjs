@@ -31,7 +31,7 @@ for (const argv of input.runs) {
     code,
     stdout: createHash('sha256').update(Buffer.concat(stdout.chunks)).digest('hex'),
     stderr: Buffer.concat(stderr.chunks).toString('utf8'),
-    parallel: { reads: after.reads - before.reads, groups: after.groups - before.groups },
+    parallel: { reads: after.reads - before.reads, groups: after.groups - before.groups, factGroups: after.factGroups - before.factGroups },
   });
 }
 process.stdout.write(JSON.stringify(results));

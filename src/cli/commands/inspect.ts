@@ -73,6 +73,8 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
         keepReplacements: true,
         // The artifact view's sha256 is only reported by --view artifact.
         skipArtifact: opts.view !== 'artifact',
+        // The summary reads only what pruned events carry (type, seq, time, turn): workers may parse.
+        pruned: true,
         onLogical: (e) => summarizer.observe(e),
       });
       for (const closer of r.closers) summarizer.observe(closer);

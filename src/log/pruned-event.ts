@@ -1,0 +1,25 @@
+import type { SessionEvent, SurfaceOp } from './types.js';
+
+/**
+ * A stored event a worker thread already parsed and checked (see `facts.ts`):
+ * it carries only what the ordered fold on the main thread reads (type, seq,
+ * time, surface op and provenance, and in `data` the turn/step numbers and
+ * ids the crash-closer tracker reads), never the payload. The stateless
+ * checks (envelope, legacy shapes, message shapes, surface shapes) passed on
+ * the worker, so the fold runs only its stateful part on it. Consumers that
+ * opt in (`InspectOptions.pruned`) see these in place of parsed events.
+ */
+export class PrunedEvent implements SessionEvent {
+  surfaceOp?: SurfaceOp;
+  sourceEventSeqs?: number[];
+  /** The message id of a user/assistant/tool-result event (the normalizer remembers it). */
+  messageId?: string;
+  /** tool/result: its payload with the content taken out, canonical (`contentFreeKey`), for the content-only rewrite rule. */
+  contentFree?: string;
+  constructor(
+    readonly type: string,
+    readonly seq: number,
+    readonly time: number,
+    readonly data: any,
+  ) {}
+}
