@@ -101,6 +101,19 @@ export function splitText(plaintext: Buffer): { pieces: (string | null)[]; piece
   return { pieces, pieceLines: Float64Array.from(pieceLines), ends, charEnds };
 }
 
+/**
+ * The share of a facts-mode read's groups the main thread parses itself, next to `workers` workers
+ * (`DSH_MAIN_SHARE` overrides): per line, folding a pruned event costs the main thread about half
+ * of parsing and folding it, and a worker's parse and checks about 1.3x the main thread's parse,
+ * so with one worker the threads finish together when the main thread takes about 40%.
+ */
+export function mainShare(workers: number, env: NodeJS.ProcessEnv = process.env): number {
+  const v = env['DSH_MAIN_SHARE'];
+  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
+  if (Number.isFinite(n) && n >= 0 && n <= 1) return n;
+  return workers <= 1 ? 0.4 : workers === 2 ? 0.2 : 0;
+}
+
 /** A small young generation for the workers: their strings are short-lived (each leaves in its answer). */
 const YOUNG_MB = 4;
 
@@ -136,6 +149,12 @@ export class LineWorkers {
   private failed: Error | undefined;
   /** Groups to keep in flight ahead of the one being folded. */
   readonly depth: number;
+  /**
+   * In facts mode, the share of groups this thread parses itself (on the one-thread path) while
+   * the workers parse the others: folding pruned events leaves it idle otherwise. `mainShare()`.
+   */
+  readonly mainShare: number;
+  readonly count: number;
 
   private constructor(private readonly key: string, count: number, decoder: DecoderName) {
     const url = new URL('./line-worker.js', import.meta.url);
@@ -165,6 +184,8 @@ export class LineWorkers {
       this.workers.push(w);
     }
     this.depth = Number(process.env['DSH_DEPTH'] ?? count + 1);
+    this.count = count;
+    this.mainShare = mainShare(count);
     stats.workers += count;
   }
 

@@ -649,10 +649,20 @@ class ZstdRead {
     if (st.scanner) st.headerBytes = header.length;
   }
 
+  /** Groups handed out so far (facts mode: which ones this thread parses itself). */
+  private dealt = 0;
+
+  /** Facts mode: does this thread parse the next group itself (`LineWorkers.mainShare` of them)? */
+  private mainTakes(): boolean {
+    const share = this.workers!.mainShare;
+    const g = this.dealt++;
+    return Math.floor((g + 1) * share) > Math.floor(g * share);
+  }
+
   private decodeGroup(group: FrameInfo[]): Promise<Decoded> {
     if (this.groups.isBig(group)) return Promise.resolve({ ok: 'streamed' as const });
     const input = this.source.read(group[0]!.start, group[group.length - 1]!.end);
-    if (this.workers) {
+    if (this.workers && !(this.options.pruned && this.mainTakes())) {
       return this.workers.lines(input, true, this.options.pruned ? { maxLine: this.st.maxLine } : undefined).then(
         (split) => ({ ok: true as const, plaintext: split.plaintext, split }),
         (error) => ({ ok: false as const, error }),
