@@ -15,7 +15,8 @@ import { readArtifact } from '../dist/log/read.js';
 import { FileSource } from '../dist/physical/source.js';
 import { scanFrames } from '../dist/physical/zstd-frames.js';
 import { createDecoder } from '../dist/physical/decoders.js';
-import { splitText } from '../dist/log/parallel.js';
+import { FactsWriter } from '../dist/log/facts.js';
+import { PARALLEL_GROUP_BYTES } from '../dist/log/parallel.js';
 import { inspectSource } from '../dist/log/inspect.js';
 
 // --- what to measure ---------------------------------------------------------
@@ -232,9 +233,9 @@ function firstOutput(argv) {
 }
 
 /**
- * What the workers of a parallel read do, on one thread: decode the ~1 MiB groups and find each
- * group's text and line ends (splitText). Its time against the main thread's share gives the
- * per-worker projection.
+ * What the workers of a parallel read do for `inspect` (facts mode, src/log/facts.ts), on one
+ * thread: decode the groups, decode each line, parse it and run the checks that read it alone.
+ * Its time against the main thread's share gives the per-worker projection.
  */
 async function workerStage(file) {
   const source = new FileSource(file);
@@ -247,12 +248,21 @@ async function workerStage(file) {
     const flush = async () => {
       if (group.length === 0) return;
       const plain = await decoder.decode(source.read(group[0].start, group[group.length - 1].end));
-      lines += splitText(plain).ends.length;
+      const ends = [];
+      for (let nl = plain.indexOf(0x0a); nl !== -1; nl = plain.indexOf(0x0a, nl + 1)) ends.push(nl);
+      const facts = new FactsWriter(ends.length);
+      let start = 0;
+      ends.forEach((nl, k) => {
+        facts.line(k, plain.toString('utf8', start, nl));
+        start = nl + 1;
+      });
+      facts.done();
+      lines += ends.length;
       group = [];
       groupBytes = 0;
     };
     for (const f of frames.slice(1)) {
-      if (groupBytes > 0 && groupBytes + (f.end - f.start) > 1 << 20) await flush();
+      if (groupBytes > 0 && groupBytes + (f.end - f.start) > PARALLEL_GROUP_BYTES) await flush();
       group.push(f);
       groupBytes += f.end - f.start;
     }
@@ -260,6 +270,41 @@ async function workerStage(file) {
     return { lines };
   } finally {
     source.close();
+  }
+}
+
+/** CPU milliseconds this process's main thread has used (Linux /proc; null elsewhere). */
+function mainThreadCpuMs() {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The main thread's share of a facts-mode pass: the inspect pass at -j 2 with the worker parsing
+ * every group (DSH_MAIN_SHARE=0), timed as the main thread's own CPU time (best of the runs).
+ */
+async function mainStage(file) {
+  const saved = process.env.DSH_MAIN_SHARE;
+  process.env.DSH_MAIN_SHARE = '0';
+  try {
+    let best = Infinity;
+    for (let i = 0; i < RUNS; i++) {
+      gc();
+      const c0 = mainThreadCpuMs();
+      await inspectPass(file, 2);
+      const c1 = mainThreadCpuMs();
+      if (c0 === null || c1 === null) return null;
+      best = Math.min(best, c1 - c0);
+    }
+    return best;
+  } finally {
+    if (saved === undefined) delete process.env.DSH_MAIN_SHARE;
+    else process.env.DSH_MAIN_SHARE = saved;
   }
 }
 
@@ -416,13 +461,18 @@ async function benchSize(size) {
   const scan = await timeIt(async () => frameScan(log.file));
   add('structural frame scan (in-process)', scan.ms, { frames: scan.result, compressedGBPerSec: log.bytes / 1e9 / (scan.ms / 1000) });
 
-  // Threads: the one-thread pass, the workers' share of it, and what N threads could reach at most
-  // (the main thread keeps the parse and the fold; N - 1 workers share decode and text).
+  // Threads: the one-thread pass, the workers' share of a facts-mode pass (they parse and check
+  // the lines), the main thread's share (it folds pruned events), and what N threads could reach
+  // at most: the slower of the main thread and N - 1 workers sharing the worker stage.
   const one = await timeIt(() => inspectPass(log.file, 1));
   add('inspect pass, one thread (in-process)', one.ms, { events: one.result.events });
+  const two = await timeIt(() => inspectPass(log.file, 2));
+  add('inspect pass, -j 2: one worker parses and checks, the main thread folds and parses its share (in-process)', two.ms, { events: two.result.events });
   const stage = await timeIt(() => workerStage(log.file));
-  add('worker stage alone: decode + text + line ends, one thread (in-process)', stage.ms, { lines: stage.result.lines });
-  const mainMs = Math.max(1, one.ms - stage.ms);
+  add('worker stage alone (facts mode): decode + text + JSON.parse + line checks, one thread (in-process)', stage.ms, { lines: stage.result.lines });
+  const mainCpu = await mainStage(log.file);
+  const mainMs = mainCpu ?? Math.max(1, one.ms - stage.ms);
+  if (mainCpu !== null) add('main thread share (facts mode): folding pruned events, its CPU time at -j 2 with the worker parsing every group', mainCpu);
   for (const n of [2, 4, 8]) {
     const ms = Math.max(mainMs, stage.ms / (n - 1));
     add(`projection: inspect pass at -j ${n} = max(main ${Math.round(mainMs)} ms, worker stage / ${n - 1})`, ms, { projected: true, perWorkerMBps: mb(logical) / (stage.ms / 1000) });

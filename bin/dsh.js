@@ -27,13 +27,6 @@ if (!chosen && !process.env.DSH_NO_REEXEC && HOLDING.has(process.argv[2] ?? '') 
   }
 }
 
-// The streaming commands keep little alive but allocate fast: V8's young generation would grow to
-// 32 MiB (two 16 MiB semi-spaces) and count in peak RSS for no speed (measured on the bench's
-// 50 MB log: inspect -j 1 peak RSS 152 -> 120 MiB, the same CPU time). Kept at its first size
-// unless the user sized it; set here, in-process (a command-line flag would need a re-exec).
-const youngChosen = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => /--(max-)?semi-space|--semi-space-growth-factor/.test(a));
-if (!youngChosen && !HOLDING.has(process.argv[2] ?? '')) v8.setFlagsFromString('--semi-space-growth-factor=1');
-
 const { main } = await import('../dist/cli/main.js');
 
 // A closed pipe (`dsh events … | head`) ends output quietly, never with a stack trace.
