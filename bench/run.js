@@ -401,8 +401,7 @@ async function bestRun(argv, opts) {
  * Cold vs warm rows for the session index: each command with --no-cache, on a fresh cache (the
  * run that writes the index), warm, and on the same log with 1% more appended at the same path
  * (generated with the same seed; its first bytes are the original log's, which the row checks):
- * the index is extended, validating only the appended bytes (`request` rebuilds its dispatch index
- * with one full pass).
+ * the index is extended, validating only the appended bytes.
  */
 async function cacheRows(log, argsOf, marks) {
   const cacheDir = path.join(outDir, 'cache');

@@ -15,7 +15,9 @@ import { ArtifactEncoder } from '../src/log/writer.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTargetIndexed } from '../src/log/session.js';
 import { cacheConfig, clearEntries, listEntryFiles } from '../src/log/index/cache.js';
-import { CITATIONS, SESSION_FOLDS } from '../src/views/index-folds.js';
+import { CITATIONS, SESSION_FOLDS, foldOf } from '../src/views/index-folds.js';
+import { DISPATCHES } from '../src/views/dispatch-fold.js';
+import { corpusEntry } from '../src/views/requests.js';
 import { FrameWalker } from '../src/physical/zstd-frames.js';
 import { MemorySource } from '../src/physical/source.js';
 import type { SessionEvent } from '../src/log/types.js';
@@ -220,6 +222,96 @@ describe.skipIf(!HAVE_CORPUS)('index cache: a corpus artifact that grew after it
     }
     console.log("extended", extended);
     expect(extended).toBeGreaterThan(100);
+  }, 1_200_000);
+});
+
+/** The dispatch index an indexed inspection answers `request` from, every entry hydrated and its messages derived. */
+async function dispatchFacts(r: Awaited<ReturnType<typeof inspectTargetIndexed>>) {
+  const d = foldOf(r.folds, DISPATCHES);
+  const total = r.inspection.storedEventCount + r.inspection.closers.length;
+  const events = total > 0 ? await r.events!([[0, total - 1]]) : [];
+  d.useEvents(() => events);
+  await d.hydrate(d.index.requests, (ranges) => r.events!(ranges));
+  const x = d.index;
+  return {
+    requests: x.requests.map((e) => ({ ...corpusEntry(e, events), messageCount: e.messageCount, firstChunkTime: e.firstChunkTime, lastChunkTime: e.lastChunkTime, chunkUsage: e.chunkUsage, messageUsage: e.messageUsage })),
+    byFirstChunk: x.requestIndexByFirstChunkSeq,
+    byStep: x.requestIndexesByStep,
+    steps: x.steps,
+    owners: [...x.owners].sort((a, b) => a[0] - b[0]),
+    inSpan: [...x.inSpan].sort((a, b) => a - b),
+    eventCount: x.eventCount,
+  };
+}
+
+describe.skipIf(!HAVE_CORPUS)('index cache: the dispatch index of a grown corpus artifact is extended', () => {
+  const requestLines = (file: string, dispatches: readonly DispatchMark[]): string[][] => {
+    const out: string[][] = [['request', file, '--list'], ['request', file, '--list', '--json']];
+    const picks = dispatches.length > 2 ? [dispatches[0]!, dispatches[dispatches.length - 1]!] : dispatches;
+    for (const d of picks) {
+      out.push(['request', file, String(d.firstChunkSeq), '--json']);
+      out.push(['request', file, String(d.lastChunkSeq)]);
+      out.push(['request', file, '--step', d.key, '--diff', '--json']);
+      out.push(['request', file, String(d.firstChunkSeq), '--body', 'deepseek']);
+    }
+    return out;
+  };
+
+  it('prefixes cut at a frame/line boundary and inside a frame/line (and grown twice), then the whole artifact: request gives the cold answer from an extended index', async () => {
+    const cacheDir = freshCache();
+    const cache = cacheConfig({ DSH_CACHE_DIR: cacheDir });
+    const use = { cache, folds: SESSION_FOLDS, needs: [DISPATCHES] };
+    let extended = 0;
+    let withDispatches = 0;
+    let i = 0;
+    for (const c of corpusCases()) {
+      const full = fs.readFileSync(c.artifact);
+      const zstd = c.artifact.endsWith('.zstd');
+      const ends = boundaries(full, zstd).filter((b) => b < full.length);
+      if (ends.length < 2) continue;
+      const cut = ends[Math.floor(ends.length / 2)] as number;
+      const early = ends[Math.floor(ends.length / 4)] as number;
+      const next = ends.find((b) => b > cut) ?? full.length;
+      const dir = path.join(TMP, 'corpus-grow-request', String(i++), path.basename(path.dirname(c.artifact)));
+      fs.mkdirSync(dir, { recursive: true });
+      const file = path.join(dir, path.basename(c.artifact));
+      const dispatches: DispatchMark[] = Array.isArray(c.expected?.requests) ? c.expected.requests : [];
+      // Through the CLI: the prefix indexed by `request` itself, then every request form on the whole artifact.
+      for (const prefix of [cut, Math.floor((cut + next) / 2)]) {
+        for (const args of requestLines(file, dispatches)) {
+          clearEntries(cache);
+          fs.writeFileSync(file, full.subarray(0, prefix));
+          await run(['request', file, '--list', '--json'], cacheDir);
+          fs.writeFileSync(file, full);
+          const cold = await run([...args, '--no-cache'], cacheDir);
+          const grown = await run(args, cacheDir);
+          expect({ case: c.name, prefix, args, ...grown }).toEqual({ case: c.name, prefix, args, ...cold });
+        }
+      }
+      // Through the API: grown in two steps (each extending the entry the step before wrote), the same dispatch index as a cold pass.
+      clearEntries(cache);
+      const steps = early < cut ? [early, cut, full.length] : [cut, full.length];
+      let resumable = true;
+      let last: Awaited<ReturnType<typeof inspectTargetIndexed>> | undefined;
+      for (const [k, size] of steps.entries()) {
+        fs.writeFileSync(file, full.subarray(0, size));
+        last = await inspectTargetIndexed(resolveTarget(file), {}, use);
+        const cold = await inspectTargetIndexed(resolveTarget(file), {}, { ...use, cache: { ...cache, enabled: false } });
+        const acceptable = !cold.inspection.error && cold.inspection.migratedEvents === 0;
+        if (k > 0) expect({ case: c.name, size, extended: last.extended === true }).toEqual({ case: c.name, size, extended: resumable && acceptable });
+        if (acceptable) expect({ case: c.name, size, ...(await dispatchFacts(last)) }).toEqual({ case: c.name, size, ...(await dispatchFacts(cold)) });
+        resumable = !last.inspection.error && last.inspection.migratedEvents === 0 && !!last.inspection.resumePoint;
+        if (k === steps.length - 1 && last.extended) {
+          extended++;
+          if (foldOf(last.folds, DISPATCHES).index.requests.length > 0) withDispatches++;
+        }
+        cold.close();
+        last.close();
+      }
+    }
+    console.log(`dispatch index extended on ${extended} grown artifacts (${withDispatches} with dispatches)`);
+    expect(extended).toBeGreaterThan(100);
+    expect(withDispatches).toBeGreaterThan(50);
   }, 1_200_000);
 });
 

@@ -251,7 +251,13 @@ async function indexedPass(
     if (!prior) builders.push([f.tag, f.create()]);
     else {
       const bytes = prior.foldBytes.get(f.tag);
-      if (f.resume && bytes) builders.push([f.tag, f.resume(bytes)]);
+      if (!f.resume || !bytes) continue;
+      try {
+        builders.push([f.tag, f.resume(bytes, { storedEventCount: prior.summary.storedEventCount, surface: resume!.pipeline.surface })]);
+      } catch {
+        // A saved fold that cannot go on from here: the cold pass rebuilds it.
+        return undefined;
+      }
     }
   }
   let lastTurnStart: number | null = prior ? prior.summary.openTurnStartSeq : null;

@@ -75,6 +75,14 @@ export class AttemptBoundaries {
     return starts ? (ends ? START_END : START) : ends ? END : MIDDLE;
   }
 
+  /** Go on from a prefix that ended inside an attempt of `(turn, step)` (its finish not seen yet). */
+  restoreOpen(turn: unknown, step: unknown): void {
+    this.open = true;
+    this.openTurn = turn;
+    this.openStep = step;
+    this.openKey = undefined;
+  }
+
   /** Whether an attempt is open (its finish not seen yet). */
   get isOpen(): boolean {
     return this.open;

@@ -11,7 +11,7 @@ import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js'
 import type { SeqRange } from '../log/reread.js';
 import { canonicalHeader } from './header.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
-import { DispatchBuilder, lazySnapshot, restoredEntry, type DispatchEntry, type DispatchIndex, type StepEntry } from './requests.js';
+import { DispatchBuilder, lazySnapshot, restoredEntry, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepEntry } from './requests.js';
 
 type Fetch = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
 
@@ -65,50 +65,85 @@ const safe = (v: unknown): v is number => typeof v === 'number' && Number.isSafe
 const opt = (v: number | null) => (v === null ? 0 : v + 1);
 const unopt = (v: number) => (v === 0 ? null : v - 1);
 
+/** The fold around a builder: records where each dispatch's finish and usage come from, keeps the resume state. */
+function dispatchFold(builder: DispatchBuilder, src: Sources, result: () => Dispatches): FoldBuilder<Dispatches> {
+  let state: DispatchResumeState | undefined;
+  const observe = (e: SessionEvent) => {
+    builder.apply(e);
+    if (e.type !== 'assistant/chunk') return;
+    const reqs = builder.out.requests;
+    const entry = reqs[reqs.length - 1];
+    if (!entry || entry.lastChunkSeq !== e.seq) return;
+    const t = e.data?.chunk?.type;
+    if (t === 'usage') src.usageSeq[entry.index] = e.seq;
+    if (t === 'finish') src.finishSeq[entry.index] = e.seq;
+  };
+  let index: DispatchIndex | undefined;
+  const done = () => (index ??= builder.finish());
+  return {
+    observe,
+    end: (closers) => {
+      // The state to go on from is the stored events' (closers are in memory only).
+      state ??= builder.resumeState();
+      for (const c of closers) builder.apply(c);
+    },
+    result: () => {
+      done();
+      return result();
+    },
+    encode: () => {
+      state ??= builder.resumeState();
+      const x = done();
+      const main = encodeDispatches(x, src);
+      return main && Buffer.concat([main, encodeResumeState(state)]);
+    },
+  };
+}
+
 export const DISPATCHES: PersistentFold<Dispatches> = {
   tag: 102,
   create(): FoldBuilder<Dispatches> {
     let result: Dispatches | undefined;
     const builder = new DispatchBuilder({ lazy: () => result!.eventsFn() });
-    const src: Sources = { finishSeq: [], usageSeq: [] };
-    let persistable = true;
-    const observe = (e: SessionEvent) => {
-      builder.apply(e);
-      if (e.type !== 'assistant/chunk') return;
-      const reqs = builder.out.requests;
-      const entry = reqs[reqs.length - 1];
-      if (!entry || entry.lastChunkSeq !== e.seq) return;
-      const t = e.data?.chunk?.type;
-      if (t === 'usage') src.usageSeq[entry.index] = e.seq;
-      if (t === 'finish') src.finishSeq[entry.index] = e.seq;
-    };
-    let index: DispatchIndex | undefined;
-    const done = () => {
-      index ??= builder.finish();
-      result ??= new Dispatches(index, null);
-      return index;
-    };
     result = new Dispatches(builder.out, null);
-    return {
-      observe,
-      end: (closers) => {
-        for (const c of closers) builder.apply(c);
-      },
-      result: () => {
-        done();
-        return result!;
-      },
-      encode: () => {
-        const x = done();
-        if (!persistable) return undefined;
-        return encodeDispatches(x, src);
-      },
-    };
+    return dispatchFold(builder, { finishSeq: [], usageSeq: [] }, () => result!);
   },
   decode(bytes) {
-    return decodeDispatches(bytes);
+    return decodeDispatches(new VarReader(bytes)).result;
+  },
+  resume(bytes, prefix) {
+    const r = new VarReader(bytes);
+    let result: Dispatches | undefined;
+    const events = () => result!.eventsFn();
+    const decoded = decodeDispatches(r, events);
+    const state = decodeResumeState(r);
+    if (state.eventCount !== prefix.storedEventCount) throw new Error('the saved dispatch state is not of this prefix');
+    const builder = DispatchBuilder.resume(decoded.result.index, state, prefix.surface, events);
+    // Entries are re-read for their text-valued fields, old and new alike.
+    result = new Dispatches(builder.out, decoded.sources);
+    return dispatchFold(builder, decoded.sources, () => result!);
   },
 };
+
+function encodeResumeState(s: DispatchResumeState): Buffer {
+  const w = new VarWriter().uint(s.eventCount).uint(opt(s.openIndex)).uint(opt(s.headerSeq)).uint(opt(s.contextSeq));
+  w.uints(s.silentNodes).uint(s.mirrorLength).uint(s.mirrorShared ? 1 : 0).uint(s.callOwners.size);
+  for (const [digest, owner] of s.callOwners) w.bytes(Buffer.from(digest, 'latin1')).uint(owner);
+  return w.done();
+}
+
+function decodeResumeState(r: VarReader): DispatchResumeState {
+  const eventCount = r.uint();
+  const openIndex = unopt(r.uint());
+  const headerSeq = unopt(r.uint());
+  const contextSeq = unopt(r.uint());
+  const silentNodes = r.uints();
+  const mirrorLength = r.uint();
+  const mirrorShared = r.uint() === 1;
+  const callOwners = new Map<string, number>();
+  for (let n = r.uint(), i = 0; i < n; i++) callOwners.set(r.bytes().toString('latin1'), r.uint());
+  return { eventCount, openIndex, headerSeq, contextSeq, silentNodes, mirrorLength, mirrorShared, callOwners };
+}
 
 function encodeDispatches(x: DispatchIndex, src: Sources): Buffer | undefined {
   const w = new VarWriter().uint(x.eventCount);
@@ -148,15 +183,15 @@ function encodeDispatches(x: DispatchIndex, src: Sources): Buffer | undefined {
   return w.done();
 }
 
-function decodeDispatches(bytes: Buffer): Dispatches {
-  const r = new VarReader(bytes);
+/** The saved dispatch index read from `r` (left after it); restored entries read messages from `events` (default: the result's). */
+function decodeDispatches(r: VarReader, events?: () => readonly SessionEvent[]): { result: Dispatches; sources: Sources } {
   const eventCount = r.uint();
   const snapshots: number[][] = [];
   for (let n = r.uint(), i = 0; i < n; i++) snapshots.push(r.uints());
   const index: DispatchIndex = { requests: [], requestIndexByFirstChunkSeq: {}, requestIndexesByStep: {}, steps: [], owners: new Map(), inSpan: new Set(), eventCount };
   const src: Sources = { finishSeq: [], usageSeq: [] };
   let result: Dispatches | undefined;
-  const events = () => result!.eventsFn();
+  events ??= () => result!.eventsFn();
   for (let n = r.uint(), i = 0; i < n; i++) {
     const turn = r.int();
     const step = r.int();
@@ -214,5 +249,5 @@ function decodeDispatches(bytes: Buffer): Dispatches {
     index.steps.push(s);
   }
   result = new Dispatches(index, src);
-  return result;
+  return { result, sources: src };
 }

@@ -153,6 +153,8 @@ export class DispatchBuilder {
   private readonly lastStepByKey = new Map<string, StepEntry>();
   private lastStep: StepEntry | undefined;
   private readonly lazy: boolean;
+  /** Call owners of the prefix a resumed builder goes on from (by `callIdDigest`). */
+  private priorCallOwners: Map<string, number> | undefined;
   readonly out: DispatchIndex = {
     requests: [],
     requestIndexByFirstChunkSeq: {},
@@ -233,7 +235,7 @@ export class DispatchBuilder {
       }
       case 'tool/call': {
         const callId = event.data?.callId;
-        let owner = typeof callId === 'string' ? this.callOwner.get(callId) : undefined;
+        let owner = typeof callId === 'string' ? (this.callOwner.get(callId) ?? this.priorCallOwners?.get(callIdDigest(callId))) : undefined;
         if (owner === undefined) {
           const list = this.out.requestIndexesByStep[stepKey(event.data?.turn, event.data?.step)];
           owner = list && list.length ? list[list.length - 1] : undefined;
@@ -354,6 +356,104 @@ export class DispatchBuilder {
     this.open = undefined;
     return this.out;
   }
+
+  /**
+   * What this (lazy) builder needs beyond its index to go on after the events folded so far
+   * (take it before any closer is applied): numbers only, call ids as sha256 digests.
+   */
+  resumeState(): DispatchResumeState {
+    const last = this.out.requests[this.out.requests.length - 1];
+    const snap = last ? lazySnapshot(last) : undefined;
+    const callOwners = new Map(this.priorCallOwners ?? []);
+    for (const [id, owner] of this.callOwner) callOwners.set(callIdDigest(id), owner);
+    return {
+      eventCount: this.out.eventCount,
+      openIndex: this.open ? this.open.entry.index : null,
+      headerSeq: this.headerSeq,
+      contextSeq: this.contextSeq,
+      silentNodes: this.fold.nodes.filter((s) => !this.nodeMsgs.has(s)),
+      mirrorLength: this.mirror.length,
+      mirrorShared: snap !== undefined && snap[0] === this.mirror,
+      callOwners,
+    };
+  }
+
+  /**
+   * A lazy builder that goes on from `index` (the dispatch index of an accepted prefix, as saved:
+   * its closers' traces are taken off here) and `state` (its `resumeState()`), with the prefix's
+   * surface fold (the current tool results' payloads included). Entries it starts carry no header,
+   * request context, finish or usage values: those are re-read from their seqs (`Dispatches.hydrate`).
+   */
+  static resume(index: DispatchIndex, state: DispatchResumeState, surface: SurfaceState, lazy: () => readonly SessionEvent[]): DispatchBuilder {
+    const b = new DispatchBuilder({ lazy });
+    const count = state.eventCount;
+    const out = b.out;
+    out.requests.push(...index.requests);
+    Object.assign(out.requestIndexByFirstChunkSeq, index.requestIndexByFirstChunkSeq);
+    for (const [k, v] of Object.entries(index.requestIndexesByStep)) out.requestIndexesByStep[k] = v;
+    for (const [k, v] of index.owners) if (k < count) out.owners.set(k, v);
+    for (const s of index.inSpan) if (s < count) out.inSpan.add(s);
+    out.eventCount = count;
+    for (const s of index.steps) {
+      if (s.endSeq !== null && s.endSeq >= count) s.endSeq = null;
+      out.steps.push(s);
+      const key = stepKey(s.turn, s.step);
+      b.lastStepByKey.set(key, s);
+      if (s.endSeq === null) b.openSteps.set(key, s);
+      else b.openSteps.delete(key);
+    }
+    const lastStep = out.steps[out.steps.length - 1];
+    if (lastStep && lastStep.endSeq === null) b.lastStep = lastStep;
+    for (const [k, list] of Object.entries(out.requestIndexesByStep)) b.attemptsByStep.set(k, list.length);
+    b.fold.restore({ count, nodes: surface.nodes, replaceGeneration: surface.replaceGeneration, replacements: [], toolResults: surface.toolResults });
+    const silent = new Set(state.silentNodes);
+    for (const s of surface.nodes) if (!silent.has(s)) b.nodeMsgs.set(s, { id: null, json: null, message: null });
+    const last = out.requests[out.requests.length - 1];
+    const snap = last ? lazySnapshot(last) : undefined;
+    if (state.mirrorShared && snap) {
+      const shared = snap[0] as number[];
+      shared.length = state.mirrorLength;
+      b.mirror = shared;
+    } else b.mirror = surface.nodes.slice();
+    b.headerSeq = state.headerSeq;
+    b.contextSeq = state.contextSeq;
+    if (state.openIndex !== null) {
+      const entry = out.requests[state.openIndex] as DispatchEntry;
+      b.open = { entry };
+      b.attempts.restoreOpen(entry.turn, entry.step);
+    }
+    b.priorCallOwners = state.callOwners;
+    return b;
+  }
+}
+
+/** The surface fold state of a prefix a builder resumes after. */
+export interface SurfaceState {
+  nodes: readonly number[];
+  replaceGeneration: number;
+  toolResults: ReadonlyMap<number, unknown>;
+}
+
+/** `DispatchBuilder.resumeState()`. */
+export interface DispatchResumeState {
+  /** Stored events folded (closers excluded). */
+  eventCount: number;
+  /** The dispatch whose chunk stream is open, if any. */
+  openIndex: number | null;
+  headerSeq: number | null;
+  contextSeq: number | null;
+  /** Current surface nodes that contribute no message. */
+  silentNodes: number[];
+  /** The surface mirror's length, and whether it is the last dispatch's snapshot array. */
+  mirrorLength: number;
+  mirrorShared: boolean;
+  /** The dispatch owning each tool-call id seen (by `callIdDigest`). */
+  callOwners: Map<string, number>;
+}
+
+/** A tool-call id as the resumable dispatch state keeps it: a digest, never the log's text. */
+export function callIdDigest(id: string): string {
+  return createHash('sha256').update(id, 'utf8').digest().toString('latin1', 0, 16);
 }
 
 /** The dispatch whose chunk stream holds `seq`, if `seq` is one of its chunks. */

@@ -11,9 +11,10 @@ export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
  * Bumped whenever the layout or the meaning of a stored fact changes (also when a
  * rule that computes a stored fold changes: an index written by the older rule
  * would otherwise answer with it). 3: the dispatch index's attempts follow the one
- * attempt-boundary rule (views/attempts.ts).
+ * attempt-boundary rule (views/attempts.ts). 4: the dispatch index keeps the state its
+ * builder goes on from when the log grows.
  */
-export const INDEX_FORMAT_VERSION = 3;
+export const INDEX_FORMAT_VERSION = 4;
 const DIGEST_BYTES = 32;
 
 export class IndexFormatError extends Error {}

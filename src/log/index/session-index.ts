@@ -35,7 +35,14 @@ export interface PersistentFold<T = unknown> {
    * A builder that goes on from the saved fold of a prefix (a grown log), as if it had observed the
    * prefix's events itself. Absent: the fold is rebuilt by a full pass only.
    */
-  resume?(bytes: Buffer): FoldBuilder<T>;
+  resume?(bytes: Buffer, prefix: FoldPrefix): FoldBuilder<T>;
+}
+
+/** What a resumed fold may need of the prefix it goes on from (beyond its own saved bytes). */
+export interface FoldPrefix {
+  storedEventCount: number;
+  /** The surface fold after the prefix's stored events (closers excluded), with the current tool results' payloads. */
+  surface: { nodes: readonly number[]; replaceGeneration: number; toolResults: ReadonlyMap<number, unknown> };
 }
 
 export interface FoldBuilder<T> {
