@@ -1,6 +1,8 @@
 import type { Writable } from 'node:stream';
 import { writeOut } from './io.js';
+import { UsageError } from '../core/errors.js';
 export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit } from '../log/logical-stream.js';
+export { heldBytesBudget } from '../log/inspect.js';
 
 /**
  * Buffered output with backpressure: lines are appended synchronously (from
@@ -14,7 +16,7 @@ export class Output {
   private used = 0;
   private size = 0;
   private started = false;
-  constructor(private readonly stream: Writable, private readonly high = 1 << 20) {
+  constructor(readonly stream: Writable, private readonly high = 1 << 20) {
     this.buf = Buffer.allocUnsafe(high + (high >> 2));
   }
   /** Append text, encoded straight into the output buffer (no join, no intermediate strings). */
@@ -49,6 +51,105 @@ export class Output {
       this.started = true;
       await this.flush();
     }
+  }
+}
+
+/**
+ * Thrown when held output outgrows its budget (the caller then prints in a second pass instead);
+ * a UsageError, so the reader lets it through as itself rather than as a verdict on the log.
+ */
+export class HeldOutputFull extends UsageError {}
+
+/**
+ * Output printed during a validating pass and held until DSH's verdict: lines are encoded at once
+ * into off-heap buffers (no event is held), and where a line's text depends on the final fold
+ * (a surface label), a hole is left that `release` fills, or whose whole line it drops.
+ */
+export class HeldOutput {
+  private readonly parts: Buffer[] = [];
+  private buf: Buffer;
+  private used = 0;
+  private before = 0;
+  /** Per hole: seq, line start, hole offset, line end (offsets in the held bytes). */
+  private readonly holes: number[] = [];
+  constructor(private readonly limit: number, private readonly chunk = 4 << 20) {
+    this.buf = Buffer.allocUnsafe(chunk);
+  }
+  /** Bytes held. */
+  get size(): number {
+    return this.before + this.used;
+  }
+  push(text: string): void {
+    if (this.used + text.length * 3 > this.buf.length) {
+      if (this.used > 0) {
+        this.parts.push(this.buf.subarray(0, this.used));
+        this.before += this.used;
+      }
+      this.buf = Buffer.allocUnsafe(Math.max(this.chunk, text.length * 3));
+      this.used = 0;
+    }
+    this.used += this.buf.write(text, this.used);
+    if (this.size > this.limit) throw new HeldOutputFull('the held output outgrew its budget');
+  }
+  private lineStart = 0;
+  private holeAt = 0;
+  private holeSeq = 0;
+  /** A line with a hole: `startLine()`, its text with `hole(seq)` where the late part goes, `endLine()`. */
+  startLine(): void {
+    this.lineStart = this.size;
+  }
+  hole(seq: number): void {
+    this.holeAt = this.size;
+    this.holeSeq = seq;
+  }
+  endLine(): void {
+    this.holes.push(this.holeSeq, this.lineStart, this.holeAt, this.size);
+  }
+  /** Write everything to `stream`: each hole filled with `fill(seq)` (as bytes), or its line left out when that is null. */
+  async release(stream: Writable, fill: (seq: number) => Buffer | null): Promise<void> {
+    const parts = this.used > 0 ? [...this.parts, this.buf.subarray(0, this.used)] : [...this.parts];
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const send = async (force: boolean) => {
+      if (pendingBytes === 0 || (!force && pendingBytes < 1 << 20)) return;
+      const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      await writeOut(stream, chunk);
+    };
+    // The held bytes from `a` to `b`, across parts.
+    let p = 0;
+    let pStart = 0;
+    const range = async (a: number, b: number) => {
+      while (a < b) {
+        while (pStart + (parts[p] as Buffer).length <= a) pStart += (parts[p++] as Buffer).length;
+        const part = parts[p] as Buffer;
+        const end = Math.min(b, pStart + part.length);
+        pending.push(part.subarray(a - pStart, end - pStart));
+        pendingBytes += end - a;
+        a = end;
+        await send(false);
+      }
+    };
+    let at = 0;
+    const h = this.holes;
+    for (let i = 0; i < h.length; i += 4) {
+      const seq = h[i] as number;
+      const start = h[i + 1] as number;
+      const hole = h[i + 2] as number;
+      const value = fill(seq);
+      if (value === null) {
+        await range(at, start);
+        at = h[i + 3] as number;
+        continue;
+      }
+      await range(at, hole);
+      pending.push(value);
+      pendingBytes += value.length;
+      at = hole;
+    }
+    await range(at, this.size);
+    await send(true);
   }
 }
 

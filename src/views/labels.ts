@@ -12,6 +12,11 @@ export interface EventRecord {
   surface: SurfaceLabel;
 }
 
+/** Whether an event of `type` can be a surface node (its label needs the fold); any other type is log-only. */
+export function labelNeedsFold(type: string): boolean {
+  return type === 'user/message' || type === 'assistant/message' || type === 'tool/result';
+}
+
 /** Label lookup from a folded surface (session-query `analyzeEventLog`). */
 export class Labels {
   private current: Set<number>;
@@ -22,8 +27,7 @@ export class Labels {
   }
   /** The label of an event of a valid log: a type that can never be a surface node is log-only without a lookup. */
   ofEvent(event: SessionEvent): SurfaceLabel {
-    const t = event.type;
-    if (t !== 'user/message' && t !== 'assistant/message' && t !== 'tool/result') return 'log-only';
+    if (!labelNeedsFold(event.type)) return 'log-only';
     return this.of(event.seq);
   }
   of(seq: number): SurfaceLabel {

@@ -1,9 +1,9 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
-import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
+import { forEachLogicalEvent, heldBytesBudget, HeldOutput, HeldOutputFull, logicalEventJson, Output, SINGLE_PASS_BYTES } from '../stream.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { Labels, type SurfaceLabel } from '../../views/labels.js';
+import { Labels, labelNeedsFold, type SurfaceLabel } from '../../views/labels.js';
 import type { SessionEvent } from '../../log/types.js';
 import { UsageError } from '../../core/errors.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
@@ -66,8 +66,23 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       if (opts.labels === false && opts.label) throw new UsageError('--label filters by surface label; it cannot be combined with --no-labels');
       const out = new Output(io.stdout);
       let currentTurn: number | undefined;
-      /** The per-event printer; `labels` undefined: records carry no surface label. */
-      const printer = (labels: Labels | undefined, sessionId: unknown) => {
+      const labText = (label: SurfaceLabel | undefined) =>
+        opts.json
+          ? label
+            ? `,"surface":"${label}"`
+            : ''
+          : label === 'current'
+            ? env.c.green('current ')
+            : label === 'shadowed'
+              ? env.c.yellow('shadowed')
+              : label
+                ? env.c.dim('log-only')
+                : env.c.dim('-'.padEnd(8));
+      /**
+       * The per-event printer; `labels` undefined: records carry no surface label; `held`: printed
+       * during the validating pass, a surface-type event's label left as a hole (filled on release).
+       */
+      const printer = (labels: Labels | undefined, sessionId: unknown, held?: HeldOutput) => {
         const id = toJson(String(sessionId ?? ''));
         return (e: SessionEvent, text: string | undefined, synthetic: boolean, given?: SurfaceLabel) => {
           if (e.type === 'turn/start') currentTurn = e.data?.turn;
@@ -76,19 +91,38 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           if (to !== undefined && e.seq > to) return;
           if (turn !== undefined && eventTurn !== turn) return;
           if (!typeOk(e.type)) return;
-          const label = given ?? labels?.ofEvent(e);
-          if (opts.label && !opts.label.includes(label as SurfaceLabel)) return;
+          const deferred = held !== undefined && given === undefined && labelNeedsFold(e.type);
+          const label = deferred ? undefined : given ?? (held ? 'log-only' : labels?.ofEvent(e));
+          if (!deferred && opts.label && !opts.label.includes(label as SurfaceLabel)) return;
+          let head: string;
+          let tail: string;
           if (opts.json) {
-            out.push(
-              `{"sessionId":${id},"seq":${e.seq},"type":${typeJson(e.type)},"time":${e.time}${label ? `,"surface":"${label}"` : ''}${synthetic ? ',"synthetic":true' : ''},"event":${logicalEventJson(e, text)}}\n`,
-            );
-            return;
+            head = `{"sessionId":${id},"seq":${e.seq},"type":${typeJson(e.type)},"time":${e.time}`;
+            // The event's text is pushed on its own (not joined into one long string first).
+            tail = `${synthetic ? ',"synthetic":true' : ''},"event":`;
+          } else {
+            const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
+            const syn = synthetic ? env.c.magenta(' [synthetic]') : '';
+            const body = opts.full ? escapeControl(toJson(e.data)) : preview(eventSummary(e), EVENT_PREVIEW_WIDTH);
+            head = `${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} `;
+            tail = `  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`;
           }
-          const step = typeof e.data?.step === 'number' ? `${eventTurn ?? '-'}/${e.data.step}` : `${eventTurn ?? '-'}`;
-          const lab = label === 'current' ? env.c.green('current ') : label === 'shadowed' ? env.c.yellow('shadowed') : label ? env.c.dim('log-only') : env.c.dim('-'.padEnd(8));
-          const syn = synthetic ? env.c.magenta(' [synthetic]') : '';
-          const body = opts.full ? escapeControl(toJson(e.data)) : preview(eventSummary(e), EVENT_PREVIEW_WIDTH);
-          out.push(`${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${step.padEnd(7)} ${lab}  ${env.c.cyan(escapeControl(e.type).padEnd(20))}${syn} ${body}\n`);
+          const sink = held ?? out;
+          if (deferred) {
+            held!.startLine();
+            held!.push(head);
+            held!.hole(e.seq);
+          } else tail = head + labText(label) + tail;
+          if (opts.json) {
+            const json = logicalEventJson(e, text);
+            // A long event text is pushed on its own (joining it first would copy it once more).
+            if (json.length > LONG_TEXT) {
+              sink.push(tail);
+              sink.push(json);
+              sink.push('}\n');
+            } else sink.push(tail + json + '}\n');
+          } else sink.push(tail);
+          if (deferred) held!.endLine();
         };
       };
       if (opts.follow) {
@@ -133,7 +167,8 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           currentTurn = turnStart?.data?.turn;
         });
       } else {
-        r = await forEachLogicalEvent(resolved, { decoder: decoderFor(opts) }, (valid) => printer(new Labels(valid.surface!.nodes, valid.surface!.replacements), valid.meta?.id), out);
+        r = await printedInThePass(resolved, opts, printer, labText, out, () => (currentTurn = undefined));
+        r ??= await forEachLogicalEvent(resolved, { decoder: decoderFor(opts) }, (valid) => printer(new Labels(valid.surface!.nodes, valid.surface!.replacements), valid.meta?.id), out);
       }
       await out.flush();
       if (r.error) {
@@ -145,6 +180,81 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       return EXIT.ok;
     }),
   );
+}
+
+/** Event texts longer than this are written to the output buffer by themselves. */
+const LONG_TEXT = 4096;
+
+type MakePrinter = (labels: Labels | undefined, sessionId: unknown, held?: HeldOutput) => Printer;
+
+/**
+ * A labelled stream of a log small enough to hold its output: printed during the one validating
+ * pass into held buffers (no event is held), surface labels filled in once the fold is final.
+ * Undefined when it cannot answer (the output outgrew its budget, or the printer failed): the
+ * caller prints the usual way (`reset` clears the printer's state first).
+ */
+async function printedInThePass(
+  resolved: ResolvedTarget,
+  opts: EventsOptions,
+  printer: MakePrinter,
+  labText: (label: SurfaceLabel) => string,
+  out: Output,
+  reset: () => void,
+): Promise<SessionInspection | undefined> {
+  let size = 0;
+  try {
+    const s = resolved.open();
+    size = s.size;
+    s.close();
+  } catch {
+    return undefined;
+  }
+  if (size > SINGLE_PASS_BYTES) return undefined;
+  const held = new HeldOutput(heldBytesBudget());
+  let print: Printer | undefined;
+  let failed = false;
+  let r: SessionInspection;
+  try {
+    r = await inspectTarget(resolved, {
+      decoder: decoderFor(opts),
+      collect: false,
+      skipArtifact: true,
+      onMeta: (meta) => {
+        print = printer(undefined, meta.id, held);
+      },
+      onLogical: (e, text) => {
+        if (failed) return;
+        try {
+          print!(e, text, false);
+        } catch (error) {
+          if (error instanceof HeldOutputFull) throw error;
+          // A log DSH refuses can trip the printer; an accepted one is printed the usual way (which says why).
+          failed = true;
+        }
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof HeldOutputFull)) throw error;
+    reset();
+    return undefined;
+  }
+  if (r.error) return r;
+  if (failed || !r.surface) {
+    reset();
+    return undefined;
+  }
+  const labels = new Labels(r.surface.nodes, r.surface.replacements);
+  const fills = new Map<SurfaceLabel, Buffer>();
+  await held.release(out.stream, (seq) => {
+    const label = labels.of(seq);
+    if (opts.label && !opts.label.includes(label)) return null;
+    let b = fills.get(label);
+    if (!b) fills.set(label, (b = Buffer.from(labText(label))));
+    return b;
+  });
+  const closers = printer(labels, r.meta?.id);
+  for (const c of r.closers) closers(c, undefined, true);
+  return r;
 }
 
 /** Events re-read per batch of a seq window (bounded memory whatever the window). */
