@@ -26,6 +26,9 @@ const per = Number(opt('per', '2'));
 const out = path.resolve(opt('out', '/tmp/dsh-campaign'));
 const cliChecks = Number(opt('cli', '40'));
 const only = opt('type', undefined);
+// --encoding zstd writes each mutation as DSH's zstd artifact (header frame, then one frame of the body).
+const encoding = opt('encoding', 'none');
+const { compressFrame } = await import(path.join(repo, 'dist/physical/encoder.js'));
 const corpus = path.resolve(repo, '../shared/corpus');
 
 function* rawArtifacts(dir) {
@@ -133,8 +136,13 @@ for (const file of rawArtifacts(corpus)) {
         const root = path.join(out, key);
         const target = path.join(root, path.basename(projectDir), path.basename(sessionDir));
         fs.mkdirSync(target, { recursive: true });
-        fs.writeFileSync(path.join(target, 'session.jsonl'), text.join('\n'));
-        jobs.push({ key, root, id: header.id, compression: 'none', shape, source: `${rel}:${i + 1}` });
+        if (encoding === 'zstd') {
+          const [head, ...body] = text.join('\n').split(/(?<=\n)/);
+          const frames = [await compressFrame(Buffer.from(head))];
+          if (body.length > 0) frames.push(await compressFrame(Buffer.from(body.join(''))));
+          fs.writeFileSync(path.join(target, 'session.jsonl.zstd'), Buffer.concat(frames));
+        } else fs.writeFileSync(path.join(target, 'session.jsonl'), text.join('\n'));
+        jobs.push({ key, root, id: header.id, compression: encoding, shape, source: `${rel}:${i + 1}`, mutation: { line: i + 1, path: p, kind } });
       }
     }
   }
@@ -181,6 +189,7 @@ for (const job of jobs) {
   } else bad.push({ ...job, dsh: d, ours: o });
   byType.set(t, row);
 }
+fs.writeFileSync(path.join(out, 'results.ndjson'), jobs.map((j) => JSON.stringify({ ...j, dsh: theirs.get(j.key) })).join('\n') + '\n');
 fs.writeFileSync(path.join(out, 'disagreements.ndjson'), bad.map((b) => JSON.stringify(b)).join('\n') + (bad.length ? '\n' : ''));
 for (const [t, r] of [...byType].sort()) console.log(`${t.padEnd(32)} ${r.agree}/${r.n}`);
 console.log(`agreement: ${agree}/${jobs.length} (${((100 * agree) / jobs.length).toFixed(2)}%)`);
@@ -191,7 +200,7 @@ if (cliChecks > 0) {
   let cliAgree = 0;
   for (const key of sample) {
     const job = jobs.find((j) => j.key === key);
-    const r = spawnSync(process.execPath, [path.join(repo, 'bin/dsh.js'), 'inspect', '--json', '--compression', 'none', '--root', job.root, job.id], { encoding: 'utf8', maxBuffer: 1 << 30 });
+    const r = spawnSync(process.execPath, [path.join(repo, 'bin/dsh.js'), 'inspect', '--json', '--compression', job.compression, '--root', job.root, job.id], { encoding: 'utf8', maxBuffer: 1 << 30 });
     let doc;
     try {
       doc = JSON.parse(r.stdout.trim().split('\n').pop());
