@@ -8,7 +8,8 @@ import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { sessionPath } from '../src/log/layout.js';
 import { writeGeneratedArtifact, generatedHeader } from '../tools/generate.js';
-import { StreamAssembler, buildReplay, timedFrames, type ReplayAttempt } from '../src/views/replay.js';
+import { StreamAssembler, buildReplay, type ReplayAttempt } from '../src/views/replay.js';
+import { timedFrames } from '../src/cli/render/replay.js';
 
 
 describe('StreamAssembler (BlockAssembler rules)', () => {

@@ -3,17 +3,9 @@ import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { colorFor, type ColorMode, type Io } from './io.js';
 import { statSync } from 'node:fs';
-import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget, type ResolveOptions } from '../log/target.js';
-import { createDecoder, type DecoderName } from '../physical/decoders.js';
-import { UsageError } from '../core/errors.js';
-import { cacheConfig, type CacheConfig } from '../log/index/cache.js';
-import type { IndexUse } from '../log/session.js';
+import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget, type ResolveOptions, createDecoder, type DecoderName, UsageError, cacheConfig, type CacheConfig, type IndexUse, type PersistentFold, toJson, defaultJobs, defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../api/log.js';
+import { SESSION_FOLDS } from '../api/views.js';
 import { clearProgress } from './progress.js';
-import type { PersistentFold } from '../log/index/session-index.js';
-import { SESSION_FOLDS } from '../views/index-folds.js';
-import { toJson } from '../core/json.js';
-import { defaultJobs } from '../log/pool.js';
-import { defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../log/parallel.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -153,4 +145,18 @@ export function isRootDir(p: string): boolean {
 /** A required non-negative integer option (the same parser as `intOption`). */
 export function parseCount(value: string, flag: string): number {
   return intOption(flag, value) as number;
+}
+
+/** Parse `--since`: an ISO date/time or epoch milliseconds. */
+export function parseSince(text: string): number | undefined {
+  if (/^\d+$/.test(text)) return Number(text);
+  const t = Date.parse(text);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** Parse `--step T/S` (also `T:S`). */
+export function parseStepSpec(spec: string): { turn: number; step: number } | null {
+  const m = /^\s*(\d+)\s*[/:]\s*(\d+)\s*$/.exec(spec);
+  if (!m) return null;
+  return { turn: Number(m[1]), step: Number(m[2]) };
 }

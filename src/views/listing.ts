@@ -23,9 +23,12 @@ export interface SessionRecord {
   persisted: true;
 }
 
+/** Root session, fork of another, or subagent. */
 export type SessionKind = 'root' | 'fork' | 'subagent';
+/** How a session reads: ok, torn tail, needs crash repair, corrupt, or refused by DSH. */
 export type Health = 'ok' | 'torn' | 'needs-repair' | 'corrupt' | 'refused';
 
+/** One session of a root listing (`dsh ls`). */
 export interface ListedSession {
   id: string;
   cwd: string | null;
@@ -48,6 +51,7 @@ export interface ListingProblem {
   message: string;
 }
 
+/** The sessions under a root, newest first, and the artifacts DSH skips. */
 export interface Listing {
   root: string;
   sessions: ListedSession[];
@@ -55,6 +59,7 @@ export interface Listing {
   problems: ListingProblem[];
 }
 
+/** Whether a session is a root session, a fork or a subagent, from its header. */
 export function sessionKind(h: Pick<SessionHeader, 'parentSession' | 'origin'>): SessionKind {
   if (h.origin === 'subagent') return 'subagent';
   return h.parentSession !== undefined ? 'fork' : 'root';
@@ -159,6 +164,7 @@ export async function readHeaderFromSource(
   return { header };
 }
 
+/** A session's health from its inspection: refused, corrupt, torn, needs repair, or ok (the one rule `ls`, the report and datasets use). */
 export function healthOf(r: Inspection): Health {
   if (r.error) return r.error.kind === 'refused' ? 'refused' : 'corrupt';
   if (r.torn) return 'torn';
@@ -291,11 +297,4 @@ export async function sessionHealth(task: HealthTask, decoder?: FrameDecoder): P
   );
   // readTitle looks at the logical log, synthetic closers included (never titles).
   return { health: healthOf(r), title: r.error ? null : title, ...(r.error ? { error: { class: r.error.class, message: r.error.message } } : {}) };
-}
-
-/** Parse `--since`: an ISO date/time or epoch milliseconds. */
-export function parseSince(text: string): number | undefined {
-  if (/^\d+$/.test(text)) return Number(text);
-  const t = Date.parse(text);
-  return Number.isNaN(t) ? undefined : t;
 }

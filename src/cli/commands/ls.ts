@@ -1,12 +1,10 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, jobsFor, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { defaultRoot } from '../../log/target.js';
-import { listSessions, parseSince, type SessionKind } from '../../views/listing.js';
+import { action, addCommon, decoderFor, envFor, jobsFor, parseSince, EXIT, type CommonOptions } from '../shared.js';
+import { UsageError, defaultRoot, toJson } from '../../api/log.js';
+import { listSessions, type SessionKind } from '../../api/views.js';
 import { lsJson, renderLs } from '../render/ls.js';
-import { toJson } from '../../core/json.js';
 
 interface LsOptions extends CommonOptions {
   cwd?: string;

@@ -2,15 +2,11 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
-import { UsageError } from '../../core/errors.js';
-import type { SessionEvent, SessionHeader } from '../../log/types.js';
-import { parseStepSpec, streamedReplay, timedFrames } from '../../views/replay.js';
-import { attemptHeading, chunkText, replayLines } from '../render/replay.js';
-import { toJson } from '../../core/json.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseStepSpec, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
+import { streamedReplay } from '../../api/views.js';
+import { attemptHeading, chunkText, replayLines, timedFrames } from '../render/replay.js';
 import { failureJson } from '../render/surface.js';
-import { stepKey } from '../../core/keys.js';
 
 interface ReplayOptions extends CommonOptions {
   step?: string;

@@ -2,18 +2,11 @@ import { statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, intOption, resolveOptionsFor, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
-import { defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget, type ResolveOptions } from '../../log/target.js';
-import { UsageError } from '../../core/errors.js';
-import { Labels, type SurfaceLabel } from '../../views/labels.js';
-import { parseSince } from '../../views/listing.js';
-import { SessionQueryError } from '../../views/messages.js';
-import { compileTextFilter, searchFold, type SearchHit } from '../../views/search.js';
+import { action, addCommon, decoderFor, envFor, intOption, parseSince, resolveOptionsFor, EXIT, type CommonOptions } from '../shared.js';
+import { inspectTarget, defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget, type ResolveOptions, UsageError, type SessionEvent, toJson } from '../../api/log.js';
+import { Labels, type SurfaceLabel, SessionQueryError, compileTextFilter, searchFold, type SearchHit } from '../../api/views.js';
 import { guardedConsumer } from '../stream.js';
-import type { SessionEvent } from '../../log/types.js';
 import { renderSearch } from '../render/search.js';
-import { toJson } from '../../core/json.js';
 
 interface SearchOptions extends CommonOptions {
   type?: string[];

@@ -1,8 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { ContentBlock, ReplayAttempt, ReplayView } from '../../views/replay.js';
-import { toJson } from '../../core/json.js';
-import { stepKey } from '../../core/keys.js';
+import type { ContentBlock, ReplayAttempt, ReplayChunk, ReplayView } from '../../api/views.js';
+import { toJson, stepKey } from '../../api/log.js';
 
 function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
   switch (b.type) {
@@ -128,4 +127,34 @@ export function chunkText(chunk: any, c: ChalkInstance): string {
     default:
       return '';
   }
+}
+
+export interface TimedFrame {
+  /** Delay before this frame, already scaled, ms. */
+  delayMs: number;
+  attemptIndex: number;
+  chunk: ReplayChunk;
+}
+
+/**
+ * The frames of a timed replay: recorded gaps between consecutive chunks,
+ * each gap clamped to [0, maxGapMs], then scaled down so the whole replay
+ * takes at most `maxTotalMs`.
+ */
+export function timedFrames(attempts: readonly ReplayAttempt[], maxTotalMs = 10_000, maxGapMs = 2_000): TimedFrame[] {
+  const frames: TimedFrame[] = [];
+  let prev: number | null = null;
+  for (const a of attempts) {
+    for (const c of a.chunks ?? []) {
+      const gap = prev === null ? 0 : Math.min(maxGapMs, Math.max(0, c.time - prev));
+      prev = c.time;
+      frames.push({ delayMs: gap, attemptIndex: a.index, chunk: c });
+    }
+  }
+  const total = frames.reduce((s, f) => s + f.delayMs, 0);
+  if (total > maxTotalMs && total > 0) {
+    const k = maxTotalMs / total;
+    for (const f of frames) f.delayMs = Math.floor(f.delayMs * k);
+  }
+  return frames;
 }
