@@ -40,6 +40,7 @@ export interface SessionReport {
   findings: Finding[];
 }
 
+/** The result of `dsh check` over its targets. */
 export interface CheckReport {
   tool: { name: 'dsh'; version: string };
   sessions: SessionReport[];
@@ -413,6 +414,7 @@ export interface Selection {
   ignore?: Set<string>;
 }
 
+/** Keep only the findings `--only` selects and `--ignore` does not. */
 export function selectFindings(report: CheckReport, sel: Selection): CheckReport {
   const keep = (f: Finding) => (!sel.only || sel.only.has(f.code)) && !sel.ignore?.has(f.code);
   return {
@@ -435,6 +437,7 @@ export interface Summary {
   byCode: Record<string, number>;
 }
 
+/** Counts of a check report: sessions, loaded, findings by severity and by code. */
 export function summarize(report: CheckReport): Summary {
   const s: Summary = { sessions: report.sessions.length, loaded: report.sessions.filter((x) => x.loaded).length, errors: 0, warnings: 0, infos: 0, byCode: {} };
   for (const f of allFindings(report)) {

@@ -34,6 +34,7 @@ const r = (code: RuleCode, severity: Severity, name: string, title: string, hint
 const RESTORE_HINT = 'DSH refuses to load this session (SessionPersistenceCorruptionError); the writer that produced it is broken — keep the file for forensics, do not edit it in place';
 const INVARIANT_HINT = 'DSH loads this log (it does not check this), but its opt-in invariant companion would reject it: the log was written by a broken, foreign or test-fixture writer; use --strict to fail on it';
 
+/** `dsh check`'s rule catalogue: every code, its severity, name, what it means and what to do. */
 export const RULES: readonly RuleMeta[] = [
   // A. Physical / JSONL
   r('DSH-A1', 'error', 'header-record', 'The header record is missing, not one LF-terminated line, or not JSON', 'the artifact is empty or its first line/frame was damaged; DSH cannot open it', 'format.md §5 A1, §1.5, §2.2'),

@@ -1,9 +1,8 @@
 import { CommanderError } from 'commander';
 import type { Io } from './io.js';
 import { BrokenPipe, escapeControl } from './io.js';
-import { LogError, UsageError } from '../core/errors.js';
+import { LogError, UsageError, toJson } from '../api/log.js';
 import { EXIT } from './exit.js';
-import { toJson } from '../core/json.js';
 
 /** The `--json` failure document: `{error}` on stdout, never plain text on stderr. */
 function jsonFailure(io: Io, error: { class: string; message: string; kind?: string; code?: string; note?: string }): void {

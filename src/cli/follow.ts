@@ -2,11 +2,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Io } from './io.js';
 import { escapeControl, writeOut } from './io.js';
 import { EXIT, type CommandEnv } from './shared.js';
-import { LogFollower, type FollowNotice, type FollowSink } from '../views/follow.js';
-import { UsageError } from '../core/errors.js';
-import type { ResolvedTarget } from '../log/target.js';
-import type { FrameDecoder } from '../physical/decoders.js';
-import { toJson } from '../core/json.js';
+import { LogFollower, type FollowNotice, type FollowSink } from '../api/views.js';
+import { UsageError, type ResolvedTarget, type FrameDecoder, toJson } from '../api/log.js';
 
 /** What a live log's state change means, for a human. */
 export function noticeText(n: FollowNotice): string {

@@ -20,7 +20,7 @@ export function colorFor(mode: ColorMode, stream: { isTTY?: boolean }, env: Node
   return new Chalk({ level: enabled ? 1 : 0 });
 }
 
-export { escapeControl, preview } from '../core/text.js';
+export { escapeControl, preview } from '../api/log.js';
 
 export class BrokenPipe extends Error {}
 

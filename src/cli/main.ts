@@ -3,9 +3,8 @@ import type { Io } from './io.js';
 import { handleError } from './fail.js';
 import { commandsFor } from './commands/index.js';
 import { EXIT } from './exit.js';
-import { parallelStats } from '../log/parallel.js';
+import { parallelStats, VERSION } from '../api/log.js';
 
-import { VERSION } from '../core/version.js';
 
 export { VERSION };
 

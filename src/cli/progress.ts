@@ -3,7 +3,7 @@
  * not --json, only once a pass has taken about a second, redrawn at most a few times a second,
  * and erased when the pass ends (and, for safety, when the command ends).
  */
-import type { ReadProgress } from '../log/read.js';
+import type { ReadProgress } from '../api/log.js';
 import { renderProgress } from './render/progress.js';
 import type { Io } from './io.js';
 

@@ -1,8 +1,7 @@
 import type { Writable } from 'node:stream';
 import { writeOut } from './io.js';
-import { UsageError } from '../core/errors.js';
-export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit } from '../log/logical-stream.js';
-export { heldBytesBudget } from '../log/inspect.js';
+import { UsageError } from '../api/log.js';
+export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, heldBytesBudget } from '../api/log.js';
 
 /**
  * Buffered output with backpressure: lines are appended synchronously (from

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type { ExportTraceServiceRequest } from './otlp.js';
 import { toJson } from '../core/json.js';
 
+/** How OTLP/HTTP requests are encoded. */
 export type OtlpProtocol = 'http/json' | 'http/protobuf';
 
 /** Where the official .proto files are (package root `proto/`). */

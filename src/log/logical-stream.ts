@@ -32,6 +32,7 @@ export function logicalEventJson(e: SessionEvent, text: string | undefined): str
   return text === undefined && e.type === 'assistant/chunk' ? expandedChunkJson(e) : toJson(e);
 }
 
+/** Receives one logical event, its stored JSONL line (undefined for a synthetic closer), and whether it is a closer. */
 export type Emit = (event: SessionEvent, text: string | undefined, synthetic: boolean) => void;
 
 /**

@@ -129,14 +129,22 @@ export interface FactLines {
 }
 
 /** Process-wide counters: reads that used workers, worker threads started, groups they decoded, of those the groups they also parsed (facts; tests prove the parallel path ran). */
-const stats = { reads: 0, groups: 0, workers: 0, factGroups: 0 };
+export interface ParallelStats {
+  reads: number;
+  groups: number;
+  workers: number;
+  factGroups: number;
+}
+
+const stats: ParallelStats = { reads: 0, groups: 0, workers: 0, factGroups: 0 };
 
 /**
  * Started workers are kept for the next read of this process (a command may read a log more than
  * once, a test many logs), unreferenced while idle so they never keep the process alive.
  */
 const idle = new Map<string, LineWorkers>();
-export function parallelStats(): Readonly<typeof stats> {
+/** How many reads of this process ran on worker threads, with how many workers and groups (`DSH_DEBUG_PARALLEL=1`). */
+export function parallelStats(): Readonly<ParallelStats> {
   return stats;
 }
 

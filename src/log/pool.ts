@@ -7,6 +7,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
+/** The default number of parallel jobs: the parallelism the machine offers. */
 export function defaultJobs(): number {
   return Math.max(1, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
 }

@@ -172,6 +172,7 @@ function groupBytesDefault(fallback: number): number {
 /** Frames that may decode to more than this are streamed, never held whole. */
 export const BIG_FRAME = 64 << 20;
 
+/** The encoding of a source as DSH decides it: an explicit `--encoding`, else the file name, else (stdin, other names) the magic bytes; with how it was decided. */
 export function detectEncoding(source: ByteSource): { encoding: Encoding; by: ReadOutcome['encodingBy'] } {
   if (source.encoding) return { encoding: source.encoding, by: 'flag' };
   // DSH picks the codec from the configured encoding, i.e. the file name: a

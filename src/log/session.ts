@@ -24,6 +24,7 @@ import {
   type ResumeFacts,
 } from './index/session-index.js';
 
+/** DSH's inspection of one artifact, with the target it was read from and the layout warnings that did not stop the read. */
 export interface SessionInspection extends Inspection {
   target: { path: string; root?: string; expectedId?: string };
   warnings: string[];

@@ -62,6 +62,7 @@ function isReplaceOp(op: Record<string, unknown>): boolean {
   );
 }
 
+/** Structural equality of two parsed JSON values (object key order ignored, array order kept). */
 export function deepEqualJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {

@@ -20,6 +20,7 @@ export function defaultRoot(env: NodeJS.ProcessEnv = process.env): string {
   return home && home.length > 0 ? path.join(home, 'sessions') : path.join(os.homedir(), '.dsh', 'sessions');
 }
 
+/** The file names of a session artifact in DSH's layout: zstd first, then plain JSONL. */
 export const ARTIFACT_NAMES = ['session.jsonl.zstd', 'session.jsonl'] as const;
 
 /** Most bytes `-` reads from stdin (held in memory); a bigger input should be saved to a file. */
@@ -266,6 +267,7 @@ export function looksLikeRoot(dir: string): boolean {
   }
 }
 
+/** How to resolve a target: the root for ids, the backend compression, a forced encoding, stdin bytes. */
 export interface ResolveOptions {
   root?: string;
   /** A target given by id: the compression DSH's backend is configured for (DSH's default: zstd). */

@@ -417,6 +417,7 @@ export function blocksAcceptable(frameBytes: Buffer, blocks: readonly BlockInfo[
   return true;
 }
 
+/** A zstd frame decoder by name (`node-zlib`, `mongodb-js`), or `auto` (also `$DSH_DECODER`); a decoder this Node cannot run is a `UsageError`. */
 export function createDecoder(preferred?: DecoderName | 'auto'): FrameDecoder {
   const choice = preferred ?? (process.env['DSH_DECODER'] as DecoderName | 'auto' | undefined) ?? 'auto';
   if (choice === 'node-zlib') {

@@ -32,6 +32,7 @@ export interface TornFrameInfo {
   completeBlocks: number;
 }
 
+/** The physical frames of a zstd artifact, and the torn frame at its end if any. */
 export interface FrameScan {
   frames: FrameInfo[];
   torn: TornFrameInfo | null;

@@ -52,6 +52,7 @@ export interface RedactVerify {
   sameTypesAndSeqs: boolean;
 }
 
+/** What `dsh redact` did: the redacted artifact, the counts per detector, the verification. */
 export interface RedactReport {
   source: string;
   encoding: Encoding;

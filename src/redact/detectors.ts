@@ -237,6 +237,7 @@ export const BUILTIN_DETECTORS: Detector[] = [
 ];
 
 
+/** The names of the built-in secret detectors. */
 export const DETECTOR_NAMES = BUILTIN_DETECTORS.map((d) => d.name);
 
 /** A user pattern (`--redact-pattern REGEX`): the whole match, or group 1 when the regex has groups. */

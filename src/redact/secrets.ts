@@ -607,6 +607,7 @@ export function verdictOf(r: Pick<SecretReport, 'exposure' | 'sessions'>, many: 
 // ---------------------------------------------------------------------------
 // Reading sessions.
 
+/** Options of `dsh secrets` with the zstd decoder to read with. */
 export interface AnalyzeOptions extends SecretsOptions {
   decoder?: FrameDecoder;
 }

@@ -61,6 +61,7 @@ function thrownInspection(target: ResolvedTarget, error: LogError): SessionInspe
   };
 }
 
+/** The HTML incident report of one session (`dsh report`). */
 export async function buildReport(target: ResolvedTarget, options: BuildOptions): Promise<BuiltReport> {
   const decoder = options.decoder ? { decoder: options.decoder } : {};
   let r: SessionInspection;

@@ -32,6 +32,7 @@ export interface SalvageArtifactReport {
   verify: { ok: boolean; events?: number; closers?: number; error?: string };
 }
 
+/** What `dsh salvage` recovered and wrote. */
 export interface SalvageReport extends SalvageSummary {
   output: { dir: string; events: string; gaps: string };
   artifact?: SalvageArtifactReport;

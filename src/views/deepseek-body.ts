@@ -25,6 +25,7 @@
 import type { EpochHeader } from './header.js';
 import { toJson } from '../core/json.js';
 
+/** The chat-completions request body DSH would send to the DeepSeek API for one dispatch. */
 export interface DeepSeekBody {
   model: string;
   messages: Record<string, unknown>[];
@@ -44,6 +45,7 @@ export interface DeepSeekBodyResult {
   notes: string[];
 }
 
+/** A dispatch whose DeepSeek request body cannot be rebuilt (`dsh request --body deepseek`). */
 export class BodyError extends Error {}
 
 /** What the body cannot reproduce, whatever the log says (README material). */

@@ -372,6 +372,7 @@ export interface ToolCallFact {
 
 export type DivergenceReason = 'unpaired' | 'messages' | 'header' | 'context' | 'output' | 'finish' | 'tool-calls' | 'tool-outcomes';
 
+/** Usage figures of a dispatch by field name. */
 export type UsageNumbers = Record<string, number>;
 
 export interface PairDiff {
@@ -477,6 +478,7 @@ export interface DiffSide {
   calls: Map<string, number>;
 }
 
+/** One side of a session diff: the loaded session with its dispatches and tool-call positions. */
 export function diffSide(session: LoadedSession, index?: DispatchIndex): DiffSide {
   const events = session.events;
   const results = new Map<string, number>();

@@ -13,7 +13,8 @@ import { canonicalHeader } from './header.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
 import { DispatchBuilder, lazySnapshot, restoredEntry, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepEntry } from './requests.js';
 
-type Fetch = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
+/** Reads the events of some seq ranges back from the artifact (to hydrate dispatches from the index). */
+export type Fetch = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
 
 /** Where each dispatch's text-valued fields come from. */
 interface Sources {
@@ -100,6 +101,7 @@ function dispatchFold(builder: DispatchBuilder, src: Sources, result: () => Disp
   };
 }
 
+/** The persistent fold of the dispatch index (what `dsh request` and `diff` read from the index cache). */
 export const DISPATCHES: PersistentFold<Dispatches> = {
   tag: 102,
   create(): FoldBuilder<Dispatches> {

@@ -18,6 +18,7 @@ import { SurfaceFold, deriveEventMessage } from '../log/surface.js';
 import { readTitle } from './messages.js';
 import { reasonText } from './summary.js';
 
+/** No fork boundary exists at the requested point (`dsh fork`). */
 export class ForkUnavailable extends Error {
   readonly code = 'fork-unavailable';
   constructor(message: string) {
@@ -71,6 +72,7 @@ export function sessionPreset(header: SessionHeader, events: readonly SessionEve
   return header.agentPreset;
 }
 
+/** What `dsh fork` would create: the source, the boundary, the seed of the child session. */
 export interface ForkPlan {
   source: { id: string; events: number; lastSeq: number | null; cwd?: string; agentPreset?: string };
   atSeq: number | null;

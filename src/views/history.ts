@@ -15,6 +15,7 @@ const MESSAGE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/m
 /** The Host's default page size (also the browser's `PAGE_MESSAGES`). */
 export const DEFAULT_MAX_MESSAGES = 50;
 
+/** One page of a Host's history, as DSH serves it. */
 export interface HistoryPage {
   beforeSeq: number | null;
   maxMessages: number;
@@ -76,6 +77,7 @@ export class MessageGroups {
   }
 }
 
+/** One Host history window (`dsh history`): the messages before `beforeSeq`, at most `maxMessages` of them. */
 export function paginate(events: readonly SessionEvent[], beforeSeq: number | undefined, maxMessages: number): HistoryPage {
   // The logical view is contiguous (events[i].seq === i): slice instead of filtering the whole log per page.
   const contiguous = events.length === 0 || ((events[0] as SessionEvent).seq === 0 && (events[events.length - 1] as SessionEvent).seq === events.length - 1);
@@ -144,6 +146,7 @@ export interface SizeLimits {
   bytes: number;
 }
 
+/** DSH's default page-size limits of a Host history window. */
 export const DEFAULT_SIZE_LIMITS: SizeLimits = { eventsPerMessage: 1000, bytes: 8 * 1024 * 1024 };
 
 /**

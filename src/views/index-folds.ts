@@ -57,6 +57,7 @@ function citationsBuilder(events: number, before: Buffer): FoldBuilder<Citations
   };
 }
 
+/** The persistent fold of which events cite which (trace). */
 export const CITATIONS: PersistentFold<Citations> = {
   tag: 100,
   create: () => citationsBuilder(0, Buffer.alloc(0)),
@@ -86,6 +87,7 @@ function messageGroupsBuilder(groups: MessageGroups): FoldBuilder<MessageGroups>
   };
 }
 
+/** The persistent fold of the message groups (surface, transcript, history). */
 export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
   tag: 101,
   create: () => messageGroupsBuilder(new MessageGroups()),
@@ -107,6 +109,7 @@ export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
 };
 
 
+/** The result of one persistent fold among those a read built. */
 export function foldOf<T>(results: FoldResults, fold: PersistentFold<T>): T {
   const v = results.get(fold.tag);
   if (v === undefined) throw new Error(`fold ${fold.tag} was not built`);
@@ -124,6 +127,7 @@ function surfaceEventsBuilder(seqs: number[]): FoldBuilder<number[]> {
   };
 }
 
+/** The persistent fold of the seqs of surface events. */
 export const SURFACE_EVENTS: PersistentFold<number[]> = {
   tag: 103,
   create: () => surfaceEventsBuilder([]),

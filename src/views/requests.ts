@@ -74,6 +74,7 @@ export interface StepEntry {
   requestIndexes: number[];
 }
 
+/** Every model dispatch of a log, by position, first chunk and step. */
 export interface DispatchIndex {
   requests: DispatchEntry[];
   requestIndexByFirstChunkSeq: Record<string, number>;
@@ -640,6 +641,7 @@ export interface DispatchSummary {
   startTime: number;
 }
 
+/** One row of `dsh request --list`: a dispatch with its header changes since the previous one. */
 export function summarizeDispatch(entry: DispatchEntry, prev: DispatchEntry | null): DispatchSummary {
   const changes = prev === null ? (entry.header ? ['initial'] : []) : headerChanges(prev.header, entry.header).map((c) => c.field);
   const usage = entry.messageUsage ?? entry.chunkUsage ?? null;

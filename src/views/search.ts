@@ -185,6 +185,7 @@ export interface SearchFilters {
   snippetChars?: number;
 }
 
+/** One event a literal search matched (`dsh search`). */
 export interface SearchHit {
   sessionId: string;
   seq: number;

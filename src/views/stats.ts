@@ -23,6 +23,7 @@ export interface Buckets {
   cacheWriteTokens: number;
 }
 
+/** Empty token buckets. */
 export const zero = (): Buckets => ({ uncachedInputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
 
 function num(v: unknown): number {
@@ -541,6 +542,7 @@ export function sessionStats(sessionId: string, events: readonly SessionEvent[],
   return fold.finish(events.length);
 }
 
+/** How `dsh stats` counts, in words (`--explain`, also in its JSON). */
 export const STATS_EXPLAIN = `How dsh counts (DSH's own folds, reproduced offline over the logical view):
 
 tokens     A usage sample is an assistant/chunk whose chunk is {type:'usage'}, or an

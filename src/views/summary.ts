@@ -10,6 +10,7 @@ export interface TurnSummary {
   synthetic: boolean;
 }
 
+/** Turns, steps and event counts of a log (`dsh inspect`). */
 export interface SessionSummary {
   turns: TurnSummary[];
   steps: number;
@@ -84,6 +85,7 @@ export class Summarizer {
   }
 }
 
+/** Summarize a logical log in one pass (closers start at `closerStart`). */
 export function summarize(events: readonly SessionEvent[], closerStart: number): SessionSummary {
   const s = new Summarizer(closerStart);
   for (const e of events) s.observe(e);

@@ -13,6 +13,7 @@ export function checkJson(report: CheckReport, extra: { exitCode?: number } = {}
   };
 }
 
+/** `dsh check --format json`. */
 export function renderJson(report: CheckReport, extra: { exitCode?: number } = {}): string {
   return toJson(checkJson(report, extra)) + '\n';
 }

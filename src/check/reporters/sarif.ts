@@ -99,6 +99,7 @@ export function checkSarif(report: CheckReport, options: SarifOptions = {}): unk
   };
 }
 
+/** `dsh check --format sarif` (SARIF 2.1.0). */
 export function renderSarif(report: CheckReport, options: SarifOptions = {}): string {
   return toJson(checkSarif(report, options), null, 2) + '\n';
 }

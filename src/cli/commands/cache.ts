@@ -3,11 +3,8 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, cacheFor, envFor, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { clearEntries, listEntryFiles } from '../../log/index/cache.js';
-import { listingOf } from '../../log/index/session-index.js';
+import { UsageError, clearEntries, listEntryFiles, listingOf, toJson } from '../../api/log.js';
 import { renderCacheListing, type CacheListing } from '../render/cache.js';
-import { toJson } from '../../core/json.js';
 
 export function registerCache(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program

@@ -3,19 +3,9 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT, jobsFor, parseCount, resolveOptionsFor, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { defaultRoot, readStdin } from '../../log/target.js';
-import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport } from '../../check/engine.js';
-import { checkTargets } from '../../check/pool.js';
-import { expandCodes, RULES } from '../../check/rules.js';
-import { renderRuleList, renderText } from '../../check/reporters/text.js';
-import { renderJson } from '../../check/reporters/json.js';
-import { renderSarif } from '../../check/reporters/sarif.js';
-import { renderJunit } from '../../check/reporters/junit.js';
-import { renderGithubAnnotations, renderGithubSummary } from '../../check/reporters/github.js';
-import { VERSION } from '../../core/version.js';
+import { UsageError, defaultRoot, readStdin, VERSION, toJson } from '../../api/log.js';
+import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport, checkTargets, expandCodes, RULES, renderRuleList, renderText, renderJson, renderSarif, renderJunit, renderGithubAnnotations, renderGithubSummary } from '../../api/check.js';
 import { secretsOptions } from './secrets.js';
-import { toJson } from '../../core/json.js';
 
 /** Rules that run only with --secrets (left out of SARIF/JUnit rule lists otherwise). */
 const SECRET_RULES = new Set(['DSH-K1', 'DSH-K2']);

@@ -2,13 +2,10 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
-import { UsageError } from '../../core/errors.js';
-import { resolveTarget, scanRoot } from '../../log/target.js';
-import { auditCompactions, type CompactionsReport } from '../../views/compactions.js';
+import { inspectTarget, UsageError, resolveTarget, scanRoot, toJson } from '../../api/log.js';
+import { auditCompactions, type CompactionsReport } from '../../api/views.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
 import { reportLoadFailure } from './replay.js';
-import { toJson } from '../../core/json.js';
 
 interface CompactionsOptions extends CommonOptions {
   id?: string;

@@ -3,12 +3,8 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT, jobsFor, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { defaultRoot } from '../../log/target.js';
-import { buildDataset, type DatasetSummary } from '../../dataset/build.js';
-import { schemaDocument } from '../../dataset/schema.js';
-import { VERSION } from '../../core/version.js';
-import { toJson } from '../../core/json.js';
+import { UsageError, defaultRoot, VERSION, toJson } from '../../api/log.js';
+import { buildDataset, type DatasetSummary, schemaDocument } from '../../api/dataset.js';
 
 export interface DatasetBuildOptions extends CommonOptions {
   content?: boolean;

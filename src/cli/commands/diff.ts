@@ -2,16 +2,12 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
-import { UsageError } from '../../core/errors.js';
-import { loadedFromInspection, type LoadedSession } from '../../views/messages.js';
-import { diffSessions, diffSide, sessionsDiffer } from '../../views/diff.js';
-import { diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../views/requests.js';
+import { inspectTarget, UsageError, toJson } from '../../api/log.js';
+import { loadedFromInspection, type LoadedSession, diffSessions, diffSide, sessionsDiffer, diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../api/views.js';
 import { renderDiff } from '../render/request.js';
 import { renderDispatchStat, renderSessionDiff, renderSessionStat } from '../render/diff.js';
 import { diffRanges, openDispatchIndex } from './request.js';
 import { queryError } from './surface.js';
-import { toJson } from '../../core/json.js';
 
 interface DiffOptions extends CommonOptions {
   request?: string[];

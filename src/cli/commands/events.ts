@@ -3,17 +3,10 @@ import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
 import { forEachLogicalEvent, heldBytesBudget, HeldOutput, HeldOutputFull, logicalEventJson, Output, SINGLE_PASS_BYTES } from '../stream.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { Labels, labelNeedsFold, type SurfaceLabel } from '../../views/labels.js';
-import type { SessionEvent } from '../../log/types.js';
-import { UsageError } from '../../core/errors.js';
-import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
-import type { ResolvedTarget } from '../../log/target.js';
-import { floorIndexBy } from '../../log/reread.js';
-import { foldOf, TURN_STARTS } from '../../views/index-folds.js';
+import { Labels, labelNeedsFold, type SurfaceLabel, foldOf, TURN_STARTS, EVENT_PREVIEW_WIDTH, eventSummary } from '../../api/views.js';
+import { type SessionEvent, UsageError, inspectTarget, inspectTargetIndexed, type SessionInspection, type ResolvedTarget, floorIndexBy, toJson } from '../../api/log.js';
 import { progressOption } from '../progress.js';
-import { toJson } from '../../core/json.js';
 import { failureJson } from '../render/surface.js';
-import { EVENT_PREVIEW_WIDTH, eventSummary } from '../../views/messages.js';
 
 interface EventsOptions extends CommonOptions {
   type?: string[];

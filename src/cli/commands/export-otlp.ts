@@ -1,14 +1,9 @@
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { decoderFor, resolveCli, EXIT, type CommandEnv } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { abandonNewFile, prepareNewFile, writeNewFile } from '../../export/new-file.js';
-import { batches, exportRequest, exportRequestText } from '../../export/otlp.js';
-import { otlpSpans, otlpTargets } from '../../export/otlp-run.js';
-import { OtlpSendError, sendRequest, tracesUrl, type OtlpProtocol } from '../../export/otlp-send.js';
-import { VERSION } from '../../core/version.js';
+import { UsageError, VERSION, toJson } from '../../api/log.js';
+import { abandonNewFile, prepareNewFile, writeNewFile, batches, exportRequest, exportRequestText, otlpSpans, otlpTargets, OtlpSendError, sendRequest, tracesUrl, type OtlpProtocol } from '../../api/export.js';
 import type { CommonOptions } from '../shared.js';
-import { toJson } from '../../core/json.js';
 
 /** The `export` options the OTLP path reads (export.ts's options extend these). */
 export interface OtlpCliOptions extends CommonOptions {

@@ -2,12 +2,9 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, humanBytes, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import type { RedactStats } from '../../redact/index.js';
-import { UsageError } from '../../core/errors.js';
-import { exportSession, type ExportManifest } from '../../export/export.js';
-import { exportFileName } from '../../export/names.js';
-import { readArtifact } from '../../log/read.js';
-import { toJson } from '../../core/json.js';
+import type { RedactStats } from '../../api/redact.js';
+import { UsageError, readArtifact, toJson } from '../../api/log.js';
+import { exportSession, type ExportManifest, exportFileName } from '../../api/export.js';
 
 interface ExportCliOptions extends CommonOptions {
   output?: string;

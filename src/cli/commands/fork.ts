@@ -4,20 +4,11 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, envFor, intOption, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget } from '../../log/session.js';
-import { UsageError } from '../../core/errors.js';
-import { ARTIFACT_NAMES, scanRoot } from '../../log/target.js';
-import { encodeSegment, sessionPath } from '../../log/layout.js';
-import { writeArtifactFile } from '../../log/writer.js';
-import { deepEqualJson } from '../../log/surface.js';
-import type { Encoding } from '../../log/types.js';
-import { resolveTarget } from '../../log/target.js';
-import { ForkUnavailable, childEvents, planFork } from '../../views/fork.js';
+import { inspectTarget, UsageError, ARTIFACT_NAMES, scanRoot, encodeSegment, sessionPath, writeArtifactFile, deepEqualJson, type Encoding, resolveTarget, toJson } from '../../api/log.js';
+import { ForkUnavailable, childEvents, planFork, hostServableWarning } from '../../api/views.js';
 import { renderFork } from '../render/fork.js';
-import { hostServableWarning } from '../../views/history.js';
 import { decoderFor } from '../shared.js';
 import { loadTarget } from './replay.js';
-import { toJson } from '../../core/json.js';
 
 interface ForkOptions extends CommonOptions {
   at?: string;

@@ -2,10 +2,7 @@ import { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { scanFrames, frameBlocks, type FrameScan } from '../../physical/zstd-frames.js';
-import { detectEncoding, readArtifact } from '../../log/read.js';
-import { LogError } from '../../core/errors.js';
-import { toJson } from '../../core/json.js';
+import { scanFrames, frameBlocks, type FrameScan, detectEncoding, readArtifact, LogError, toJson } from '../../api/log.js';
 
 interface FramesOptions extends CommonOptions {
   decode?: boolean;

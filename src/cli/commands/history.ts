@@ -3,13 +3,10 @@ import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { escapeControl, LineWriter } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { foldOf, MESSAGE_GROUPS } from '../../views/index-folds.js';
-import { DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../views/history.js';
-import { inspectTargetIndexed, type IndexedInspection } from '../../log/session.js';
-import type { SessionEvent } from '../../log/types.js';
+import { foldOf, MESSAGE_GROUPS, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../api/views.js';
+import { inspectTargetIndexed, type IndexedInspection, type SessionEvent, toJson } from '../../api/log.js';
 import { renderHistoryPage } from '../render/history.js';
 import { reportLoadFailure } from './replay.js';
-import { toJson } from '../../core/json.js';
 
 interface HistoryOptions extends CommonOptions {
   maxMessages?: string;

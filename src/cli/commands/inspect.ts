@@ -3,15 +3,12 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import type { ResolvedTarget } from '../../log/target.js';
-import { inspectDocument, inspectTarget } from '../../log/session.js';
+import { UsageError, type ResolvedTarget, inspectDocument, inspectTarget, toJson } from '../../api/log.js';
+import { Summarizer } from '../../api/views.js';
+import { salvageMayHelp, salvageWouldRecoverMore } from '../../api/salvage.js';
 import { renderInspect } from '../render/inspect.js';
-import { Summarizer } from '../../views/summary.js';
 import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
-import { salvageMayHelp, salvageWouldRecoverMore } from '../../salvage/hint.js';
 import { escapeControl } from '../io.js';
-import { toJson } from '../../core/json.js';
 
 interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';

@@ -2,12 +2,10 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { LogError } from '../../core/errors.js';
-import { readHeaderFromSource, type ListingProblem } from '../../views/listing.js';
-import { lineageOf } from '../../views/lineage.js';
+import { LogError, toJson } from '../../api/log.js';
+import { readHeaderFromSource, type ListingProblem, lineageOf } from '../../api/views.js';
 import { renderLineage } from '../render/lineage.js';
 import { queryError } from './surface.js';
-import { toJson } from '../../core/json.js';
 
 export function registerLineage(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program

@@ -4,11 +4,8 @@ import type { ChalkInstance } from 'chalk';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { redactTarget, type RedactReport } from '../../redact/artifact.js';
-import { DETECTOR_NAMES } from '../../redact/detectors.js';
-import { toJson } from '../../core/json.js';
-import { outputRefusal } from '../../log/target.js';
+import { UsageError, toJson, outputRefusal } from '../../api/log.js';
+import { redactTarget, type RedactReport, DETECTOR_NAMES } from '../../api/redact.js';
 
 interface RedactCliOptions extends CommonOptions {
   output?: string;

@@ -2,15 +2,11 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { buildReport } from '../../report/build.js';
-import { reportParts } from '../../report/html.js';
-import { abandonNewFile, prepareNewFile, writeNewFile, type NewFile } from '../../export/new-file.js';
-import { VERSION } from '../../core/version.js';
-import { compareReportHtml } from '../../report/compare.js';
-import { diffSessions, diffSide } from '../../views/diff.js';
+import { UsageError, VERSION, toJson } from '../../api/log.js';
+import { buildReport, reportParts, compareReportHtml } from '../../api/report.js';
+import { abandonNewFile, prepareNewFile, writeNewFile, type NewFile } from '../../api/export.js';
+import { diffSessions, diffSide } from '../../api/views.js';
 import { loadSide } from './diff.js';
-import { toJson } from '../../core/json.js';
 
 interface ReportOptions extends CommonOptions {
   output?: string;

@@ -3,17 +3,11 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { DISPATCHES } from '../../views/dispatch-fold.js';
-import { foldOf } from '../../views/index-folds.js';
-import { inspectTargetIndexed, type SessionInspection } from '../../log/session.js';
-import type { SessionEvent } from '../../log/types.js';
-import { UsageError } from '../../core/errors.js';
-import { diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchEntry, type DispatchIndex } from '../../views/requests.js';
+import { DISPATCHES, foldOf, diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchEntry, type DispatchIndex, BodyError, deepseekBody } from '../../api/views.js';
+import { inspectTargetIndexed, type SessionInspection, type SessionEvent, UsageError, toJson } from '../../api/log.js';
 
 export { pickDispatch, requestJson };
-import { BodyError, deepseekBody } from '../../views/deepseek-body.js';
 import { renderDiff, renderList, renderRequest, renderBody, type RequestView } from '../render/request.js';
-import { toJson } from '../../core/json.js';
 
 interface RequestOptions extends CommonOptions {
   step?: string;

@@ -3,9 +3,8 @@ import type { ChalkInstance } from 'chalk';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { runSalvage, type SalvageReport } from '../../salvage/run.js';
-import { toJson } from '../../core/json.js';
+import { UsageError, toJson } from '../../api/log.js';
+import { runSalvage, type SalvageReport } from '../../api/salvage.js';
 
 interface SalvageCliOptions extends CommonOptions {
   output?: string;

@@ -2,12 +2,10 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { DETECTOR_NAMES } from '../../redact/detectors.js';
-import { secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../redact/secrets.js';
+import { UsageError, toJson } from '../../api/log.js';
+import { DETECTOR_NAMES, secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../api/redact.js';
 import { renderSecrets } from '../render/secrets.js';
 import { reportLoadFailure } from './replay.js';
-import { toJson } from '../../core/json.js';
 
 interface SecretsCliOptions extends CommonOptions {
   pattern: string[];

@@ -5,11 +5,10 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { runSql } from '../../dataset/sql.js';
+import { UsageError, toJson } from '../../api/log.js';
+import { runSql } from '../../api/dataset.js';
 import { addBuildOptions, runBuild, type DatasetBuildOptions } from './dataset.js';
 import { renderCsv, renderNdjson, renderTable } from '../render/sql.js';
-import { toJson } from '../../core/json.js';
 
 interface SqlOptions extends DatasetBuildOptions {
   dataset?: string;

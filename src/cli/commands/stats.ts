@@ -3,13 +3,10 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { STATS_EXPLAIN, zero, type StatsView } from '../../views/stats.js';
-import type { SessionInspection } from '../../log/session.js';
-import { buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage, type Ledger, type LedgerSession, type SessionInput } from '../../views/ledger.js';
+import { UsageError, type SessionInspection, toJson } from '../../api/log.js';
+import { STATS_EXPLAIN, zero, type StatsView, buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage, type Ledger, type LedgerSession, type SessionInput } from '../../api/views.js';
 import { ledgerJson, renderExplain, renderLedger, renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
 import { reportLoadFailure } from './replay.js';
-import { toJson } from '../../core/json.js';
 
 interface StatsOptions extends CommonOptions {
   by?: StatsBy[];

@@ -3,12 +3,9 @@ import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { writeOut, escapeControl } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, inspectTargetIndexed } from '../../log/session.js';
-import { foldOf, SURFACE_EVENTS } from '../../views/index-folds.js';
-import { LogError, UsageError } from '../../core/errors.js';
-import { loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../views/messages.js';
+import { inspectTarget, inspectTargetIndexed, LogError, UsageError, toJson } from '../../api/log.js';
+import { foldOf, SURFACE_EVENTS, loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../api/views.js';
 import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
-import { toJson } from '../../core/json.js';
 
 /** Parse a seq argument (non-negative integer) or fail with a usage error. */
 export const seqArg = intOption;

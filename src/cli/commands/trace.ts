@@ -3,15 +3,11 @@ import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError } from '../../core/errors.js';
-import { inspectTargetIndexed } from '../../log/session.js';
-import type { SessionEvent } from '../../log/types.js';
-import { CITATIONS, foldOf } from '../../views/index-folds.js';
-import { analysisOf, explainEvent, provenanceSources, type TraceExplanation } from '../../views/trace.js';
+import { UsageError, inspectTargetIndexed, type SessionEvent, toJson } from '../../api/log.js';
+import { CITATIONS, foldOf, analysisOf, explainEvent, provenanceSources, type TraceExplanation } from '../../api/views.js';
 import { renderTrace } from '../render/trace.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 import { queryError, seqArg } from './surface.js';
-import { toJson } from '../../core/json.js';
 
 interface TraceOptions extends CommonOptions {
   depth?: string;

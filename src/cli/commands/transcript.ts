@@ -3,11 +3,10 @@ import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTargetIndexed } from '../../log/session.js';
-import { streamedTranscript } from '../../views/transcript.js';
+import { inspectTargetIndexed, toJson } from '../../api/log.js';
+import { streamedTranscript } from '../../api/views.js';
 import { BlankLineCollapser, transcriptMarkdownEntry, transcriptMarkdownHead, transcriptTextEntry, transcriptTextHead } from '../render/transcript.js';
 import { failureJson, renderFailure } from '../render/surface.js';
-import { toJson } from '../../core/json.js';
 
 interface TranscriptOptions extends CommonOptions {
   format: 'text' | 'markdown' | 'json';

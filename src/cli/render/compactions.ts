@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../../views/compactions.js';
-import { toJson } from '../../core/json.js';
+import type { BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../../api/views.js';
+import { toJson } from '../../api/log.js';
 
 function stateText(s: VerdictState, c: ChalkInstance): string {
   const t = s.toUpperCase().padEnd(4);

@@ -1,11 +1,9 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import { costText, pushAll } from '../../views/diff.js';
-import type { MessageRef, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../../views/diff.js';
-import type { DispatchDiff } from '../../views/requests.js';
+import { costText, pushAll, type MessageRef, type PairDiff, type SessionDiff, type TextDiff, type ToolCallFact, type UsageNumbers, type DispatchDiff } from '../../api/views.js';
+import { toJson } from '../../api/log.js';
 import { finishShort } from './request.js';
 import { renderHunks } from './hunks.js';
-import { toJson } from '../../core/json.js';
 
 export interface DiffRenderOptions {
   /** Print every line and every later dispatch (no folding). */

@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { ForkPlan } from '../../views/fork.js';
+import type { ForkPlan } from '../../api/views.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 

@@ -1,7 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { HistoryPage } from '../../views/history.js';
-import { EVENT_PREVIEW_WIDTH, eventSummary } from '../../views/messages.js';
+import { type HistoryPage, EVENT_PREVIEW_WIDTH, eventSummary } from '../../api/views.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 

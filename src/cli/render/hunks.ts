@@ -1,7 +1,7 @@
 /** Unified-diff hunks as terminal lines (shared by `diff` and `request --diff`). Pure. */
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import { pushAll, type Hunk, type TextDiff } from '../../views/diff.js';
+import { pushAll, type Hunk, type TextDiff } from '../../api/views.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 /** A run of added or removed lines longer than this is folded (head and tail kept). */

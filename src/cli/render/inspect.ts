@@ -1,10 +1,9 @@
 import type { ChalkInstance } from 'chalk';
-import type { SessionInspection } from '../../log/session.js';
-import type { SessionSummary } from '../../views/summary.js';
-import { healthOf } from '../../views/listing.js';
+import type { SessionInspection } from '../../api/log.js';
+import { type SessionSummary, healthOf } from '../../api/views.js';
+export type { Health } from '../../api/views.js';
 
 export { healthOf };
-export type { Health } from '../../views/listing.js';
 import { escapeControl } from '../io.js';
 
 const n = (x: number) => x.toLocaleString('en-US');

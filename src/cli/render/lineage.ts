@@ -1,7 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { LineageNode, LineageTrace } from '../../views/lineage.js';
-import { sessionKind, type SessionRecord } from '../../views/listing.js';
+import { type LineageNode, type LineageTrace, sessionKind, type SessionRecord } from '../../api/views.js';
 
 function describe(r: SessionRecord, c: ChalkInstance): string {
   const h = r.header;

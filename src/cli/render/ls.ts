@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { Listing, ListedSession, Health } from '../../views/listing.js';
+import type { Listing, ListedSession, Health } from '../../api/views.js';
 
 function size(n: number): string {
   if (n < 1024) return `${n} B`;

@@ -1,5 +1,5 @@
 /** The one-line progress display of a long reading pass (stderr, TTY only). */
-import type { ReadProgress } from '../../log/read.js';
+import type { ReadProgress } from '../../api/log.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 

@@ -1,13 +1,8 @@
 import type { ChalkInstance } from 'chalk';
-import type { SessionEvent } from '../../log/types.js';
-import { deriveEventMessage } from '../../log/surface.js';
+import { type SessionEvent, deriveEventMessage, toJson, codePointLength } from '../../api/log.js';
+import { type DispatchDiff, type DispatchEntry, type DispatchSummary, type SeqResolution, type DeepSeekBody, pushAll, textLines, unifiedDiff } from '../../api/views.js';
 import { escapeControl, preview } from '../io.js';
-import type { DispatchDiff, DispatchEntry, DispatchSummary, SeqResolution } from '../../views/requests.js';
-import type { DeepSeekBody } from '../../views/deepseek-body.js';
-import { pushAll, textLines, unifiedDiff } from '../../views/diff.js';
 import { renderHunks } from './hunks.js';
-import { toJson } from '../../core/json.js';
-import { codePointLength } from '../../core/text.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 

@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { SearchHit } from '../../views/search.js';
+import type { SearchHit } from '../../api/views.js';
 
 /** The snippet with its matches highlighted (colour: inverse; no colour: «…»), control characters escaped. */
 export function highlightSnippet(hit: Pick<SearchHit, 'snippet' | 'highlights'>, c: ChalkInstance): string {

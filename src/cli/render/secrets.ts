@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { SecretInSession, SecretsReport } from '../../redact/secrets.js';
+import type { SecretInSession, SecretsReport } from '../../api/redact.js';
 
 const ranges = (rs: [number, number][]) => rs.map(([a, b]) => (a === b ? `#${a}` : `#${a}..#${b}`)).join(', ');
 

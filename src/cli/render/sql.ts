@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { QueryResult } from '../../dataset/sql.js';
-import { toJson } from '../../core/json.js';
+import type { QueryResult } from '../../api/dataset.js';
+import { toJson } from '../../api/log.js';
 
 function text(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';

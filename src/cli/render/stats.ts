@@ -1,8 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { Buckets, StatsView } from '../../views/stats.js';
-import { billedInput, cacheHitPercent } from '../../views/stats.js';
-import type { Cost, ExplainRow, Ledger, LedgerSession, Usage } from '../../views/ledger.js';
+import { type Buckets, type StatsView, billedInput, cacheHitPercent, type Cost, type ExplainRow, type Ledger, type LedgerSession, type Usage } from '../../api/views.js';
 
 const n = (x: number | null | undefined) => (x === null || x === undefined ? '-' : x.toLocaleString('en-US'));
 const pct = (s: string | null) => (s === null ? '-' : `${s}%`);

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { SurfaceView } from '../../views/messages.js';
-import { toJson } from '../../core/json.js';
+import type { SurfaceView } from '../../api/views.js';
+import { toJson } from '../../api/log.js';
 
 function iso(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);

@@ -1,7 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { ProvenanceNode, TraceExplanation } from '../../views/trace.js';
-import type { SurfaceLabel } from '../../views/labels.js';
+import type { ProvenanceNode, TraceExplanation, SurfaceLabel } from '../../api/views.js';
 
 function list(xs: readonly number[]): string {
   return xs.length > 0 ? xs.join(', ') : 'none';

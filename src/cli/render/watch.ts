@@ -1,7 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
-import type { SessionSummary } from '../../views/summary.js';
-import type { FollowState } from '../../views/follow.js';
+import type { SessionSummary, FollowState } from '../../api/views.js';
 
 export interface WatchView {
   sessionId: string | null;

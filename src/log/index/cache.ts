@@ -18,6 +18,7 @@ const SUFFIX = '.idx';
 const POINTERS = 'by-path-v1';
 const POINTER_SUFFIX = '.ptr';
 
+/** Where the persistent index cache lives and whether it is used. */
 export interface CacheConfig {
   /** The directory (whether or not it exists yet). */
   dir: string;
@@ -44,6 +45,7 @@ export function cacheMaxBytes(env: NodeJS.ProcessEnv): number {
   return Number.isFinite(v) && v >= 0 && env['DSH_CACHE_MAX_BYTES'] !== '' && env['DSH_CACHE_MAX_BYTES'] !== undefined ? v : DEFAULT_CACHE_MAX_BYTES;
 }
 
+/** The index cache settings from the environment (`DSH_CACHE_DIR`, `DSH_NO_CACHE`, `DSH_CACHE_MAX_BYTES`) and `--no-cache`. */
 export function cacheConfig(env: NodeJS.ProcessEnv, options: { noCache?: boolean; note?: (text: string) => void } = {}): CacheConfig {
   return {
     dir: cacheDirFor(env),
@@ -129,6 +131,7 @@ export interface CacheEntryFile {
   usedMs: number;
 }
 
+/** The entry files of the cache directory (none when it does not exist), for `dsh cache`. */
 export function listEntryFiles(config: CacheConfig): CacheEntryFile[] {
   const dir = entriesDir(config);
   let names: string[];

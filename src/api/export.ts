@@ -1,0 +1,18 @@
+/**
+ * Writers of new files (`dsh/export`): DSH's raw ZIP export, OpenTelemetry (OTLP) traces to a file or a collector, and the one write-safety check for new output files.
+ *
+ * A public entry point: the CLI (src/cli) imports the library only through
+ * the entry points in src/api and src/index.ts, so whatever it uses is public
+ * API, typed and in the API reference (docs/api).
+ *
+ * @packageDocumentation
+ */
+export { exportSession } from '../export/export.js';
+export type { ExportManifest } from '../export/export.js';
+export { exportFileName } from '../export/names.js';
+export { abandonNewFile, prepareNewFile, writeNewFile } from '../export/new-file.js';
+export type { NewFile } from '../export/new-file.js';
+export { otlpSpans, otlpTargets } from '../export/otlp-run.js';
+export { OtlpSendError, sendRequest, tracesUrl } from '../export/otlp-send.js';
+export type { OtlpProtocol } from '../export/otlp-send.js';
+export { batches, exportRequest, exportRequestText } from '../export/otlp.js';
