@@ -37,7 +37,7 @@ export type { EventSink, LineInfo, ScanPoint } from '../log/scanner.js';
 export { inspectDocument, inspectTarget, inspectTargetIndexed } from '../log/session.js';
 export type { IndexUse, IndexedInspection, SessionInspection } from '../log/session.js';
 export { deepEqualJson, deriveEventMessage } from '../log/surface.js';
-export { ARTIFACT_NAMES, defaultRoot, looksLikeRoot, outputRefusal, readStdin, resolveTarget, scanRoot } from '../log/target.js';
+export { ARTIFACT_NAMES, defaultRoot, looksLikeRoot, readStdin, resolveTarget, scanRoot } from '../log/target.js';
 export type { ResolveOptions, ResolvedTarget, RootScan, RootSession } from '../log/target.js';
 export type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 export { writeArtifactFile } from '../log/writer.js';

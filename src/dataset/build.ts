@@ -21,6 +21,7 @@ import { LogError, UsageError } from '../log/errors.js';
 import type { ResolvedTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { createRedactor } from '../redact/index.js';
+import { outputRefusal } from '../export/new-file.js';
 import { artifactIdentity, type ArtifactIdentity } from './identity.js';
 import { openTableFile, type TableFile } from './parquet.js';
 import { columnsOf, DATASET_SCHEMA_ID, DATASET_SCHEMA_VERSION, tableSchemaJson, TABLES, type Row, type TableName } from './schema.js';
@@ -91,9 +92,12 @@ export function shardOf(artifactPath: string): string {
   return 's' + createHash('sha1').update(path.resolve(artifactPath)).digest('hex').slice(0, 20);
 }
 
-function inside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Read an existing manifest; undefined for a new (absent or empty) directory; UsageError for a foreign one. */
@@ -206,18 +210,9 @@ export async function buildDataset(inputs: string[], outDir: string, options: Da
   const dir = path.resolve(outDir);
   const discovery = discoverTargets(inputs, options.root ? { root: options.root } : {});
   const targets = discovery.targets;
-  // Outputs never go beside inputs: not into an input directory, a root, or a session directory.
-  for (const input of inputs) {
-    const abs = path.resolve(input);
-    if (existsSync(abs) && statSync(abs).isDirectory() && (inside(dir, abs) || inside(abs, dir))) {
-      throw new UsageError(`-o ${outDir} overlaps the input ${input}: write the dataset outside the session directories`);
-    }
-  }
-  for (const t of targets) {
-    const sessionDir = path.dirname(path.resolve(t.path));
-    const roots = [sessionDir, ...(t.root !== undefined ? [path.resolve(t.root)] : [])];
-    if (roots.some((r) => inside(dir, r))) throw new UsageError(`-o ${outDir} is inside ${roots.find((r) => inside(dir, r))}, beside an input: write the dataset elsewhere`);
-  }
+  // Outputs never go beside inputs: not into an input directory, a root, or a session directory (the one rule).
+  const why = outputRefusal(dir, [...inputs.filter((i) => isDirectory(path.resolve(i))), ...targets], { directory: true });
+  if (why) throw new UsageError(why, 'io');
   const previous = readManifest(dir);
   const opts = { content: Boolean(options.content), redact: Boolean(options.redact), redactPaths: Boolean(options.redactPaths) };
   const reusable =

@@ -10,7 +10,7 @@ import { assertAcyclicAncestry, descendantsOf, indexRoot, type IndexedSession } 
 import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media.js';
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
-import { abandonNewFile, prepareNewFile, publishNewFile, realOrSelf, type NewFile } from './new-file.js';
+import { abandonNewFile, outputRefusal, prepareNewFile, publishNewFile } from './new-file.js';
 import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 import { toJson } from '../core/json.js';
@@ -130,11 +130,6 @@ function* sourceRange(open: () => ByteSource, size: number, piece = 1 << 20): Ge
   }
 }
 
-/** Check the output path before reading anything: refuse existing files (unless forced) and directories. */
-function prepareOutput(output: string, force: boolean, inputs: readonly string[]): NewFile {
-  return prepareNewFile(output, force, 0o666, inputs);
-}
-
 /**
  * Export one session (and its descendants and media) as a ZIP in DSH's
  * export layout. Every input is opened read-only; the archive appears at
@@ -154,7 +149,7 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
     options.onWarning?.(message);
   };
 
-  const out = prepareOutput(options.output, options.force ?? false, [target.path]);
+  const out = prepareNewFile(options.output, options.force ?? false, 0o666, [target]);
   let published = false;
   const spools = new Set<Spool>();
   let writer: ZipWriter | undefined;
@@ -208,8 +203,9 @@ export async function exportSession(target: ResolvedTarget, options: ExportOptio
     }
 
     // --- never write over an input ---
-    const inputs = new Set([realOrSelf(target.path), ...descendants.map((d) => realOrSelf(d.path))]);
-    if (inputs.has(realOrSelf(out.abs))) throw new UsageError(`refusing to write the export over an input artifact: ${out.abs}`, 'io');
+    // (the descendants are inputs too, known only now: the same one rule, checked again with them)
+    const why = outputRefusal(out.abs, [target, ...descendants]);
+    if (why) throw new UsageError(why, 'io');
 
     const stream = createWriteStream(out.tmp, { fd: out.fd, autoClose: false });
     const streamDone = new Promise<void>((resolve, reject) => {

@@ -1,8 +1,8 @@
-import { closeSync, fsyncSync, linkSync, lstatSync, openSync, realpathSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, lstatSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { UsageError } from '../log/errors.js';
-import { outputRefusal } from '../log/target.js';
+import { ARTIFACT_NAMES, inDshLayout, isInside, realish } from '../log/target.js';
 
 /**
  * A new output being written: the final path, and the temporary sibling open
@@ -19,21 +19,74 @@ export interface NewFile {
 }
 
 /**
- * Check an output path before any log is read (refuse a directory, an input,
- * and an existing file unless forced) and open a temporary sibling with `wx`;
- * the caller writes it, then renames or links it into place, so a failure
- * leaves nothing half-written. No `--force` ever replaces an input.
+ * An input of a command that writes: an artifact or a directory (a root, a project or session
+ * directory) by path, optionally with the session root it was found under. `-` (stdin) and
+ * `x.zip:entry` have no place on disk and restrict nothing.
  */
-export function prepareNewFile(output: string, force: boolean, mode = 0o666, inputs: readonly string[] = []): NewFile {
+export type OutputInput = string | { path: string; root?: string };
+
+export interface OutputRefusalOptions {
+  /**
+   * The output is a directory dsh creates and fills (salvage, redact, dataset): it must also not lie
+   * inside the folder holding any input artifact (whatever its name), nor contain an input.
+   */
+  directory?: boolean;
+}
+
+/**
+ * The one write-safety rule for new outputs (files and directories): why `output` must not be
+ * written given the command's inputs, or undefined when it may. Refused, whatever `--force` says:
+ * the output is an input (same real path); it lies inside the session directory holding an input
+ * `session.jsonl[.zstd]`; for an input in DSH's layout (or found under a root), anywhere under that
+ * root, where DSH's listing looks (the root itself, its project and session directories); inside an
+ * input given as a directory. A directory output is also refused inside the folder holding any input
+ * artifact, and when it contains an input. Real paths are compared (symlinks resolved), so an output
+ * can never become part of what DSH reads.
+ */
+export function outputRefusal(output: string, inputs: readonly OutputInput[], options: OutputRefusalOptions = {}): string | undefined {
   const abs = path.resolve(output);
-  const real = realOrSelf(abs);
-  if (inputs.some((i) => i !== '-' && realOrSelf(i) === real)) {
-    throw new UsageError(`refusing to write ${abs}: it is an input of this command (dsh never writes to its inputs)`, 'io');
-  }
+  const out = realish(abs);
   for (const input of inputs) {
-    const why = outputRefusal(abs, input);
-    if (why) throw new UsageError(why, 'io');
+    const given = typeof input === 'string' ? input : input.path;
+    if (given === '-' || /\.zip:/i.test(given)) continue;
+    const real = realish(given);
+    if (real === out) return `refusing to write ${abs}: it is an input of this command (dsh never writes to its inputs)`;
+    const roots = typeof input !== 'string' && input.root !== undefined ? [realish(input.root)] : [];
+    let isDir = false;
+    try {
+      isDir = statSync(real).isDirectory();
+    } catch {
+      /* absent: judged by its name */
+    }
+    if (isDir) {
+      if (isInside(out, real)) return `refusing to write ${abs}: it is inside the input directory ${real}; choose a path outside it`;
+    } else if (inDshLayout(real)) {
+      roots.push(path.dirname(path.dirname(path.dirname(real))));
+    }
+    const sessionDir = path.dirname(real);
+    if (!isDir && ((ARTIFACT_NAMES as readonly string[]).includes(path.basename(real)) || options.directory) && isInside(out, sessionDir)) {
+      return `refusing to write ${abs}: it is inside the input's session directory ${sessionDir}; choose a path outside it`;
+    }
+    for (const root of roots) {
+      if (isInside(out, root)) {
+        return `refusing to write ${abs}: it is inside the input's session root ${root}, where DSH's listing looks (the root, its project and session directories); choose a path outside it`;
+      }
+    }
+    if (options.directory && isInside(real, out)) return `refusing to write ${abs}: it contains the input ${real}; choose a directory outside the inputs`;
   }
+  return undefined;
+}
+
+/**
+ * Check an output path before any log is read (refuse a directory, an input or a place beside one
+ * ({@link outputRefusal}), and an existing file unless forced) and open a temporary sibling with `wx`;
+ * the caller writes it, then renames or links it into place, so a failure leaves nothing half-written.
+ * No `--force` ever replaces an input.
+ */
+export function prepareNewFile(output: string, force: boolean, mode = 0o666, inputs: readonly OutputInput[] = []): NewFile {
+  const abs = path.resolve(output);
+  const why = outputRefusal(abs, inputs);
+  if (why) throw new UsageError(why, 'io');
   let st;
   try {
     st = lstatSync(abs);

@@ -85,7 +85,8 @@ function stdinVerdictBytes(head: Buffer): Buffer | 'read-all' | undefined {
 }
 
 /** Is `abs` an artifact in DSH's layout (`<root>/<project>/<session>/session.jsonl[.zstd]`)? */
-function inDshLayout(abs: string): boolean {
+/** Whether an artifact path sits in DSH's layout: `<root>/--<project>--/<session>/session.jsonl[.zstd]`. */
+export function inDshLayout(abs: string): boolean {
   const projectName = path.basename(path.dirname(path.dirname(abs)));
   const projectLike = projectName === '_no-cwd' || (projectName.startsWith('--') && projectName.endsWith('--') && projectName.length >= 4);
   return projectLike && (ARTIFACT_NAMES as readonly string[]).includes(path.basename(abs));
@@ -112,31 +113,6 @@ export function realish(p: string): string {
 export function isInside(child: string, parent: string): boolean {
   const rel = path.relative(parent, child);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
-/**
- * Why an output path must not be written, given an input artifact (undefined
- * when it may): never into the directory holding a `session.jsonl[.zstd]`
- * input, and, for an input in DSH's layout, nowhere under its root (the root
- * itself, project and session directories: everywhere DSH's listing looks), so
- * an output can never become part of what DSH reads. No `--force` overrides it.
- * Checks real paths (symlinks resolved). `-` and ZIP entries have no place.
- */
-export function outputRefusal(output: string, input: string): string | undefined {
-  if (input === '-' || /\.zip:/i.test(input)) return undefined;
-  const real = realish(input);
-  const out = realish(output);
-  const sessionDir = path.dirname(real);
-  if (inDshLayout(real)) {
-    const root = path.dirname(path.dirname(sessionDir));
-    if (isInside(out, root)) {
-      return `refusing to write ${path.resolve(output)}: it is inside the input's session root ${root}, where DSH's listing looks (the root, its project and session directories); choose a path outside it`;
-    }
-  }
-  if ((ARTIFACT_NAMES as readonly string[]).includes(path.basename(real)) && isInside(out, sessionDir)) {
-    return `refusing to write ${path.resolve(output)}: it is inside the input's session directory ${sessionDir}; choose a path outside it`;
-  }
-  return undefined;
 }
 
 function fileTarget(file: string): ResolvedTarget {

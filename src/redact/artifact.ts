@@ -230,7 +230,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
   const dryRun = Boolean(options.dryRun);
   if (!dryRun && !outDir) throw new UsageError('redact needs an output directory: -o <dir> (or --dry-run)');
   const existed = outDir !== undefined && existsSync(outDir);
-  const root = dryRun ? null : prepareOutputDir(outDir!, target.path);
+  const root = dryRun ? null : prepareOutputDir(outDir!, target);
   const source = target.open();
   let out: NewOutput | undefined;
   const report: RedactReport = {

@@ -1,27 +1,18 @@
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../log/errors.js';
-import { isInside, outputRefusal, realish } from '../log/target.js';
+import { outputRefusal, type OutputInput } from '../export/new-file.js';
 
 /**
- * Check and create a NEW output directory for salvage/redact output:
- * refuse when it exists and is not an empty directory, when it is the input's
- * directory, or when it lies inside the input's session directory (the
- * directory holding the artifact) — output must never land beside or inside
- * the evidence. `inputPath` is the artifact path (`-` / `zip:` for none).
+ * Check and create a NEW output directory for salvage/redact output: refuse when it exists and is
+ * not an empty directory, or where {@link outputRefusal} (directory rules) refuses it: the input's
+ * directory, inside it, or inside the input's root — output must never land beside or inside the
+ * evidence. `input` is the artifact (`-` / `zip:` restrict nothing).
  */
-export function prepareOutputDir(out: string, inputPath: string | undefined): string {
+export function prepareOutputDir(out: string, input: OutputInput | undefined): string {
   const abs = path.resolve(out);
-  // Plain artifact files only (not stdin `-`, not `archive.zip:entry`).
-  if (inputPath && inputPath !== '-' && path.isAbsolute(inputPath) && !/\.zip:/i.test(inputPath)) {
-    const sessionDir = realish(path.dirname(inputPath));
-    const target = realish(abs);
-    if (isInside(target, sessionDir)) {
-      throw new UsageError(`refusing to write into the input's session directory ${sessionDir}: choose an output directory outside it`);
-    }
-    const why = outputRefusal(abs, inputPath);
-    if (why) throw new UsageError(why);
-  }
+  const why = input !== undefined ? outputRefusal(abs, [input], { directory: true }) : undefined;
+  if (why) throw new UsageError(why, 'io');
   let st;
   try {
     st = statSync(abs);

@@ -81,7 +81,7 @@ function summaryOf(r: SalvageResult): SalvageSummary {
  * `seq-map.json`. Streams: events are written as they are read.
  */
 export async function runSalvage(target: ResolvedTarget, out: string, options: SalvageRunOptions = {}): Promise<SalvageReport> {
-  const dir = prepareOutputDir(out, target.path);
+  const dir = prepareOutputDir(out, target);
   const eventsFile = path.join(dir, 'events.ndjson');
   const gapsFile = path.join(dir, 'gaps.json');
   const ndjson = await NdjsonFile.create(eventsFile);

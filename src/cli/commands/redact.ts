@@ -1,10 +1,12 @@
-import { promises as fsp } from 'node:fs';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError, toJson, outputRefusal } from '../../api/log.js';
+import { UsageError, toJson } from '../../api/log.js';
+import { outputRefusal, prepareNewFile, writeNewFile } from '../../api/export.js';
 import { redactTarget, type RedactReport, DETECTOR_NAMES } from '../../api/redact.js';
 
 interface RedactCliOptions extends CommonOptions {
@@ -74,17 +76,12 @@ byte for byte. Exit codes: 0 ok, 1 the log cannot be read/redacted or the result
       if (!opts.output && !opts.dryRun) throw new UsageError('redact needs an output directory: -o <dir> (or --dry-run)');
       const detectors = opts.detectors ? opts.detectors.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
       for (const d of detectors ?? []) if (!DETECTOR_NAMES.includes(d)) throw new UsageError(`unknown detector ${toJson(d)} (known: ${DETECTOR_NAMES.join(', ')})`);
-      if (opts.report) {
-        try {
-          await fsp.lstat(opts.report);
-          throw new UsageError(`report file ${opts.report} exists; refusing to overwrite`, 'io');
-        } catch (error) {
-          if (error instanceof UsageError) throw error;
-        }
-      }
       const resolved = await resolveCli(target, opts);
-      const reportRefusal = opts.report ? outputRefusal(opts.report, resolved.path) : undefined;
+      // The report is a new file like any other output: refused before reading where the one rule refuses it,
+      // written (it may go inside -o DIR) only once the redaction is done.
+      const reportRefusal = opts.report ? outputRefusal(opts.report, [resolved]) : undefined;
       if (reportRefusal) throw new UsageError(reportRefusal, 'io');
+      if (opts.report && existsSync(opts.report)) throw new UsageError(`refusing to overwrite ${path.resolve(opts.report)}: it already exists`, 'io');
       let report: RedactReport;
       try {
         report = await redactTarget(resolved, opts.output, {
@@ -100,7 +97,7 @@ byte for byte. Exit codes: 0 ok, 1 the log cannot be read/redacted or the result
         throw error;
       }
       io.stderr.write(renderRedact(report, env.c));
-      if (opts.report) await fsp.writeFile(opts.report, toJson(report, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
+      if (opts.report) writeNewFile(prepareNewFile(opts.report, false, 0o600, [resolved]), [toJson(report, null, 2) + '\n'], false);
       if (opts.json) await writeOut(io.stdout, toJson(report) + '\n');
       return report.verify && !report.verify.ok ? EXIT.failed : EXIT.ok;
     }),
