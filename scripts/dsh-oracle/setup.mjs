@@ -50,7 +50,7 @@ for (const name of seen) {
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, pkg, 'package.json'), 'utf8'));
   for (const [key, value] of Object.entries(manifest.exports ?? { '.': manifest.main })) {
     if (key.includes('*') || key.endsWith('.json')) continue;
-    const target = typeof value === 'string' ? value : value.default;
+    const target = typeof value === 'string' ? value : (value.default ?? value.import);
     if (typeof target !== 'string') continue;
     const source = target.replace(/^\.\/lib\//, './src/').replace(/\.m?js$/, '.ts');
     paths[name + key.slice(1)] = [path.join(pkg, source)];
