@@ -1,6 +1,6 @@
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { decoderFor, resolveCli, EXIT, type CommandEnv } from '../shared.js';
+import { decoderFor, intOption, resolveCli, EXIT, type CommandEnv } from '../shared.js';
 import { UsageError, VERSION, toJson } from '../../api/log.js';
 import { abandonNewFile, prepareNewFile, writeNewFile, batches, exportRequest, exportRequestText, otlpSpans, otlpTargets, OtlpSendError, sendRequest, tracesUrl, type OtlpProtocol } from '../../api/export.js';
 import type { CommonOptions } from '../shared.js';
@@ -25,13 +25,8 @@ export interface OtlpCliOptions extends CommonOptions {
 export async function runOtlpExport(io: Io, env: CommandEnv, target: string, opts: OtlpCliOptions): Promise<number> {
   if (opts.rawArtifacts) throw new UsageError('--raw-artifacts is a ZIP option; it cannot be combined with --format otlp');
   if (opts.endpoint !== undefined && opts.output !== undefined) throw new UsageError('--endpoint and -o are alternatives: send the spans, or write them to a file');
-  const batchSize = Number(opts.batchSize);
-  if (!/^\d+$/.test(opts.batchSize) || batchSize < 1) throw new UsageError(`--batch-size must be an integer >= 1, got ${toJson(opts.batchSize)}`);
-  let maxInputBytes: number | undefined;
-  if (opts.contentMaxBytes !== undefined) {
-    if (!/^\d+$/.test(opts.contentMaxBytes) || Number(opts.contentMaxBytes) < 2) throw new UsageError(`--content-max-bytes must be an integer >= 2, got ${toJson(opts.contentMaxBytes)}`);
-    maxInputBytes = Number(opts.contentMaxBytes);
-  }
+  const batchSize = intOption('--batch-size', opts.batchSize, 1) as number;
+  const maxInputBytes = intOption('--content-max-bytes', opts.contentMaxBytes, 2);
   const headers: Record<string, string> = {};
   for (const h of opts.header ?? []) {
     const i = h.indexOf('=');
