@@ -37,7 +37,6 @@ const COMMANDS = [
   // Views printed with the final fold at hand while the log is re-read (peak RSS is the point).
   ['transcript', '{file}', '--json'],
   ['history', '{file}', '--all-pages', '--json'],
-  // Still holding the log (re-exec with a big heap): the figure to beat.
   ['compactions', '{file}', '--json'],
 ];
 

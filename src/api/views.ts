@@ -7,7 +7,7 @@
  *
  * @packageDocumentation
  */
-export { auditCompactions } from '../views/compactions.js';
+export { auditCompactions, auditCompactionsStreamed } from '../views/compactions.js';
 export type { BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../views/compactions.js';
 export { BodyError, deepseekBody } from '../views/deepseek-body.js';
 export type { DeepSeekBody, DeepSeekBodyResult } from '../views/deepseek-body.js';

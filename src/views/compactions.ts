@@ -89,12 +89,15 @@ export function estimateToolsTokens(header: EpochHeader | null | undefined): num
   return Math.ceil((toJson(t) ?? '').length / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
 }
 
-function priceNodes(nodes: readonly number[], events: readonly SessionEvent[]): { messages: number; tokens: number; chars: number } {
+/** The event with a seq, as far as the audit holds it (the surface's nodes and the event being visited). */
+export type EventAt = (seq: number) => SessionEvent | undefined;
+
+function priceNodes(nodes: readonly number[], at: EventAt): { messages: number; tokens: number; chars: number } {
   let messages = 0;
   let tokens = 0;
   let chars = 0;
   for (const seq of nodes) {
-    const e = events[seq];
+    const e = at(seq);
     if (!e) continue;
     const m = deriveEventMessage(e);
     if (m === null || m === undefined) continue;
@@ -375,11 +378,11 @@ function str(v: unknown): string | null {
 }
 
 /** DSH's balance counting (assistant tool-call blocks +n, tool/result −1) over surface order: balanced[i] = cut before node i. */
-function cuts(nodes: readonly number[], events: readonly SessionEvent[]): boolean[] {
+function cuts(nodes: readonly number[], at: EventAt): boolean[] {
   const out: boolean[] = [true];
   let open = 0;
   for (const seq of nodes) {
-    const e = events[seq];
+    const e = at(seq);
     if (e?.type === 'assistant/message') open += toolPairsOf(e).calls.length;
     else if (e?.type === 'tool/result') open -= 1;
     out.push(open === 0);
@@ -391,12 +394,12 @@ function cuts(nodes: readonly number[], events: readonly SessionEvent[]): boolea
  * Tool pairing across one replacement: `before`/`after` are the surface node seqs around it, the shadowed span
  * is `before[startIdx..endIdx]`. Reports pairs split by the boundary (one half shadowed, the other surviving).
  */
-export function toolPairing(before: readonly number[], startIdx: number, endIdx: number, after: readonly number[], events: readonly SessionEvent[], inPlace: boolean): PairingInfo {
-  const c = cuts(before, events);
+export function toolPairing(before: readonly number[], startIdx: number, endIdx: number, after: readonly number[], at: EventAt, inPlace: boolean): PairingInfo {
+  const c = cuts(before, at);
   const shadowed = before.slice(startIdx, endIdx + 1);
   const split = splitPairs(
-    shadowed.map((seq) => [seq, toolPairsOf(events[seq])] as const),
-    after.map((seq) => [seq, toolPairsOf(events[seq])] as const),
+    shadowed.map((seq) => [seq, toolPairsOf(at(seq))] as const),
+    after.map((seq) => [seq, toolPairsOf(at(seq))] as const),
   );
   const orphan = ({ callId, survivingSeq, shadowedSeq }: SplitPair): OrphanPair => ({ callId, survivingSeq, shadowedSeq });
   const orphanCalls = split.filter((x) => x.kind === 'call').map(orphan);
@@ -422,13 +425,33 @@ function billed(u: any): number | null {
 
 /** Audit every compaction attempt, prune and other surface replacement in a logical event list. */
 export function auditCompactions(events: readonly SessionEvent[], options: { sessionId?: string | null } = {}): CompactionsReport {
-  const audit = new CompactionAudit(events);
-  for (let i = 0; i < events.length; i++) audit.visit(i);
+  const audit = new CompactionAudit(deriveDispatches(events, { lazy: events }).requests);
+  for (const e of events) audit.push(e);
+  audit.end();
+  return audit.finish(options.sessionId ?? null);
+}
+
+/**
+ * {@link auditCompactions} over logical events that come in batches (a re-read of the log), never
+ * holding them: `dispatches` is the session's dispatch index (complete before the walk), `hydrate`
+ * fills the text-valued fields (header, usage) of the few entries the audit prices against.
+ */
+export async function auditCompactionsStreamed(
+  batches: AsyncIterable<readonly SessionEvent[]>,
+  dispatches: readonly DispatchEntry[],
+  hydrate: (entries: readonly DispatchEntry[]) => Promise<void>,
+  options: { sessionId?: string | null } = {},
+): Promise<CompactionsReport> {
+  const audit = new CompactionAudit(dispatches);
+  for await (const batch of batches) for (const e of batch) audit.push(e);
+  await hydrate(audit.end());
   return audit.finish(options.sessionId ?? null);
 }
 
 interface CommandState {
   runSeq: number;
+  /** The folded request header before the command/run. */
+  header: EpochHeader | null;
   name: unknown;
   doneSeq: number | null;
   doneKind: string | null;
@@ -443,15 +466,29 @@ interface CommandState {
  * ({@link onStart}, {@link onSummary}, {@link onEnd}, {@link onEndSeed}),
  * prunes ({@link onPrune}) and surface replacements ({@link onReplacement});
  * then {@link finish} classifies what stayed open and prices what landed.
+ * Events come one at a time ({@link push}); it holds the events on the
+ * folded surface (what DSH itself holds), never the log.
  */
 class CompactionAudit {
-  private readonly dispatches: DispatchEntry[];
   private readonly dispatchByFinish = new Map<number, DispatchEntry>();
   private readonly fold = new SurfaceFold(false);
   private readonly attempts: CompactionAttempt[] = [];
   private readonly byId = new Map<string, CompactionAttempt>();
   private readonly commands = new Map<string, CommandState>();
-  private readonly headerAt: (EpochHeader | null)[] = [];
+  /** The folded request header before each attempt's first event. */
+  private readonly headerAt = new Map<CompactionAttempt, EpochHeader | null>();
+  /** The data of each attempt's compaction/summary and compaction/prune (read when its replacement lands). */
+  private readonly summaryData = new Map<CompactionAttempt, Record<string, any>>();
+  private readonly pruneData = new Map<CompactionAttempt, Record<string, any>>();
+  /** The events whose seqs are the fold's surface nodes. */
+  private nodeEvents = new Map<number, SessionEvent>();
+  /** The event being visited, the one before it, and the one pushed but not yet visited (a prune looks one ahead). */
+  private current: SessionEvent | undefined;
+  private previous: SessionEvent | undefined;
+  private pending: SessionEvent | undefined;
+  private headerBefore: EpochHeader | null = null;
+  private count = 0;
+  private readonly at: EventAt = (seq) => this.nodeEvents.get(seq) ?? (this.current?.seq === seq ? this.current : undefined);
   private readonly surfacePrices = new Map<CompactionAttempt, SurfacePrices>();
   private readonly pruneAt = new Map<number, CompactionAttempt>();
   private readonly origin = new Map<number, number[]>();
@@ -463,17 +500,40 @@ class CompactionAudit {
   private foldError: CompactionsReport['foldError'] = null;
   private lastPrunes: CompactionAttempt[] = [];
 
-  constructor(private readonly events: readonly SessionEvent[]) {
-    this.dispatches = deriveDispatches(events, { lazy: events }).requests;
+  constructor(private readonly dispatches: readonly DispatchEntry[]) {
     for (const d of this.dispatches) this.dispatchByFinish.set(d.lastChunkSeq, d);
   }
 
-  /** Event `i`: the surface fold first, then each job that event concerns. */
-  visit(i: number): void {
-    const e = this.events[i] as SessionEvent;
+  /** The next logical event (in log order). */
+  push(e: SessionEvent): void {
+    if (this.pending) this.visit(this.pending, e);
+    this.pending = e;
+  }
+
+  /** After the last event: the dispatches {@link finish} reads headers and usage of (to hydrate first). */
+  end(): DispatchEntry[] {
+    if (this.pending) this.visit(this.pending, undefined);
+    this.pending = undefined;
+    this.current = undefined;
+    const out = new Set<DispatchEntry>();
+    for (const a of this.attempts) {
+      const lastBefore = findLastDispatch(this.dispatches, a.firstSeq);
+      const next = this.dispatches.find((x) => x.firstChunkSeq > a.lastSeq);
+      if (lastBefore) out.add(lastBefore);
+      if (next) out.add(next);
+    }
+    return [...out];
+  }
+
+  /** One event: the surface fold first, then each job that event concerns. */
+  private visit(e: SessionEvent, next: SessionEvent | undefined): void {
+    this.current = e;
+    this.count += 1;
     const d = rec(e.data);
     const isReplacement = isSurfaceEligibleType(e.type) && e.surfaceOp !== undefined && e.surfaceOp !== 'append';
     const before = isReplacement ? this.fold.nodes.slice() : null;
+    const length = this.fold.nodes.length;
+    const last = this.fold.nodes[length - 1];
     if (this.foldError === null) {
       try {
         this.fold.apply(e);
@@ -482,7 +542,7 @@ class CompactionAudit {
         else this.foldError = { seq: e.seq, rule: '?', message: (error as Error).message };
       }
     }
-    this.headerAt.push(this.header);
+    this.headerBefore = this.header;
     switch (e.type) {
       case 'turn/start':
         this.openTurn = typeof d['turn'] === 'number' ? d['turn'] : null;
@@ -525,16 +585,34 @@ class CompactionAudit {
         this.onEnd(e, d);
         break;
       case 'compaction/prune':
-        this.onPrune(e, d, this.events[i + 1]);
+        this.onPrune(e, d, next);
         break;
       default:
         break;
     }
     if (e.type !== 'compaction/prune' && !(e.type === 'tool/result' && isReplacement)) this.lastPrunes = [];
-    if (isReplacement && before) this.onReplacement(e, d, before, this.events[i - 1]);
+    if (isReplacement && before) this.onReplacement(e, d, before, this.previous);
+    this.trackNodes(e, length, last);
+    this.previous = e;
   }
 
-  private newAttempt(kind: AttemptKind, firstSeq: number, trigger: TriggerInfo): CompactionAttempt {
+  /** Keep `nodeEvents` the events of the surface nodes after `e` was folded (`length`, `last`: the surface before). */
+  private trackNodes(e: SessionEvent, length: number, last: number | undefined): void {
+    const nodes = this.fold.nodes;
+    if (nodes.length === length && nodes[length - 1] === last && !(e.surfaceOp !== undefined && e.surfaceOp !== 'append')) return;
+    if (nodes.length === length + 1 && nodes[length - 1] === last && nodes[length] === e.seq) {
+      this.nodeEvents.set(e.seq, e);
+      return;
+    }
+    const kept = new Map<number, SessionEvent>();
+    for (const seq of nodes) {
+      const x = this.at(seq);
+      if (x) kept.set(seq, x);
+    }
+    this.nodeEvents = kept;
+  }
+
+  private newAttempt(kind: AttemptKind, firstSeq: number, trigger: TriggerInfo, header: EpochHeader | null = this.headerBefore): CompactionAttempt {
     const a: CompactionAttempt = {
       index: this.attempts.length,
       kind,
@@ -559,6 +637,7 @@ class CompactionAudit {
       notes: [],
     };
     this.attempts.push(a);
+    this.headerAt.set(a, header);
     return a;
   }
 
@@ -623,7 +702,7 @@ class CompactionAudit {
 
   private onCommandRun(e: SessionEvent, d: Record<string, any>): void {
     const id = str(d['commandId']);
-    if (id !== null) this.commands.set(id, { runSeq: e.seq, name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
+    if (id !== null) this.commands.set(id, { runSeq: e.seq, header: this.headerBefore, name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
   }
 
   private onCommandDone(e: SessionEvent, d: Record<string, any>): void {
@@ -642,7 +721,7 @@ class CompactionAudit {
         turn: null,
         step: null,
         command: { commandId: id, runSeq: c.runSeq, doneSeq: e.seq, doneKind: c.doneKind, doneText: c.doneText },
-      });
+      }, c.header);
       a.sourceCommandId = id;
       a.lastSeq = e.seq;
       a.owner = null;
@@ -702,6 +781,7 @@ class CompactionAudit {
     if (a.seqs.summary !== null) a.notes.push(`a second compaction/summary (seq ${e.seq}) in one bracket`);
     else {
       a.seqs.summary = e.seq;
+      this.summaryData.set(a, d);
       a.summaryCall = {
         seq: e.seq,
         provider: d['provider'],
@@ -745,6 +825,7 @@ class CompactionAudit {
   private onPrune(e: SessionEvent, d: Record<string, any>, next: SessionEvent | undefined): void {
     const a = this.newAttempt('prune', e.seq, this.position(undefined, 'compaction/prune'));
     a.seqs.prune = e.seq;
+    this.pruneData.set(a, d);
     a.coverage = {
       covered: false,
       missing: [],
@@ -787,8 +868,8 @@ class CompactionAudit {
     }
     a.seqs.replacement = e.seq;
     a.lastSeq = Math.max(a.lastSeq, e.seq);
-    auditReplacement(a, e, before, this.fold.nodes, this.events, this.origin);
-    this.surfacePrices.set(a, { before: priceNodes(before, this.events), after: priceNodes(this.fold.nodes, this.events), replacement: priceNodes([e.seq], this.events) });
+    auditReplacement(a, e, before, this.fold.nodes, this.at, this.origin, this.summaryData.get(a), this.pruneData.get(a));
+    this.surfacePrices.set(a, { before: priceNodes(before, this.at), after: priceNodes(this.fold.nodes, this.at), replacement: priceNodes([e.seq], this.at) });
   }
 
   /** After the last event: the lock left open, unclosed shapes, current holders, budgets, counts and verdicts. */
@@ -807,13 +888,13 @@ class CompactionAudit {
     for (const a of attempts) {
       const lastBefore = findLastDispatch(this.dispatches, a.firstSeq);
       const next = this.dispatches.find((x) => x.firstChunkSeq > a.lastSeq) ?? null;
-      a.nextRequest = nextRequest(a, next, this.events, attempts, this.header, finalNodes);
+      a.nextRequest = nextRequest(a, next, this.at, attempts, this.header, finalNodes);
       const priced = this.surfacePrices.get(a);
-      if (a.range && priced) a.budget = budget(priced, lastBefore, next, this.headerAt[a.firstSeq] ?? null, this.header);
+      if (a.range && priced) a.budget = budget(priced, lastBefore, next, this.headerAt.get(a) ?? null, this.header);
     }
     const report: CompactionsReport = {
       sessionId,
-      eventCount: this.events.length,
+      eventCount: this.count,
       surfaceNodes: finalNodes.length,
       replaceGeneration: this.fold.replaceGeneration,
       counts: countAttempts(attempts),
@@ -922,7 +1003,16 @@ interface SurfacePrices {
   replacement: { messages: number; tokens: number; chars: number };
 }
 
-function auditReplacement(a: CompactionAttempt, e: SessionEvent, before: readonly number[], after: readonly number[], events: readonly SessionEvent[], origin: Map<number, number[]>): void {
+function auditReplacement(
+  a: CompactionAttempt,
+  e: SessionEvent,
+  before: readonly number[],
+  after: readonly number[],
+  at: EventAt,
+  origin: Map<number, number[]>,
+  summary: Record<string, any> | undefined,
+  prune: Record<string, any> | undefined,
+): void {
   const op = e.surfaceOp as { start: number; end: number };
   const startIdx = before.indexOf(op.start);
   const endIdx = before.indexOf(op.end);
@@ -939,12 +1029,12 @@ function auditReplacement(a: CompactionAttempt, e: SessionEvent, before: readonl
   let declaredRange: { start: unknown; end: unknown } | null = null;
   let tokenCount: number | null = prior?.declaredTokenCount ?? null;
   if (a.kind === 'compaction' && a.seqs.summary !== null) {
-    const s = rec(events[a.seqs.summary]?.data);
+    const s = rec(summary);
     declared = Array.isArray(s['shadowedSeqs']) ? s['shadowedSeqs'] : null;
     declaredRange = rec(s['shadowedRange']) as { start: unknown; end: unknown };
     tokenCount = typeof s['shadowedTokenCount'] === 'number' ? s['shadowedTokenCount'] : null;
   } else if (a.seqs.prune !== null) {
-    declaredRange = rec(rec(events[a.seqs.prune]?.data)['shadowedRange']) as { start: unknown; end: unknown };
+    declaredRange = rec(rec(prune)['shadowedRange']) as { start: unknown; end: unknown };
   }
   let declaredMatches: boolean | null = null;
   if (declared !== null) {
@@ -960,15 +1050,15 @@ function auditReplacement(a: CompactionAttempt, e: SessionEvent, before: readonl
     declaredMatches,
     declaredShadowedSeqs: declared,
     declaredTokenCount: tokenCount,
-    estimatedShadowedTokens: priceNodes(shadowed, events).tokens,
+    estimatedShadowedTokens: priceNodes(shadowed, at).tokens,
   };
-  a.pairing = toolPairing(before, startIdx, endIdx, after, events, e.type === 'tool/result');
+  a.pairing = toolPairing(before, startIdx, endIdx, after, at, e.type === 'tool/result');
   const missingEvents = shadowed.filter((s) => {
-    const x = events[s];
+    const x = at(s);
     return !x || x.seq !== s || !isSurfaceEligibleType(x.type);
   });
   const shadowedReplacements = shadowed.filter((s) => {
-    const x = events[s];
+    const x = at(s);
     return x !== undefined && x.surfaceOp !== undefined && x.surfaceOp !== 'append';
   });
   const origins = new Set<number>();
@@ -1014,7 +1104,7 @@ function budget(p: SurfacePrices, lastBefore: DispatchEntry | null, next: Dispat
 function nextRequest(
   a: CompactionAttempt,
   next: DispatchEntry | null,
-  events: readonly SessionEvent[],
+  at: EventAt,
   attempts: readonly CompactionAttempt[],
   finalHeader: EpochHeader | null,
   finalNodes: readonly number[],
@@ -1049,7 +1139,7 @@ function nextRequest(
     };
   }
   const count = finalNodes.filter((s) => {
-    const e = events[s];
+    const e = at(s);
     return e !== undefined && deriveEventMessage(e) !== null;
   }).length;
   const reason = check(finalNodes, finalHeader, count);

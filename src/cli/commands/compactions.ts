@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { inspectTarget, UsageError, resolveTarget, scanRoot, toJson } from '../../api/log.js';
-import { auditCompactions, type CompactionsReport } from '../../api/views.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
+import { progressOption } from '../progress.js';
+import { inspectTargetIndexed, type SessionInspection, type ResolvedTarget, UsageError, resolveTarget, scanRoot, toJson } from '../../api/log.js';
+import { auditCompactionsStreamed, DISPATCHES, foldOf, type CompactionsReport } from '../../api/views.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
 import { reportLoadFailure } from './replay.js';
 
@@ -16,6 +17,26 @@ interface CompactionsOptions extends CommonOptions {
 
 
 const failing = (r: CompactionsReport) => r.verdicts.some((v) => v.state === 'fail');
+
+/**
+ * One validating pass (or the saved session index) keeps the dispatch index; the audit then walks a
+ * re-read of the log holding only the folded surface's events, never the log.
+ */
+async function auditTarget(io: Io, target: ResolvedTarget, opts: CompactionsOptions, progress: boolean): Promise<{ r: SessionInspection; report?: CompactionsReport }> {
+  const indexed = await inspectTargetIndexed(target, { decoder: decoderFor(opts), ...(progress ? progressOption(io, opts) : {}) }, indexUseFor(io, opts, [DISPATCHES]));
+  try {
+    const r = indexed.inspection;
+    const { stream, events } = indexed;
+    if (r.error || !stream || !events) return { r };
+    const dispatches = foldOf(indexed.folds, DISPATCHES);
+    const report = await auditCompactionsStreamed(stream(), dispatches.index.requests, (entries) => dispatches.hydrate(entries, (ranges) => events(ranges)), {
+      sessionId: r.meta?.id ?? null,
+    });
+    return { r, report };
+  } finally {
+    indexed.close();
+  }
+}
 
 export function registerCompactions(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
@@ -59,15 +80,16 @@ Examples:
         for (const s of scan.sessions) {
           const t = resolveTarget(s.path);
           t.root = scan.root;
-          const r = await inspectTarget(t, { decoder: decoderFor(opts), collect: true, keepReplacements: false });
-          if (r.error || !r.events) {
+          const { r, report } = await auditTarget(io, t, opts, false);
+          if (!report) {
             const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
             rows.push({ sessionId: r.artifact.meta?.id ?? s.id, path: s.path, error: { class: e.class, message: e.message } });
             if (!opts.json) io.stderr.write(`dsh: ${escapeControl(s.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
             continue;
           }
           const sessionId = r.meta?.id ?? s.id;
-          rows.push({ sessionId, path: s.path, report: auditCompactions(r.events, { sessionId }) });
+          report.sessionId = sessionId;
+          rows.push({ sessionId, path: s.path, report });
         }
         const reports = rows.filter((x) => x.report).map((x) => x.report as CompactionsReport);
         const totals = {
@@ -90,10 +112,9 @@ Examples:
         return opts.strict && totals.failingSessions > 0 ? EXIT.failed : EXIT.ok;
       }
       const resolved = await resolveCli(target, opts);
-      const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: false });
-      if (r.error || !r.events) return reportLoadFailure(io, opts, r.error);
+      const { r, report } = await auditTarget(io, resolved, opts, true);
+      if (!report) return reportLoadFailure(io, opts, r.error);
       if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-      const report = auditCompactions(r.events, { sessionId: r.meta?.id ?? null });
       if (opts.id !== undefined) {
         const want = opts.id.trim();
         const n = /^#?(\d+)$/.exec(want);
