@@ -1,6 +1,7 @@
 /**
  * Views that used to hold the whole logical log now walk a re-read of it: on a
  * generated log of ~96 MB of logical text, each runs under a 64 MiB V8 heap
+ * (fork, which writes the ~96 MB child, under 96 MiB)
  * (holding the log takes ~4x its logical bytes, ~400 MB; the holding path also
  * refused any log past a fifth of the heap) and prints exactly what the
  * library's holding path computes in this (big-heap) process.
@@ -14,12 +15,15 @@ import { runCli } from './helpers/cli.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { auditCompactions } from '../src/views/compactions.js';
+import { childEvents, planFork } from '../src/views/fork.js';
+import { deepEqualJson } from '../src/log/surface.js';
 import { toJson } from '../src/core/json.js';
 
 const HEAP_MIB = 64;
 const LOGICAL_BYTES = 96_000_000;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-bounded-'));
-const file = path.join(dir, '--home-dev-p--', 'big', 'session.jsonl');
+const root = path.join(dir, 'root');
+const file = path.join(root, '--home-dev-p--', 'big', 'session.jsonl');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 beforeAll(async () => {
@@ -28,13 +32,14 @@ beforeAll(async () => {
 }, 300_000);
 
 /** The CLI under a small heap, with no re-exec and no cache (a cold pass). */
-const small = (args: string[]) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MIB}`, DSH_NO_REEXEC: '1', DSH_NO_CACHE: '1' } });
+const small = (args: string[], heap = HEAP_MIB) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${heap}`, DSH_NO_REEXEC: '1', DSH_NO_CACHE: '1' } });
 
+let kept: Awaited<ReturnType<typeof inspectTarget>> | undefined;
 /** The logical events, held (in this process, whose heap is large). */
 async function held() {
-  const r = await inspectTarget(resolveTarget(file), { collect: true, keepReplacements: false });
-  if (r.error || !r.events) throw new Error(`generated log refused: ${r.error?.message}`);
-  return r;
+  kept ??= await inspectTarget(resolveTarget(file), { collect: true, keepReplacements: true });
+  if (kept.error || !kept.events || !kept.meta) throw new Error(`generated log refused: ${kept.error?.message}`);
+  return { ...kept, events: kept.events, meta: kept.meta };
 }
 
 describe(`bounded memory: a ${LOGICAL_BYTES / 1e6} MB log under a ${HEAP_MIB} MiB heap`, () => {
@@ -46,5 +51,22 @@ describe(`bounded memory: a ${LOGICAL_BYTES / 1e6} MB log under a ${HEAP_MIB} Mi
     // The generated log compacts and prunes: the audit has something to say.
     expect(JSON.parse(want).attempts.length).toBeGreaterThan(5);
     expect(got.stdout).toBe(want);
+  }, 300_000);
+
+  it('fork --out writes the child of the holding plan, in several appends, and reads it back (under a 96 MiB heap: it re-reads the source three times and the child once)', async () => {
+    const out = path.join(dir, 'out');
+    const got = await small(['fork', file, '--out', out, '--id', 'kid', '--created-at', '7', '--encoding', 'none', '--json'], 96);
+    expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
+    const r = await held();
+    const plan = planFork(r.meta, r.events, { childId: 'kid', createdAt: 7, storedEventCount: r.storedEventCount });
+    const j = JSON.parse(got.stdout);
+    expect(j).toMatchObject({ written: true, verified: true });
+    expect(toJson(j.plan)).toBe(toJson(plan));
+    // Most of the log is inherited: the child is far bigger than the heap that wrote it.
+    expect(plan.seedLength).toBeGreaterThan(r.events.length * 0.9);
+    const back = await inspectTarget(resolveTarget(j.path), { collect: true });
+    expect(back.error).toBeFalsy();
+    expect(deepEqualJson(back.events, childEvents(plan, r.events))).toBe(true);
+    expect(deepEqualJson(back.meta, plan.child)).toBe(true);
   }, 300_000);
 });

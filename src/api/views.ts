@@ -17,7 +17,7 @@ export { DISPATCHES } from '../views/dispatch-fold.js';
 export type { Dispatches, Fetch } from '../views/dispatch-fold.js';
 export { LogFollower } from '../views/follow.js';
 export type { FollowNotice, FollowSink, FollowState } from '../views/follow.js';
-export { ForkUnavailable, childEvents, planFork } from '../views/fork.js';
+export { ForkUnavailable, childEvents, endSeedOf, planFork, planForkStreamed } from '../views/fork.js';
 export type { ForkBoundary, ForkPlan, ForkPlanOptions } from '../views/fork.js';
 export { DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate } from '../views/history.js';
 export type { HistoryPage, MessageGroups, SizeLimits } from '../views/history.js';

@@ -17,6 +17,7 @@ import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, SurfaceError, deriveEventMessage, isSurfaceEligibleType } from '../log/surface.js';
 import { canonicalHeader, type EpochHeader } from './header.js';
 import { deriveDispatches, type DispatchEntry } from './requests.js';
+import { NodeValues } from './surface-nodes.js';
 import { toJson } from '../core/json.js';
 
 // ---------------------------------------------------------------- heuristic pricing
@@ -481,7 +482,7 @@ class CompactionAudit {
   private readonly summaryData = new Map<CompactionAttempt, Record<string, any>>();
   private readonly pruneData = new Map<CompactionAttempt, Record<string, any>>();
   /** The events whose seqs are the fold's surface nodes. */
-  private nodeEvents = new Map<number, SessionEvent>();
+  private readonly nodeEvents = new NodeValues<SessionEvent>();
   /** The event being visited, the one before it, and the one pushed but not yet visited (a prune looks one ahead). */
   private current: SessionEvent | undefined;
   private previous: SessionEvent | undefined;
@@ -532,8 +533,7 @@ class CompactionAudit {
     const d = rec(e.data);
     const isReplacement = isSurfaceEligibleType(e.type) && e.surfaceOp !== undefined && e.surfaceOp !== 'append';
     const before = isReplacement ? this.fold.nodes.slice() : null;
-    const length = this.fold.nodes.length;
-    const last = this.fold.nodes[length - 1];
+    this.nodeEvents.before(this.fold.nodes);
     if (this.foldError === null) {
       try {
         this.fold.apply(e);
@@ -592,24 +592,8 @@ class CompactionAudit {
     }
     if (e.type !== 'compaction/prune' && !(e.type === 'tool/result' && isReplacement)) this.lastPrunes = [];
     if (isReplacement && before) this.onReplacement(e, d, before, this.previous);
-    this.trackNodes(e, length, last);
+    this.nodeEvents.after(this.fold.nodes, e.seq, e, e.surfaceOp !== undefined && e.surfaceOp !== 'append');
     this.previous = e;
-  }
-
-  /** Keep `nodeEvents` the events of the surface nodes after `e` was folded (`length`, `last`: the surface before). */
-  private trackNodes(e: SessionEvent, length: number, last: number | undefined): void {
-    const nodes = this.fold.nodes;
-    if (nodes.length === length && nodes[length - 1] === last && !(e.surfaceOp !== undefined && e.surfaceOp !== 'append')) return;
-    if (nodes.length === length + 1 && nodes[length - 1] === last && nodes[length] === e.seq) {
-      this.nodeEvents.set(e.seq, e);
-      return;
-    }
-    const kept = new Map<number, SessionEvent>();
-    for (const seq of nodes) {
-      const x = this.at(seq);
-      if (x) kept.set(seq, x);
-    }
-    this.nodeEvents = kept;
   }
 
   private newAttempt(kind: AttemptKind, firstSeq: number, trigger: TriggerInfo, header: EpochHeader | null = this.headerBefore): CompactionAttempt {

@@ -17,6 +17,7 @@ import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { SurfaceFold, deriveEventMessage } from '../log/surface.js';
 import { readTitle } from './messages.js';
 import { reasonText } from './summary.js';
+import { NodeValues } from './surface-nodes.js';
 
 /** No fork boundary exists at the requested point (`dsh fork`). */
 export class ForkUnavailable extends Error {
@@ -36,40 +37,125 @@ export interface ForkBoundary {
   rule: 'anchored' | 'last-completed-turn';
 }
 
+/**
+ * What the boundary rule and the preset read of the whole log, gathered one
+ * event at a time (the log need not be held): the first `turn/end` at or after
+ * `atSeq`, the last `turn/end`, the first `turn/start` after each, the last
+ * `agent-preset/selected`.
+ */
+export class ForkScan {
+  count = 0;
+  lastSeq = -1;
+  private anchored: number | undefined;
+  private anchoredCut: number | undefined;
+  private lastEnd: number | undefined;
+  private lastEndCut: number | undefined;
+  private preset: string | undefined;
+  constructor(private readonly atSeq?: number) {}
+
+  push(e: SessionEvent): void {
+    const i = this.count++;
+    this.lastSeq = e.seq;
+    if (e.type === 'turn/end') {
+      if (this.atSeq !== undefined && this.anchored === undefined && e.seq >= this.atSeq) this.anchored = e.seq;
+      this.lastEnd = e.seq;
+      this.lastEndCut = undefined;
+    } else if (e.type === 'turn/start') {
+      if (this.anchored !== undefined && this.anchoredCut === undefined && i > this.anchored) this.anchoredCut = i;
+      if (this.lastEnd !== undefined && this.lastEndCut === undefined && i > this.lastEnd) this.lastEndCut = i;
+    } else if (e.type === 'agent-preset/selected' && typeof e.data?.agentPreset === 'string') this.preset = e.data.agentPreset;
+  }
+
+  /** The Host's boundary rule; throws ForkUnavailable with DSH's text. */
+  boundary(sessionId: string): ForkBoundary {
+    const { atSeq, lastSeq } = this;
+    let boundary: number | undefined;
+    let cut: number | undefined;
+    let rule: ForkBoundary['rule'] = 'anchored';
+    if (atSeq !== undefined && this.anchored !== undefined) {
+      boundary = this.anchored;
+      cut = this.anchoredCut;
+    }
+    if (boundary === undefined && (atSeq === undefined || atSeq > lastSeq)) {
+      rule = 'last-completed-turn';
+      boundary = this.lastEnd;
+      cut = this.lastEndCut;
+    }
+    if (boundary === undefined) {
+      throw new ForkUnavailable(
+        atSeq !== undefined && atSeq <= lastSeq
+          ? `session "${sessionId}" has not completed the turn containing event ${atSeq}`
+          : `session "${sessionId}" has no completed turn to fork from`,
+      );
+    }
+    // Cut = boundary + 1, over trailing standalone events up to the next turn/start.
+    return { boundarySeq: boundary, cut: cut ?? Math.max(boundary + 1, this.count), rule };
+  }
+
+  /** DSH's `resolveSessionPreset`: the last `agent-preset/selected` in the log, else the header's preset. */
+  sessionPreset(header: SessionHeader): string | undefined {
+    return this.preset ?? header.agentPreset;
+  }
+}
+
 /** The Host's boundary rule; throws ForkUnavailable with DSH's text. */
 export function forkBoundary(sessionId: string, events: readonly SessionEvent[], atSeq?: number): ForkBoundary {
-  const lastSeq = events.length > 0 ? (events[events.length - 1] as SessionEvent).seq : -1;
-  let boundary: SessionEvent | undefined;
-  let rule: ForkBoundary['rule'] = 'anchored';
-  if (atSeq !== undefined) boundary = events.find((e) => e.type === 'turn/end' && e.seq >= atSeq);
-  if (!boundary && (atSeq === undefined || atSeq > lastSeq)) {
-    rule = 'last-completed-turn';
-    for (let i = events.length - 1; i >= 0; i--) {
-      if ((events[i] as SessionEvent).type === 'turn/end') {
-        boundary = events[i];
-        break;
-      }
-    }
-  }
-  if (!boundary) {
-    throw new ForkUnavailable(
-      atSeq !== undefined && atSeq <= lastSeq
-        ? `session "${sessionId}" has not completed the turn containing event ${atSeq}`
-        : `session "${sessionId}" has no completed turn to fork from`,
-    );
-  }
-  let cut = boundary.seq + 1;
-  while (cut < events.length && events[cut]?.type !== 'turn/start') cut++;
-  return { boundarySeq: boundary.seq, cut, rule };
+  return scanned(events, atSeq).boundary(sessionId);
+}
+
+function scanned(events: readonly SessionEvent[], atSeq?: number): ForkScan {
+  const scan = new ForkScan(atSeq);
+  for (const e of events) scan.push(e);
+  return scan;
 }
 
 /** DSH's `resolveSessionPreset`: the last `agent-preset/selected` in the log, else the header's preset. */
 export function sessionPreset(header: SessionHeader, events: readonly SessionEvent[]): string | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i] as SessionEvent;
-    if (e.type === 'agent-preset/selected' && typeof e.data?.agentPreset === 'string') return e.data.agentPreset;
+  return scanned(events).sessionPreset(header);
+}
+
+/** What the child inherits, folded over the seed (events `0..cut-1`) one event at a time. */
+export class SeedFold {
+  private readonly countsByType: Record<string, number> = {};
+  private readonly fold = new SurfaceFold(true);
+  private readonly messages = new NodeValues<boolean>();
+  private turns = 0;
+  private lastTurn: ForkPlan['inherits']['lastTurn'] = null;
+  private title: SessionEvent | undefined;
+  private last: SessionEvent | undefined;
+  private readonly syntheticSeqs: number[] = [];
+  constructor(private readonly stored: number) {}
+
+  push(e: SessionEvent): void {
+    this.countsByType[e.type] = (this.countsByType[e.type] ?? 0) + 1;
+    if (e.type === 'turn/end') {
+      this.turns++;
+      this.lastTurn = { turn: typeof e.data?.turn === 'number' ? e.data.turn : null, reason: reasonText(e.data?.reason), endSeq: e.seq };
+    }
+    if (e.type === 'session/title') this.title = e;
+    if (e.seq >= this.stored) this.syntheticSeqs.push(e.seq);
+    this.messages.before(this.fold.nodes);
+    this.fold.apply(e);
+    this.messages.after(this.fold.nodes, e.seq, deriveEventMessage(e) !== null, e.surfaceOp !== undefined && e.surfaceOp !== 'append');
+    this.last = e;
   }
-  return header.agentPreset;
+
+  inherits(): { inherits: ForkPlan['inherits']; endsWithEndSeed: boolean } {
+    const title = this.title ? readTitle([this.title]) : null;
+    return {
+      inherits: {
+        countsByType: this.countsByType,
+        turns: this.turns,
+        lastTurn: this.lastTurn,
+        surfaceNodes: this.fold.nodes.length,
+        modelMessages: this.fold.nodes.filter((s) => this.messages.get(s) === true).length,
+        replacements: this.fold.replacements.length,
+        title: title && typeof title['title'] === 'string' ? (title['title'] as string) : null,
+        syntheticSeqs: this.syntheticSeqs,
+      },
+      endsWithEndSeed: this.last?.type === 'session/end-seed',
+    };
+  }
 }
 
 /** What `dsh fork` would create: the source, the boundary, the seed of the child session. */
@@ -116,26 +202,40 @@ export function defaultChildId(): string {
 
 /** Plan the Host fork of a logically inspected source. Throws ForkUnavailable. */
 export function planFork(header: SessionHeader, events: readonly SessionEvent[], options: ForkPlanOptions = {}): ForkPlan {
-  const boundary = forkBoundary(header.id, events, options.atSeq);
-  const cut = boundary.cut;
-  const seed = events.slice(0, cut);
-  const countsByType: Record<string, number> = {};
-  const fold = new SurfaceFold(true);
-  let turns = 0;
-  let lastTurn: ForkPlan['inherits']['lastTurn'] = null;
-  for (const e of seed) {
-    countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
-    if (e.type === 'turn/end') {
-      turns++;
-      lastTurn = { turn: typeof e.data?.turn === 'number' ? e.data.turn : null, reason: reasonText(e.data?.reason), endSeq: e.seq };
+  const scan = scanned(events, options.atSeq);
+  const boundary = scan.boundary(header.id);
+  const seed = new SeedFold(options.storedEventCount ?? events.length);
+  for (let i = 0; i < boundary.cut; i++) seed.push(events[i] as SessionEvent);
+  return forkPlanOf(header, scan, boundary, seed, events.length > boundary.cut ? (events[boundary.cut] as SessionEvent).seq : null, options);
+}
+
+/**
+ * {@link planFork} over a log read twice in batches (`read` starts a re-read), never held: one walk for
+ * the boundary, one over the seed.
+ */
+export async function planForkStreamed(header: SessionHeader, read: () => AsyncIterable<readonly SessionEvent[]>, options: ForkPlanOptions = {}): Promise<ForkPlan> {
+  const scan = new ForkScan(options.atSeq);
+  for await (const batch of read()) for (const e of batch) scan.push(e);
+  const boundary = scan.boundary(header.id);
+  const seed = new SeedFold(options.storedEventCount ?? scan.count);
+  let next: number | null = null;
+  let i = 0;
+  walk: for await (const batch of read()) {
+    for (const e of batch) {
+      if (i++ >= boundary.cut) {
+        next = e.seq;
+        break walk;
+      }
+      seed.push(e);
     }
-    fold.apply(e);
   }
-  const modelMessages = fold.nodes.filter((s) => deriveEventMessage(seed[s] as SessionEvent) !== null).length;
-  const title = readTitle(seed);
-  const stored = options.storedEventCount ?? events.length;
-  const endsWithEndSeed = cut > 0 && (seed[cut - 1] as SessionEvent).type === 'session/end-seed';
-  const preset = sessionPreset(header, events);
+  return forkPlanOf(header, scan, boundary, seed, next, options);
+}
+
+function forkPlanOf(header: SessionHeader, scan: ForkScan, boundary: ForkBoundary, seed: SeedFold, nextTurnStartSeq: number | null, options: ForkPlanOptions): ForkPlan {
+  const cut = boundary.cut;
+  const { inherits, endsWithEndSeed } = seed.inherits();
+  const preset = scan.sessionPreset(header);
   const child: SessionHeader = {
     version: 0,
     id: options.childId ?? defaultChildId(),
@@ -151,8 +251,8 @@ export function planFork(header: SessionHeader, events: readonly SessionEvent[],
   return {
     source: {
       id: header.id,
-      events: events.length,
-      lastSeq: events.length ? (events[events.length - 1] as SessionEvent).seq : null,
+      events: scan.count,
+      lastSeq: scan.count ? scan.lastSeq : null,
       ...(header.cwd !== undefined ? { cwd: header.cwd } : {}),
       ...(preset !== undefined ? { agentPreset: preset } : {}),
     },
@@ -160,20 +260,11 @@ export function planFork(header: SessionHeader, events: readonly SessionEvent[],
     boundary,
     seedLength: cut,
     trailingSeqs,
-    excludedEvents: events.length - cut,
-    nextTurnStartSeq: cut < events.length ? (events[cut] as SessionEvent).seq : null,
-    inherits: {
-      countsByType,
-      turns,
-      lastTurn,
-      surfaceNodes: fold.nodes.length,
-      modelMessages,
-      replacements: fold.replacements.length,
-      title: title && typeof title['title'] === 'string' ? (title['title'] as string) : null,
-      syntheticSeqs: seed.filter((e) => e.seq >= stored).map((e) => e.seq),
-    },
-    seedEndsWithEndSeed: endsWithEndSeed,
-    endSeedSeq: endsWithEndSeed ? null : cut,
+    excludedEvents: scan.count - cut,
+    nextTurnStartSeq,
+    inherits,
+    seedEndsWithEndSeed: cut > 0 && endsWithEndSeed,
+    endSeedSeq: cut > 0 && endsWithEndSeed ? null : cut,
     child,
   };
 }
@@ -181,6 +272,11 @@ export function planFork(header: SessionHeader, events: readonly SessionEvent[],
 /** The child's events: the seed verbatim, then `session/end-seed {}` unless the seed already ends with one. */
 export function childEvents(plan: ForkPlan, events: readonly SessionEvent[]): SessionEvent[] {
   const seed = events.slice(0, plan.seedLength);
-  if (plan.seedEndsWithEndSeed) return seed;
-  return [...seed, { type: 'session/end-seed', seq: plan.seedLength, time: plan.child.createdAt, data: {} }];
+  const end = endSeedOf(plan);
+  return end ? [...seed, end] : seed;
+}
+
+/** The `session/end-seed {}` the child's first lifecycle appends, or null when the seed already ends with one. */
+export function endSeedOf(plan: ForkPlan): SessionEvent | null {
+  return plan.seedEndsWithEndSeed ? null : { type: 'session/end-seed', seq: plan.seedLength, time: plan.child.createdAt, data: {} };
 }
