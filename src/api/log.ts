@@ -7,8 +7,8 @@
  *
  * @packageDocumentation
  */
-export { LogError, UsageError } from '../core/errors.js';
-export type { ErrorLocation, SerializedError } from '../core/errors.js';
+export { LogError, UsageError, errorDocument } from '../core/errors.js';
+export type { ErrorLocation, ErrorObject, SerializedError } from '../core/errors.js';
 export { toJson } from '../core/json.js';
 export { stepKey } from '../core/keys.js';
 export { codePointLength, escapeControl, preview } from '../core/text.js';

@@ -1,12 +1,15 @@
 import { CommanderError } from 'commander';
 import type { Io } from './io.js';
 import { BrokenPipe, escapeControl } from './io.js';
-import { LogError, UsageError, toJson } from '../api/log.js';
+import { LogError, UsageError, errorDocument, toJson } from '../api/log.js';
 import { EXIT } from './exit.js';
 
 /** The `--json` failure document: `{error}` on stdout, never plain text on stderr. */
 function jsonFailure(io: Io, error: { class: string; message: string; kind?: string; code?: string; note?: string }): void {
-  io.stdout.write(toJson({ error }) + '\n');
+  const { note, ...doc } = errorDocument(error).error;
+  // A usage or I/O failure also says which (`kind`, or the system `code`), before dsh's note.
+  const which = { ...(error.kind !== undefined ? { kind: error.kind } : {}), ...(error.code !== undefined ? { code: error.code } : {}) };
+  io.stdout.write(toJson({ error: { ...doc, ...which, ...(note !== undefined ? { note } : {}) } }) + '\n');
 }
 
 /** The message on stderr, then dsh's own observation beside it, if any. */

@@ -140,3 +140,18 @@ export function serializeError(error: LogError): SerializedError {
   if (error.note !== undefined) out.note = error.note;
   return out;
 }
+
+/** The error object of a log DSH refuses or cannot read: what every command's `--json` prints under `error`. */
+export interface ErrorObject {
+  class: string;
+  message: string;
+  /** The inner failure DSH wraps (e.g. the decoder's checksum error), when there is one. */
+  cause?: SerializedError & { code?: string };
+  /** dsh's own observation beside DSH's verdict (never DSH's wording). */
+  note?: string;
+}
+
+/** The one `{error}` document of a failed log (`inspect --json` and every other read command). */
+export function errorDocument(e: { class: string; message: string; cause?: (SerializedError & { code?: string }) | undefined; note?: string | undefined }): { error: ErrorObject } {
+  return { error: { class: e.class, message: e.message, ...(e.cause ? { cause: e.cause } : {}), ...(e.note !== undefined ? { note: e.note } : {}) } };
+}

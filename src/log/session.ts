@@ -8,6 +8,7 @@ import type { ByteSource } from '../physical/source.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import { CloserTracker } from './closers.js';
 import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
+import { errorDocument } from '../core/errors.js';
 import { readPointer, writePointer, type CacheConfig } from './index/cache.js';
 import {
   contentKey,
@@ -397,7 +398,7 @@ async function warmInspection(
 
 /** The `--json` document: DSH's own shapes so it compares with expected.json. */
 export function inspectDocument(r: SessionInspection, view: View = 'logical'): unknown {
-  if (r.error && view !== 'artifact') return { error: { class: r.error.class, message: r.error.message, ...(r.error.cause ? { cause: r.error.cause } : {}), ...(r.error.note !== undefined ? { note: r.error.note } : {}) } };
+  if (r.error && view !== 'artifact') return errorDocument(r.error);
   const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
   if (view === 'artifact') {
     if (r.artifact.error) return { error: { class: r.artifact.error.class, message: r.artifact.error.message } };

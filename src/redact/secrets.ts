@@ -1,3 +1,4 @@
+import { errorDocument, type ErrorObject } from '../core/errors.js';
 /**
  * Which secrets reached the model, and when (`dsh secrets`, `dsh check
  * --secrets`, the report's Secrets section).
@@ -478,7 +479,7 @@ export interface SessionInfo {
   seedLength: number | null;
   events: number;
   dispatches: number;
-  error: { class: string; message: string } | null;
+  error: ErrorObject | null;
 }
 
 export type Relation = 'own' | 'inherited' | 'received';
@@ -649,7 +650,7 @@ export async function analyzeTarget(target: ResolvedTarget, options: AnalyzeOpti
   };
   if (r.error || !fold) {
     const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-    return { info: { ...info, error: { class: e.class, message: e.message } }, result: null };
+    return { info: { ...info, error: errorDocument(e).error }, result: null };
   }
   for (const c of r.closers) observe(c);
   if (failure) throw failure.error;

@@ -2,9 +2,10 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, UsageError, toJson } from '../../api/log.js';
+import { errorDocument, inspectTarget, UsageError, toJson } from '../../api/log.js';
 import { loadedFromInspection, type LoadedSession, diffSessions, diffSide, sessionsDiffer, diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../api/views.js';
 import { renderDiff } from '../render/request.js';
+import { renderFailure } from '../render/surface.js';
 import { renderDispatchStat, renderSessionDiff, renderSessionStat } from '../render/diff.js';
 import { diffRanges, openDispatchIndex } from './request.js';
 import { queryError } from './surface.js';
@@ -30,8 +31,8 @@ export async function loadSide(io: Io, side: Side, target: string, opts: DiffOpt
   const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: true });
   if (r.error || !r.events || !r.meta) {
     const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-    if (opts.json) await writeOut(io.stdout, toJson({ error: { class: e.class, message: e.message, side, target } }) + '\n');
-    else io.stderr.write(`dsh: side ${side} (${escapeControl(target)}): ${escapeControl(e.class)}: ${escapeControl(e.message)}\n`);
+    if (opts.json) await writeOut(io.stdout, toJson({ error: { ...errorDocument(e).error, side, target } }) + '\n');
+    else io.stderr.write(renderFailure(e, `side ${side} (${escapeControl(target)}): `));
     return EXIT.failed;
   }
   for (const w of r.warnings) io.stderr.write(`dsh: side ${side}: warning: ${escapeControl(w)}\n`);

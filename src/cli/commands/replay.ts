@@ -6,7 +6,7 @@ import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseSte
 import { inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
 import { streamedReplay } from '../../api/views.js';
 import { attemptHeading, chunkText, replayLines, timedFrames } from '../render/replay.js';
-import { failureJson } from '../render/surface.js';
+import { failureJson, renderFailure } from '../render/surface.js';
 
 interface ReplayOptions extends CommonOptions {
   step?: string;
@@ -33,10 +33,10 @@ export async function loadTarget(io: Io, target: string, opts: CommonOptions): P
 }
 
 /** Print why a log could not be read (`{error}` on stdout with --json, else stderr); the exit code (1). */
-export async function reportLoadFailure(io: Io, opts: CommonOptions, error: { class: string; message: string; note?: string } | undefined): Promise<number> {
+export async function reportLoadFailure(io: Io, opts: CommonOptions, error: Parameters<typeof failureJson>[0] | undefined): Promise<number> {
   const e = error ?? { class: 'Error', message: 'session events were not collected' };
   if (opts.json) await writeOut(io.stdout, failureJson(e));
-  else io.stderr.write(`dsh: ${e.class}: ${escapeControl(e.message)}\n`);
+  else io.stderr.write(renderFailure(e));
   return EXIT.failed;
 }
 

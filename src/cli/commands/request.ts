@@ -8,6 +8,7 @@ import { inspectTargetIndexed, type SessionInspection, type SessionEvent, UsageE
 
 export { pickDispatch, requestJson };
 import { renderDiff, renderList, renderRequest, renderBody, type RequestView } from '../render/request.js';
+import { failureJson, renderFailure } from '../render/surface.js';
 
 interface RequestOptions extends CommonOptions {
   step?: string;
@@ -112,10 +113,12 @@ export async function openDispatchIndex(
   try {
     for (const w of r.warnings) io.stderr.write(`dsh: ${label}warning: ${escapeControl(w)}\n`);
     if (r.error || !reread) {
-      const e = r.error;
-      io.stderr.write(`dsh: ${label}${e ? `${e.class}: ${escapeControl(e.message)}` : 'the log could not be read'}\n`);
-      if (e?.cause) io.stderr.write(`dsh: ${label}  cause: ${escapeControl(e.cause.message)}\n`);
-      io.stderr.write(`dsh: ${label}DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n`);
+      const e = r.error ?? { class: 'Error', message: 'the log could not be read' };
+      if (opts.json) await writeOut(io.stdout, failureJson(e));
+      else {
+        io.stderr.write(renderFailure(e, label));
+        io.stderr.write(`dsh: ${label}DSH refuses this log, so no request can be reconstructed from it (see: dsh inspect)\n`);
+      }
       indexed.close();
       return EXIT.failed;
     }

@@ -1,20 +1,23 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import type { SurfaceView } from '../../api/views.js';
-import { toJson } from '../../api/log.js';
+import { errorDocument, toJson } from '../../api/log.js';
 
 function iso(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
 }
 
 /** `--json` failure document shared by the query commands: DSH's inspection error. */
-export function failureJson(error: { class: string; message: string; note?: string }): string {
-  return toJson({ error: { class: error.class, message: error.message, ...(error.note !== undefined ? { note: error.note } : {}) } }) + '\n';
+export function failureJson(error: Parameters<typeof errorDocument>[0]): string {
+  return toJson(errorDocument(error)) + '\n';
 }
 
 /** Human failure line (stderr). */
-export function renderFailure(error: { class: string; message: string }): string {
-  return `dsh: ${escapeControl(error.class)}: ${escapeControl(error.message)}\n`;
+export function renderFailure(error: { class: string; message: string; cause?: { message: string } | undefined; note?: string | undefined }, label = ''): string {
+  let out = `dsh: ${label}${escapeControl(error.class)}: ${escapeControl(error.message)}\n`;
+  if (error.cause) out += `dsh: ${label}  cause: ${escapeControl(error.cause.message)}\n`;
+  if (error.note !== undefined) out += `dsh: ${label}note: ${escapeControl(error.note)}\n`;
+  return out;
 }
 
 function blockLines(content: unknown, width: number, c: ChalkInstance): string[] {
