@@ -24,6 +24,7 @@ import { buildReplay } from '../src/views/replay.js';
 import { renderReplay } from '../src/cli/render/replay.js';
 import { failureJson, renderFailure } from '../src/cli/render/surface.js';
 import { toJson } from '../src/core/json.js';
+import { errorDocument } from '../src/core/errors.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -44,7 +45,7 @@ async function heldTranscript(file: string, format: 'text' | 'markdown' | 'json'
 /** What the holding `history --all-pages` printed. */
 async function heldHistory(file: string, maxMessages: number, json: boolean): Promise<{ code: number; stdout: string; warnings: string[] }> {
   const r = await inspectTarget(resolveTarget(file), { collect: true, keepReplacements: true });
-  if (r.error || !r.events || !r.meta) return { code: 1, stdout: json ? toJson({ error: { class: r.error!.class, message: r.error!.message } }) + '\n' : '', warnings: [] };
+  if (r.error || !r.events || !r.meta) return { code: 1, stdout: json ? toJson(errorDocument(r.error!)) + '\n' : '', warnings: [] };
   const pages = allPages(r.events, undefined, maxMessages);
   const warnings = pages.flatMap((p) => pageSizeWarnings(p, DEFAULT_SIZE_LIMITS));
   if (json) return { code: 0, stdout: toJson({ sessionId: r.meta.id, pages }) + '\n', warnings };
@@ -135,7 +136,7 @@ describe.skipIf(!HAVE_CORPUS)('streamed history --all-pages', () => {
 /** What the holding `replay` printed. */
 async function heldReplay(file: string, json: boolean, chunks: boolean): Promise<{ code: number; stdout: string }> {
   const r = await inspectTarget(resolveTarget(file), { collect: true, keepReplacements: true });
-  if (r.error || !r.events || !r.meta) return { code: 1, stdout: json ? toJson({ error: { class: r.error!.class, message: r.error!.message } }) + '\n' : '' };
+  if (r.error || !r.events || !r.meta) return { code: 1, stdout: json ? toJson(errorDocument(r.error!)) + '\n' : '' };
   const view = buildReplay(r.meta.id, r.events, { keepChunks: chunks });
   return { code: 0, stdout: json ? toJson({ ...view, attempts: view.attempts }) + '\n' : renderReplay(view, plain, view.attempts) };
 }
