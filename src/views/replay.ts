@@ -299,12 +299,13 @@ export function isTokenDelta(chunk: any): boolean {
   return false;
 }
 
-interface Building {
-  attempt: ReplayAttempt;
-  asm: StreamAssembler;
+/** Where an attempt's times are measured from: an event's seq and time (raw, as logged). */
+interface Anchor {
+  seq: number;
+  time: number;
 }
 
-function newAttempt(index: number, turn: number, step: number, attemptInStep: number, anchor: SessionEvent | undefined): ReplayAttempt {
+function newAttempt(index: number, turn: number, step: number, attemptInStep: number, anchor: Anchor | undefined): ReplayAttempt {
   return {
     index,
     key: dispatchKey(turn, step, attemptInStep),
@@ -352,82 +353,278 @@ function safeBlocks(asm: StreamAssembler, interrupted: boolean): { blocks: Conte
   }
 }
 
-/** Rebuild every model attempt of a logical event log (held). */
-export function buildReplay(sessionId: string, events: readonly SessionEvent[], options: ReplayOptions = {}): ReplayView {
-  const b = new ReplayBuilder(options, (seq) => events[seq - 1]);
-  for (const e of events) b.push(e);
-  return b.view(sessionId);
+
+/**
+ * What one attempt is, known before any of it is assembled: its place
+ * (index, step, attempt in step, key, retried), its chunk span, its anchor,
+ * its retries and the messages that cite it. Numbers and the raw turn/step only.
+ */
+interface AttemptPlan {
+  index: number;
+  turn: any;
+  step: any;
+  attemptInStep: number;
+  attemptsInStep: number;
+  firstChunkSeq: number | null;
+  lastChunkSeq: number | null;
+  anchor: Anchor | undefined;
+  retryEventSeqs: number[];
+  messageSeq: number | null;
+  citation: ReplayAttempt['citation'];
+  /** The messages that cited it by `sourceEventSeqs` (their citations are checked), in log order. */
+  citedBy: number[];
+  /** The seq after which everything the attempt needs has been read. */
+  readyAt: number;
+}
+
+/** An assistant/message as the plan links it. */
+interface PlannedMessage {
+  seq: number;
+  turn: any;
+  step: any;
+  sources: unknown;
+  /** The event logged just before it (the anchor of a chunk-less attempt). */
+  before: Anchor | undefined;
+}
+
+/** The plan of a whole replay: every attempt in order, the chunked ones in stream order, the orphans. */
+export interface ReplayPlan {
+  /** Every attempt, in the replay's order. */
+  readonly attempts: readonly AttemptPlan[];
+  /** The attempts that have chunks, in stream order (their chunk spans are disjoint and ascending). */
+  readonly chunked: readonly AttemptPlan[];
+  /** assistant/messages citing chunks no attempt owns. */
+  readonly orphanMessages: number[];
+  /** The assistant/messages some attempt reads (its citing message, the citations it checks). */
+  readonly neededMessages: ReadonlySet<number>;
 }
 
 /**
- * Rebuild every model attempt of a logical log streamed in order, holding
- * the attempts (the view) and the assistant/messages, never the chunks.
+ * The first pass of a replay: attempt segmentation ({@link AttemptBoundaries}),
+ * which message cites which attempt, where chunk-less attempts go and how
+ * attempts are numbered in their step. It holds numbers per attempt and per
+ * assistant/message, and one bit per chunk, never chunk content.
  */
-export async function streamedReplay(sessionId: string, batches: AsyncIterable<readonly SessionEvent[]>, options: ReplayOptions = {}): Promise<ReplayView> {
-  // The event before each assistant/message (a logical log is contiguous: the one before it in order).
-  const before = new Map<number, SessionEvent | undefined>();
-  let last: SessionEvent | undefined;
-  const b = new ReplayBuilder(options, (seq) => before.get(seq));
-  for await (const batch of batches) {
-    for (const e of batch) {
-      // Only a message citing no chunks (or not saying) anchors on the event before it.
-      if (e.type === 'assistant/message' && (!Array.isArray(e.sourceEventSeqs) || e.sourceEventSeqs.length === 0)) {
-        before.set(e.seq, last && last.seq === e.seq - 1 ? last : undefined);
-      }
-      b.push(e);
-      last = e;
-    }
-  }
-  return b.view(sessionId);
-}
-
-/** The replay fold: `push` every logical event in order, then `view`. */
-class ReplayBuilder {
-  private readonly built: Building[] = [];
-  private readonly ownerOfChunk = new Map<number, Building>();
-  private readonly perStep = new Map<string, Building[]>();
-  private readonly messages: SessionEvent[] = [];
-  private open: Building | undefined;
-  private lastNonChunk: SessionEvent | undefined;
+export class ReplayPlanner {
+  private readonly chunked: AttemptPlan[] = [];
+  private readonly perStep = new Map<string, AttemptPlan[]>();
+  private readonly messages: PlannedMessage[] = [];
+  /** Which seqs are assistant/chunks (all of them belong to an attempt). */
+  private chunkBits = new Uint8Array(1024);
+  private readonly oddChunkSeqs = new Set<number>();
+  private open: AttemptPlan | undefined;
+  private lastNonChunk: Anchor | undefined;
+  private last: SessionEvent | undefined;
   private readonly boundaries = new AttemptBoundaries();
 
-  constructor(
-    private readonly options: ReplayOptions,
-    /** The event at `seq - 1` (the anchor of a chunk-less attempt), for an assistant/message's seq. */
-    private readonly eventBefore: (seq: number) => SessionEvent | undefined,
-  ) {}
-
-  private start(turn: number, step: number, anchor: SessionEvent | undefined): Building {
-    const list = this.perStep.get(stepKey(turn, step)) ?? [];
-    const b: Building = { attempt: newAttempt(this.built.length, turn, step, list.length, anchor), asm: new StreamAssembler() };
-    list.push(b);
-    this.perStep.set(stepKey(turn, step), list);
-    this.built.push(b);
-    return b;
-  }
-
-  push(e: SessionEvent): void {
-    const { perStep, ownerOfChunk, options } = this;
+  observe(e: SessionEvent): void {
     const place = this.boundaries.observe(e);
+    const last = this.last;
+    this.last = e;
     if (place === null) {
       if (!this.boundaries.isOpen) this.open = undefined;
-      if (e.type === 'assistant/message') this.messages.push(e);
-      if (e.type === 'llm/retry') {
-        const list = perStep.get(stepKey(e.data?.turn, e.data?.step));
-        const last = list?.[list.length - 1];
-        if (last) last.attempt.retryEventSeqs.push(e.seq);
+      if (e.type === 'assistant/message') {
+        // Only a message citing no chunks (or not saying) anchors on the event before it (a logical log is contiguous).
+        const sources = e.sourceEventSeqs;
+        const before = (!Array.isArray(sources) || sources.length === 0) && last && last.seq === e.seq - 1 ? { seq: last.seq, time: last.time } : undefined;
+        this.messages.push({ seq: e.seq, turn: e.data?.turn, step: e.data?.step, sources: Array.isArray(sources) ? (sources.length === 0 ? [] : [sources[0]]) : sources, before });
       }
-      this.lastNonChunk = e;
+      if (e.type === 'llm/retry') {
+        const list = this.perStep.get(stepKey(e.data?.turn, e.data?.step));
+        const attempt = list?.[list.length - 1];
+        if (attempt) attempt.retryEventSeqs.push(e.seq);
+      }
+      this.lastNonChunk = { seq: e.seq, time: e.time };
       return;
     }
     const d = e.data ?? {};
-    const turn = d.turn as number;
-    const step = d.step as number;
-    if (place.starts || !this.open) this.open = this.start(turn, step, this.lastNonChunk);
-    const open = this.open;
-    const a = open.attempt;
+    if (place.starts || !this.open) this.open = this.start(d.turn, d.step, this.lastNonChunk);
+    const a = this.open;
+    if (a.firstChunkSeq === null) a.firstChunkSeq = e.seq;
+    a.lastChunkSeq = e.seq;
+    this.markChunk(e.seq);
+    if (place.ends) this.open = undefined;
+  }
+
+  private start(turn: unknown, step: unknown, anchor: Anchor | undefined): AttemptPlan {
+    const key = stepKey(turn, step);
+    const list = this.perStep.get(key) ?? [];
+    const a = plan(this.chunked.length, turn, step, list.length, anchor);
+    list.push(a);
+    this.perStep.set(key, list);
+    this.chunked.push(a);
+    return a;
+  }
+
+  private markChunk(seq: number): void {
+    if (!Number.isSafeInteger(seq) || seq < 0 || seq >= 2 ** 32) {
+      this.oddChunkSeqs.add(seq);
+      return;
+    }
+    const byte = Math.floor(seq / 8);
+    if (byte >= this.chunkBits.length) {
+      const grown = new Uint8Array(Math.max(byte + 1, this.chunkBits.length * 2));
+      grown.set(this.chunkBits);
+      this.chunkBits = grown;
+    }
+    this.chunkBits[byte]! |= 1 << seq % 8;
+  }
+
+  /** The attempt owning chunk `seq` (any value a message cites), if any. */
+  private ownerOf(seq: unknown): AttemptPlan | undefined {
+    if (typeof seq !== 'number') return undefined;
+    const isChunk = Number.isSafeInteger(seq) && seq >= 0 && seq < 2 ** 32 ? ((this.chunkBits[Math.floor(seq / 8)] ?? 0) & (1 << seq % 8)) !== 0 : this.oddChunkSeqs.has(seq);
+    if (!isChunk) return undefined;
+    // Attempts own disjoint, ascending chunk spans: the last one starting at or before `seq`.
+    let lo = 0;
+    let hi = this.chunked.length - 1;
+    let found: AttemptPlan | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const a = this.chunked[mid]!;
+      if ((a.firstChunkSeq as number) <= seq) {
+        found = a;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  }
+
+  /** The plan, once every logical event (closers included) was observed. */
+  finish(): ReplayPlan {
+    const { perStep } = this;
+    const built: AttemptPlan[] = [...this.chunked];
+    const orphanMessages: number[] = [];
+    // Link each assistant/message to the attempt it cites.
+    const emptyAttempts: { msg: PlannedMessage; a: AttemptPlan }[] = [];
+    for (const msg of this.messages) {
+      const sources = msg.sources;
+      let a: AttemptPlan | undefined;
+      let citation: ReplayAttempt['citation'] = 'sources';
+      if (Array.isArray(sources) && sources.length === 0) {
+        // A successful call that streamed nothing: an attempt with no chunks.
+        a = plan(-1, msg.turn, msg.step, 0, msg.before);
+        citation = 'empty';
+        emptyAttempts.push({ msg, a });
+      } else if (Array.isArray(sources)) {
+        a = this.ownerOf(sources[0]);
+        if (!a) {
+          orphanMessages.push(msg.seq);
+          continue;
+        }
+      } else {
+        const list = perStep.get(stepKey(msg.turn, msg.step)) ?? [];
+        a = [...list].reverse().find((x) => x.messageSeq === null && x.firstChunkSeq !== null && x.firstChunkSeq < msg.seq);
+        citation = 'inferred';
+        if (!a) {
+          // Sources not recorded and no chunk in the step: a chunk-less attempt we cannot verify.
+          a = plan(-1, msg.turn, msg.step, 0, msg.before);
+          citation = 'absent';
+          emptyAttempts.push({ msg, a });
+        }
+      }
+      a.messageSeq = msg.seq;
+      a.citation = citation;
+      if (citation === 'sources') a.citedBy.push(msg.seq);
+    }
+    // Insert chunk-less attempts into their step, in log order.
+    for (const { msg, a } of emptyAttempts) {
+      const key = stepKey(a.turn, a.step);
+      const list = perStep.get(key) ?? [];
+      let pos = list.findIndex((x) => (x.firstChunkSeq ?? Infinity) > msg.seq);
+      if (pos === -1) pos = list.length;
+      list.splice(pos, 0, a);
+      perStep.set(key, list);
+      let at = built.findIndex((x) => (x.firstChunkSeq ?? x.messageSeq ?? Infinity) > msg.seq);
+      if (at === -1) at = built.length;
+      built.splice(at, 0, a);
+    }
+    built.forEach((a, i) => (a.index = i));
+    for (const list of perStep.values()) {
+      list.forEach((a, i) => {
+        a.attemptInStep = i;
+        a.attemptsInStep = list.length;
+      });
+    }
+    const neededMessages = new Set<number>();
+    for (const a of built) {
+      a.readyAt = Math.max(a.lastChunkSeq ?? -Infinity, a.messageSeq ?? -Infinity, ...a.citedBy);
+      if (a.messageSeq !== null) neededMessages.add(a.messageSeq);
+      for (const s of a.citedBy) neededMessages.add(s);
+    }
+    return { attempts: built, chunked: this.chunked, orphanMessages, neededMessages };
+  }
+}
+
+function plan(index: number, turn: unknown, step: unknown, attemptInStep: number, anchor: Anchor | undefined): AttemptPlan {
+  return { index, turn, step, attemptInStep, attemptsInStep: 0, firstChunkSeq: null, lastChunkSeq: null, anchor, retryEventSeqs: [], messageSeq: null, citation: null, citedBy: [], readyAt: -Infinity };
+}
+
+/** An attempt being assembled in the second pass. */
+interface Assembling {
+  attempt: ReplayAttempt;
+  asm: StreamAssembler;
+  /** The messages it reads, by seq. */
+  messages: Map<number, SessionEvent>;
+}
+
+function emptySummary(orphanMessages: number[]): ReplaySummary {
+  return { attempts: 0, success: 0, interrupted: 0, failed: 0, uncommitted: 0, unfinished: 0, matched: 0, mismatched: 0, unverified: 0, orphanMessages };
+}
+
+/**
+ * The second pass of a replay: `push` every logical event in order again; it
+ * returns the attempts completed by that event, in the replay's order, each
+ * assembled and checked. It holds the attempts read but not yet returned
+ * (normally the one being streamed) and the messages they wait for.
+ */
+export class ReplayAssembler {
+  private readonly state = new Map<AttemptPlan, Assembling>();
+  private readonly waiting = new Map<number, AttemptPlan[]>();
+  private next = 0;
+  private chunkAt = 0;
+  /** Counted over every attempt returned so far (complete after `end`). */
+  readonly summary: ReplaySummary;
+
+  constructor(
+    private readonly plan: ReplayPlan,
+    private readonly options: ReplayOptions = {},
+  ) {
+    this.summary = emptySummary(plan.orphanMessages);
+    for (const a of plan.attempts) {
+      for (const s of new Set([...(a.messageSeq !== null ? [a.messageSeq] : []), ...a.citedBy])) {
+        const list = this.waiting.get(s) ?? [];
+        list.push(a);
+        this.waiting.set(s, list);
+      }
+    }
+  }
+
+  private stateOf(p: AttemptPlan): Assembling {
+    let s = this.state.get(p);
+    if (!s) {
+      s = { attempt: newAttempt(p.index, p.turn, p.step, p.attemptInStep, p.anchor), asm: new StreamAssembler(), messages: new Map() };
+      this.state.set(p, s);
+    }
+    return s;
+  }
+
+  push(e: SessionEvent): ReplayAttempt[] {
+    if (e.type === 'assistant/chunk') {
+      const chunked = this.plan.chunked;
+      while (this.chunkAt < chunked.length && (chunked[this.chunkAt]!.lastChunkSeq as number) < e.seq) this.chunkAt++;
+      const p = chunked[this.chunkAt];
+      if (p) this.chunk(this.stateOf(p), e);
+    } else if (e.type === 'assistant/message') {
+      for (const p of this.waiting.get(e.seq) ?? []) this.stateOf(p).messages.set(e.seq, e);
+    }
+    return this.ready(e.seq);
+  }
+
+  private chunk(s: Assembling, e: SessionEvent): void {
+    const a = s.attempt;
+    const d = e.data ?? {};
     a.chunkSeqs.push(e.seq);
-    ownerOfChunk.set(e.seq, open);
     if (a.firstChunkSeq === null) {
       a.firstChunkSeq = e.seq;
       a.firstChunkTime = e.time;
@@ -438,119 +635,121 @@ class ReplayBuilder {
       a.firstTokenSeq = e.seq;
       a.firstTokenTime = e.time;
     }
-    if (options.keepChunks) (a.chunks ??= []).push({ seq: e.seq, time: e.time, chunk: d.chunk });
-    open.asm.push(d.chunk, e.seq);
-    if (place.ends) this.open = undefined;
+    if (this.options.keepChunks) (a.chunks ??= []).push({ seq: e.seq, time: e.time, chunk: d.chunk });
+    s.asm.push(d.chunk, e.seq);
   }
 
-  view(sessionId: string): ReplayView {
-    const { built, ownerOfChunk, perStep, messages } = this;
-    const orphanMessages: number[] = [];
-    // Link each assistant/message to the attempt it cites.
-    const emptyAttempts: { msg: SessionEvent; b: Building }[] = [];
-    for (const msg of messages) {
-      const sources = msg.sourceEventSeqs;
-      let b: Building | undefined;
-      let citation: ReplayAttempt['citation'] = 'sources';
-      if (Array.isArray(sources) && sources.length === 0) {
-        // A successful call that streamed nothing: an attempt with no chunks.
-        const prev = this.eventBefore(msg.seq);
-        b = { attempt: newAttempt(-1, msg.data?.turn, msg.data?.step, 0, prev), asm: new StreamAssembler() };
-        citation = 'empty';
-        emptyAttempts.push({ msg, b });
-      } else if (Array.isArray(sources)) {
-        b = ownerOfChunk.get(sources[0] as number);
-        if (!b) {
-          orphanMessages.push(msg.seq);
-          continue;
-        }
-      } else {
-        const list = perStep.get(stepKey(msg.data?.turn, msg.data?.step)) ?? [];
-        b = [...list].reverse().find((x) => x.attempt.messageSeq === null && x.attempt.firstChunkSeq !== null && (x.attempt.firstChunkSeq as number) < msg.seq);
-        citation = 'inferred';
-        if (!b) {
-          // Sources not recorded and no chunk in the step: a chunk-less attempt we cannot verify.
-          b = { attempt: newAttempt(-1, msg.data?.turn, msg.data?.step, 0, this.eventBefore(msg.seq)), asm: new StreamAssembler() };
-          citation = 'absent';
-          emptyAttempts.push({ msg, b });
-        }
-      }
-      const a = b.attempt;
-      a.messageSeq = msg.seq;
-      a.citation = citation;
-      if (citation === 'sources') {
-        const own = new Set(a.chunkSeqs);
-        const cited = new Set(sources as number[]);
-        const notChunks = (sources as number[]).filter((s) => !own.has(s));
-        const uncited = a.chunkSeqs.filter((s) => !cited.has(s));
-        if (notChunks.length || uncited.length) a.citationMismatch = { notChunks, uncited };
-      }
+  /** The attempts every needed event of which was read by `seq` (all of them at the end), in order. */
+  private ready(seq: number): ReplayAttempt[] {
+    const out: ReplayAttempt[] = [];
+    const all = this.plan.attempts;
+    while (this.next < all.length && all[this.next]!.readyAt <= seq) {
+      const p = all[this.next++]!;
+      const s = this.stateOf(p);
+      this.state.delete(p);
+      out.push(this.complete(p, s));
     }
-    // Insert chunk-less attempts into their step, in log order.
-    for (const { msg, b } of emptyAttempts) {
-      const key = stepKey(b.attempt.turn, b.attempt.step);
-      const list = perStep.get(key) ?? [];
-      let pos = list.findIndex((x) => (x.attempt.firstChunkSeq ?? Infinity) > msg.seq);
-      if (pos === -1) pos = list.length;
-      list.splice(pos, 0, b);
-      perStep.set(key, list);
-      let at = built.findIndex((x) => (x.attempt.firstChunkSeq ?? x.attempt.messageSeq ?? Infinity) > msg.seq);
-      if (at === -1) at = built.length;
-      built.splice(at, 0, b);
-    }
-    built.forEach((b, i) => (b.attempt.index = i));
-    for (const list of perStep.values()) {
-      list.forEach((b, i) => {
-        b.attempt.attemptInStep = i;
-        b.attempt.attemptsInStep = list.length;
-        b.attempt.key = dispatchKey(b.attempt.turn, b.attempt.step, i);
-        b.attempt.retried = i < list.length - 1;
-      });
-    }
-
-    const byMessage = new Map<number, SessionEvent>(messages.map((m) => [m.seq, m]));
-    const summary: ReplaySummary = { attempts: built.length, success: 0, interrupted: 0, failed: 0, uncommitted: 0, unfinished: 0, matched: 0, mismatched: 0, unverified: 0, orphanMessages };
-    for (const { attempt: a, asm } of built) {
-      const msg = a.messageSeq !== null ? byMessage.get(a.messageSeq) : undefined;
-      const interrupted = msg?.data?.interrupted === true;
-      a.finish = asm.sawFinish ? asm.finishReason : null;
-      a.finishKind = asm.sawFinish ? finishKind(asm.finishReason) : null;
-      a.error = a.finishKind === 'error' || a.finishKind === 'aborted' ? finishFailure(a.finish) : null;
-      const { blocks, error } = safeBlocks(asm, interrupted);
-      a.blocks = blocks;
-      a.assemblyError = error;
-      a.usage = asm.usage ?? null;
-      try {
-        a.replayState = interrupted ? null : (asm.replayState ?? null);
-      } catch {
-        a.replayState = null;
-      }
-      a.unknownChunkSeqs = asm.unknownChunks;
-      if (a.anchorTime !== null) {
-        if (a.firstTokenTime !== null) a.ttftMs = a.firstTokenTime - a.anchorTime;
-        if (a.lastChunkTime !== null) a.durationMs = a.lastChunkTime - a.anchorTime;
-        else if (msg) a.durationMs = msg.time - a.anchorTime;
-      }
-      if (msg) {
-        a.outcome = interrupted ? 'interrupted' : 'success';
-        const content = msg.data?.message?.content;
-        a.contentMatches = a.citation === 'absent' ? null : deepEqualJson(a.blocks, content);
-        const mu = msg.data?.usage;
-        a.usageMatches = mu === undefined || a.usage === null ? null : deepEqualJson(mu, a.usage);
-        const rs = msg.data?.message?.source?.replayState;
-        a.replayStateMatches = rs === undefined && a.replayState === null ? null : deepEqualJson(rs ?? null, a.replayState);
-        if (interrupted) a.note = 'interrupted: DSH keeps only text/reasoning blocks with non-whitespace text (tool calls omitted)';
-        else if (a.finishKind === 'max-tokens') a.note = 'max-tokens: DSH drops tool-call blocks from the content';
-        else if (a.citation === 'empty') a.note = 'the provider stream yielded no chunks (sourceEventSeqs [])';
-        else if (a.citation === 'absent') a.note = 'sourceEventSeqs not recorded and no chunks logged for the step: nothing to verify';
-        if (a.contentMatches === true) summary.matched++;
-        else if (a.contentMatches === false) summary.mismatched++;
-        else summary.unverified++;
-      } else if (a.finishKind === 'error' || a.finishKind === 'aborted') a.outcome = 'failed';
-      else if (a.finishKind !== null) a.outcome = 'uncommitted';
-      else a.outcome = 'unfinished';
-      summary[a.outcome]++;
-    }
-    return { sessionId, attempts: built.map((b) => b.attempt), summary };
+    return out;
   }
+
+  /** The attempts still open once the log has been read (none in a log read whole). */
+  end(): ReplayAttempt[] {
+    return this.ready(Infinity);
+  }
+
+  private complete(p: AttemptPlan, { attempt: a, asm, messages }: Assembling): ReplayAttempt {
+    const { summary } = this;
+    a.index = p.index;
+    a.attemptInStep = p.attemptInStep;
+    a.attemptsInStep = p.attemptsInStep;
+    a.key = dispatchKey(a.turn, a.step, p.attemptInStep);
+    a.retried = p.attemptInStep < p.attemptsInStep - 1;
+    a.retryEventSeqs = p.retryEventSeqs;
+    a.messageSeq = p.messageSeq;
+    a.citation = p.citation;
+    for (const seq of p.citedBy) {
+      const sources = (messages.get(seq)?.sourceEventSeqs ?? []) as number[];
+      const own = new Set(a.chunkSeqs);
+      const cited = new Set(sources);
+      const notChunks = sources.filter((s) => !own.has(s));
+      const uncited = a.chunkSeqs.filter((s) => !cited.has(s));
+      if (notChunks.length || uncited.length) a.citationMismatch = { notChunks, uncited };
+    }
+    const msg = a.messageSeq !== null ? messages.get(a.messageSeq) : undefined;
+    const interrupted = msg?.data?.interrupted === true;
+    a.finish = asm.sawFinish ? asm.finishReason : null;
+    a.finishKind = asm.sawFinish ? finishKind(asm.finishReason) : null;
+    a.error = a.finishKind === 'error' || a.finishKind === 'aborted' ? finishFailure(a.finish) : null;
+    const { blocks, error } = safeBlocks(asm, interrupted);
+    a.blocks = blocks;
+    a.assemblyError = error;
+    a.usage = asm.usage ?? null;
+    try {
+      a.replayState = interrupted ? null : (asm.replayState ?? null);
+    } catch {
+      a.replayState = null;
+    }
+    a.unknownChunkSeqs = asm.unknownChunks;
+    if (a.anchorTime !== null) {
+      if (a.firstTokenTime !== null) a.ttftMs = a.firstTokenTime - a.anchorTime;
+      if (a.lastChunkTime !== null) a.durationMs = a.lastChunkTime - a.anchorTime;
+      else if (msg) a.durationMs = msg.time - a.anchorTime;
+    }
+    if (msg) {
+      a.outcome = interrupted ? 'interrupted' : 'success';
+      const content = msg.data?.message?.content;
+      a.contentMatches = a.citation === 'absent' ? null : deepEqualJson(a.blocks, content);
+      const mu = msg.data?.usage;
+      a.usageMatches = mu === undefined || a.usage === null ? null : deepEqualJson(mu, a.usage);
+      const rs = msg.data?.message?.source?.replayState;
+      a.replayStateMatches = rs === undefined && a.replayState === null ? null : deepEqualJson(rs ?? null, a.replayState);
+      if (interrupted) a.note = 'interrupted: DSH keeps only text/reasoning blocks with non-whitespace text (tool calls omitted)';
+      else if (a.finishKind === 'max-tokens') a.note = 'max-tokens: DSH drops tool-call blocks from the content';
+      else if (a.citation === 'empty') a.note = 'the provider stream yielded no chunks (sourceEventSeqs [])';
+      else if (a.citation === 'absent') a.note = 'sourceEventSeqs not recorded and no chunks logged for the step: nothing to verify';
+      if (a.contentMatches === true) summary.matched++;
+      else if (a.contentMatches === false) summary.mismatched++;
+      else summary.unverified++;
+    } else if (a.finishKind === 'error' || a.finishKind === 'aborted') a.outcome = 'failed';
+    else if (a.finishKind !== null) a.outcome = 'uncommitted';
+    else a.outcome = 'unfinished';
+    summary.attempts++;
+    summary[a.outcome]++;
+    return a;
+  }
+}
+
+/** Rebuild every model attempt of a logical event log (held). */
+export function buildReplay(sessionId: string, events: readonly SessionEvent[], options: ReplayOptions = {}): ReplayView {
+  const planner = new ReplayPlanner();
+  for (const e of events) planner.observe(e);
+  const asm = new ReplayAssembler(planner.finish(), options);
+  const attempts: ReplayAttempt[] = [];
+  for (const e of events) for (const a of asm.push(e)) attempts.push(a);
+  for (const a of asm.end()) attempts.push(a);
+  return { sessionId, attempts, summary: asm.summary };
+}
+
+/** The first pass of a replay over a logical log streamed in order (batches of events). */
+export async function planReplay(batches: AsyncIterable<readonly SessionEvent[]>): Promise<ReplayPlan> {
+  const planner = new ReplayPlanner();
+  for await (const batch of batches) for (const e of batch) planner.observe(e);
+  return planner.finish();
+}
+
+/**
+ * The second pass over a logical log streamed in order: every attempt is
+ * given to `emit` as soon as it is complete, in the replay's order; the
+ * summary of them all is returned at the end.
+ */
+export async function streamReplay(
+  plan: ReplayPlan,
+  batches: AsyncIterable<readonly SessionEvent[]>,
+  emit: (attempt: ReplayAttempt) => void | Promise<void>,
+  options: ReplayOptions = {},
+): Promise<ReplaySummary> {
+  const asm = new ReplayAssembler(plan, options);
+  for await (const batch of batches) for (const e of batch) for (const a of asm.push(e)) await emit(a);
+  for (const a of asm.end()) await emit(a);
+  return asm.summary;
 }

@@ -4,8 +4,8 @@ import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseStepSpec, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
-import { streamedReplay } from '../../api/views.js';
-import { attemptHeading, chunkText, replayLines, timedFrames } from '../render/replay.js';
+import { planReplay, streamReplay, type ReplayAttempt } from '../../api/views.js';
+import { attemptHeading, ChunkGaps, chunkText, gapScale, replayFootLines, replayHeadLines, scaledGap, StepHeadings } from '../render/replay.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 
 interface ReplayOptions extends CommonOptions {
@@ -61,57 +61,76 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
       if (opts.step !== undefined && !step) throw new UsageError(`--step must be T/S (turn/step numbers), got ${toJson(opts.step)}`);
       const maxDelay = intOption('--max-delay', opts.maxDelay) ?? 10_000;
       const timed = Boolean(opts.followTiming) && !opts.json;
-      // One validating pass (or the saved index), then the attempts are rebuilt from the re-read log:
-      // the attempts are held (they are the view), the log's events are not.
+      // One validating pass (or the saved index), then the log is re-read: once to plan the attempts
+      // (numbers only), then once more (twice for text, whose summary comes first) to stream them.
       const resolved = await resolveCli(target, opts);
       const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, []));
-      let view;
       try {
         const r = indexed.inspection;
         if (r.error || !r.meta || !indexed.stream) return await reportLoadFailure(io, opts, r.error);
         for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-        view = await streamedReplay(r.meta.id, indexed.stream(), { keepChunks: timed || Boolean(opts.chunks) });
+        const stream = indexed.stream;
+        const plan = await planReplay(stream());
+        const wanted = (a: { turn: unknown; step: unknown }) => !step || (a.turn === step.turn && a.step === step.step);
+        if (step && !plan.attempts.some(wanted)) {
+          const steps = [...new Set(plan.attempts.map((a) => stepKey(a.turn, a.step)))];
+          throw new UsageError(`no model attempt in turn ${step.turn} step ${step.step}${steps.length ? `; steps with attempts: ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}` : '; the log has no model attempts'}`);
+        }
+        const keepChunks = timed || Boolean(opts.chunks);
+        /** One streaming pass: `emit` gets the attempts asked for; the summary (of all of them) is returned. */
+        const pass = (emit: (a: ReplayAttempt) => void | Promise<void>) => streamReplay(plan, stream(), (a) => (wanted(a) ? emit(a) : undefined), { keepChunks });
+        const out = new LineWriter(io.stdout);
+        if (opts.json) {
+          // `{sessionId, attempts, summary}`, written attempt by attempt.
+          await out.text(toJson({ sessionId: r.meta.id, attempts: [] }).slice(0, -2));
+          let n = 0;
+          const summary = await pass((a) => out.text(`${n++ > 0 ? ',' : ''}${toJson(a)}`));
+          await out.text(`],"summary":${toJson(summary)}}\n`);
+          await out.flush();
+          return EXIT.ok;
+        }
+        if (timed) {
+          const paced = Boolean(io.stdout.isTTY) || Boolean(opts.forceTiming);
+          if (!paced) io.stderr.write('dsh: --follow-timing ignored: stdout is not a terminal (add --force-timing to pace anyway)\n');
+          // The recorded gaps are scaled to the whole replay's total: summed first, then played.
+          let total = 0;
+          const counted = new ChunkGaps();
+          await pass((a) => {
+            for (const c of a.chunks ?? []) total += counted.gap(c.time);
+          });
+          const k = gapScale(total, maxDelay);
+          const played = new ChunkGaps();
+          await pass(async (a) => {
+            let first = true;
+            for (const c of a.chunks ?? []) {
+              const delay = scaledGap(played.gap(c.time), k);
+              if (paced && delay > 0) await sleep(delay);
+              if (first) {
+                first = false;
+                await writeOut(io.stdout, `\n${env.c.bold(`turn ${a.turn} step ${a.step}`)}\n${attemptHeading(a, env.c)}\n`);
+              }
+              const text = chunkText(c.chunk, env.c);
+              if (text) await writeOut(io.stdout, text);
+            }
+          });
+          await writeOut(io.stdout, '\n');
+          return EXIT.ok;
+        }
+        // The summary heads the text: one pass counts it, the next prints the attempts.
+        const summary = await pass(() => undefined);
+        for (const line of replayHeadLines(r.meta.id, summary, env.c)) await out.line(line);
+        const steps = new StepHeadings(env.c);
+        let n = 0;
+        await pass(async (a) => {
+          n++;
+          for (const line of steps.lines(a)) await out.line(line);
+        });
+        for (const line of replayFootLines(n, env.c)) await out.line(line);
+        await out.flush();
+        return EXIT.ok;
       } finally {
         indexed.close();
       }
-      let attempts = view.attempts;
-      if (step) {
-        attempts = attempts.filter((a) => a.turn === step.turn && a.step === step.step);
-        if (attempts.length === 0) {
-          const steps = [...new Set(view.attempts.map((a) => stepKey(a.turn, a.step)))];
-          throw new UsageError(`no model attempt in turn ${step.turn} step ${step.step}${steps.length ? `; steps with attempts: ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}` : '; the log has no model attempts'}`);
-        }
-      }
-      const out = new LineWriter(io.stdout);
-      if (opts.json) {
-        // `{...view, attempts}`, written attempt by attempt.
-        await out.text(toJson({ sessionId: view.sessionId, attempts: [] }).slice(0, -2));
-        for (const [i, a] of attempts.entries()) await out.text(`${i > 0 ? ',' : ''}${toJson(a)}`);
-        await out.text(`],"summary":${toJson(view.summary)}}\n`);
-        await out.flush();
-        return EXIT.ok;
-      }
-      if (timed) {
-        const paced = Boolean(io.stdout.isTTY) || Boolean(opts.forceTiming);
-        if (!paced) io.stderr.write('dsh: --follow-timing ignored: stdout is not a terminal (add --force-timing to pace anyway)\n');
-        const frames = timedFrames(attempts, maxDelay);
-        let current = -1;
-        for (const f of frames) {
-          if (paced && f.delayMs > 0) await sleep(f.delayMs);
-          if (f.attemptIndex !== current) {
-            current = f.attemptIndex;
-            const a = attempts.find((x) => x.index === current)!;
-            await writeOut(io.stdout, `\n${env.c.bold(`turn ${a.turn} step ${a.step}`)}\n${attemptHeading(a, env.c)}\n`);
-          }
-          const text = chunkText(f.chunk.chunk, env.c);
-          if (text) await writeOut(io.stdout, text);
-        }
-        await writeOut(io.stdout, '\n');
-        return EXIT.ok;
-      }
-      for (const line of replayLines(view, env.c, attempts)) await out.line(line);
-      await out.flush();
-      return EXIT.ok;
     }),
   );
 }

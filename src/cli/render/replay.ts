@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { ContentBlock, ReplayAttempt, ReplayChunk, ReplayView } from '../../api/views.js';
+import type { ContentBlock, ReplayAttempt, ReplayChunk, ReplaySummary, ReplayView } from '../../api/views.js';
 import { toJson, stepKey } from '../../api/log.js';
 
 function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
@@ -83,31 +83,50 @@ export function renderReplay(v: ReplayView, c: ChalkInstance, attempts: readonly
 
 /** The text replay's lines (`renderReplay` joins them; a big replay writes them as they go). */
 export function replayLines(v: ReplayView, c: ChalkInstance, attempts: readonly ReplayAttempt[] = v.attempts): string[] {
+  const out = replayHeadLines(v.sessionId, v.summary, c);
+  const steps = new StepHeadings(c);
+  for (const a of attempts) out.push(...steps.lines(a));
+  out.push(...replayFootLines(attempts.length, c));
+  return out;
+}
+
+/** The text replay's first lines: the session and its summary (of every attempt). */
+export function replayHeadLines(sessionId: string, s: ReplaySummary, c: ChalkInstance): string[] {
   const out: string[] = [];
-  const s = v.summary;
   const parts = [`${s.success} success`];
   if (s.interrupted) parts.push(`${s.interrupted} interrupted`);
   if (s.failed) parts.push(`${s.failed} failed`);
   if (s.uncommitted) parts.push(`${s.uncommitted} uncommitted`);
   if (s.unfinished) parts.push(`${s.unfinished} unfinished`);
-  out.push(`${c.bold('session')} ${c.cyan(escapeControl(v.sessionId))}  ${s.attempts} attempt${s.attempts === 1 ? '' : 's'} (${parts.join(', ')})`);
+  out.push(`${c.bold('session')} ${c.cyan(escapeControl(sessionId))}  ${s.attempts} attempt${s.attempts === 1 ? '' : 's'} (${parts.join(', ')})`);
   const checked = s.matched + s.mismatched;
   out.push(
     `${c.bold('check')}   ${checked === 0 ? 'no assistant/message to compare' : `${s.matched}/${checked} cited assistant/messages equal their reassembled chunks`}${s.mismatched ? c.red(` (${s.mismatched} differ)`) : ''}${s.unverified ? c.dim(`, ${s.unverified} without recorded sources`) : ''}${s.orphanMessages.length ? c.red(`, messages citing unknown chunks: ${s.orphanMessages.join(', ')}`) : ''}`,
   );
-  let lastStep = '';
-  for (const a of attempts) {
-    const key = stepKey(a.turn, a.step);
-    if (key !== lastStep) {
-      out.push('');
-      out.push(c.bold(`turn ${a.turn} step ${a.step}`));
-      lastStep = key;
-    }
-    out.push(...attemptLines(a, c));
-  }
-  if (attempts.length === 0) out.push(c.dim('(no model attempts)'));
-  else out.push('', c.dim('ttft/duration: first non-empty token delta / last chunk, measured from the dispatch anchor (the last non-chunk event logged before the attempt\'s first chunk)'));
   return out;
+}
+
+/** The attempts' lines, one attempt at a time, each step under its heading. */
+export class StepHeadings {
+  private lastStep = '';
+  constructor(private readonly c: ChalkInstance) {}
+  lines(a: ReplayAttempt): string[] {
+    const out: string[] = [];
+    const key = stepKey(a.turn, a.step);
+    if (key !== this.lastStep) {
+      out.push('');
+      out.push(this.c.bold(`turn ${a.turn} step ${a.step}`));
+      this.lastStep = key;
+    }
+    out.push(...attemptLines(a, this.c));
+    return out;
+  }
+}
+
+/** The text replay's last lines, after `attempts` attempts. */
+export function replayFootLines(attempts: number, c: ChalkInstance): string[] {
+  if (attempts === 0) return [c.dim('(no model attempts)')];
+  return ['', c.dim('ttft/duration: first non-empty token delta / last chunk, measured from the dispatch anchor (the last non-chunk event logged before the attempt\'s first chunk)')];
 }
 
 /** The text a timed replay prints for one chunk (deltas verbatim, escaped; structure as dim markers). */
@@ -136,6 +155,27 @@ export interface TimedFrame {
   chunk: ReplayChunk;
 }
 
+/** The recorded gap before each chunk of a timed replay, clamped to [0, maxGapMs] (feed the chunks in order). */
+export class ChunkGaps {
+  private prev: number | null = null;
+  constructor(private readonly maxGapMs = 2_000) {}
+  gap(time: number): number {
+    const gap = this.prev === null ? 0 : Math.min(this.maxGapMs, Math.max(0, time - this.prev));
+    this.prev = time;
+    return gap;
+  }
+}
+
+/** The factor a timed replay scales its gaps by so that they total at most `maxTotalMs` (1: none). */
+export function gapScale(total: number, maxTotalMs: number): number {
+  return total > maxTotalMs && total > 0 ? maxTotalMs / total : 1;
+}
+
+/** A gap once scaled. */
+export function scaledGap(gap: number, k: number): number {
+  return k === 1 ? gap : Math.floor(gap * k);
+}
+
 /**
  * The frames of a timed replay: recorded gaps between consecutive chunks,
  * each gap clamped to [0, maxGapMs], then scaled down so the whole replay
@@ -143,18 +183,12 @@ export interface TimedFrame {
  */
 export function timedFrames(attempts: readonly ReplayAttempt[], maxTotalMs = 10_000, maxGapMs = 2_000): TimedFrame[] {
   const frames: TimedFrame[] = [];
-  let prev: number | null = null;
-  for (const a of attempts) {
-    for (const c of a.chunks ?? []) {
-      const gap = prev === null ? 0 : Math.min(maxGapMs, Math.max(0, c.time - prev));
-      prev = c.time;
-      frames.push({ delayMs: gap, attemptIndex: a.index, chunk: c });
-    }
-  }
-  const total = frames.reduce((s, f) => s + f.delayMs, 0);
-  if (total > maxTotalMs && total > 0) {
-    const k = maxTotalMs / total;
-    for (const f of frames) f.delayMs = Math.floor(f.delayMs * k);
-  }
+  const gaps = new ChunkGaps(maxGapMs);
+  for (const a of attempts) for (const c of a.chunks ?? []) frames.push({ delayMs: gaps.gap(c.time), attemptIndex: a.index, chunk: c });
+  const k = gapScale(
+    frames.reduce((s, f) => s + f.delayMs, 0),
+    maxTotalMs,
+  );
+  for (const f of frames) f.delayMs = scaledGap(f.delayMs, k);
   return frames;
 }
