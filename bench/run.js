@@ -38,6 +38,9 @@ const COMMANDS = [
   ['transcript', '{file}', '--json'],
   ['history', '{file}', '--all-pages', '--json'],
   ['compactions', '{file}', '--json'],
+  // replay streams its attempts (a plan, then one re-read); diff still holds both logs (here the log against itself).
+  ['replay', '{file}', '--json'],
+  ['diff', '{file}', '{file}', '--stat'],
 ];
 
 /** Commands timed at fixed thread counts (-j 1 = one thread; the rows above run at the default, the machine's cores). */

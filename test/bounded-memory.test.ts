@@ -18,6 +18,7 @@ import { auditCompactions } from '../src/views/compactions.js';
 import { childEvents, planFork } from '../src/views/fork.js';
 import { deepEqualJson } from '../src/log/surface.js';
 import { toJson } from '../src/core/json.js';
+import { buildReplay } from '../src/views/replay.js';
 
 const HEAP_MIB = 64;
 const LOGICAL_BYTES = 96_000_000;
@@ -68,5 +69,14 @@ describe(`bounded memory: a ${LOGICAL_BYTES / 1e6} MB log under a ${HEAP_MIB} Mi
     expect(back.error).toBeFalsy();
     expect(deepEqualJson(back.events, childEvents(plan, r.events))).toBe(true);
     expect(deepEqualJson(back.meta, plan.child)).toBe(true);
+  }, 300_000);
+
+  it('replay --json prints every attempt the holding replay builds, streamed (holding them ran out of heap)', async () => {
+    const got = await small(['replay', file, '--json']);
+    expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
+    const r = await held();
+    const view = buildReplay(r.meta.id, r.events);
+    expect(view.attempts.length).toBeGreaterThan(100);
+    expect(got.stdout).toBe(toJson(view) + '\n');
   }, 300_000);
 });

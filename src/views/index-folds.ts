@@ -10,6 +10,7 @@ import type { FoldBuilder, FoldResults, PersistentFold } from '../log/index/sess
 import { MessageGroups } from './history.js';
 import { DISPATCHES } from './dispatch-fold.js';
 import { isSurfaceEvent } from '../log/surface.js';
+import { REPLAY_PLAN } from './replay.js';
 
 /**
  * Every event's citations of earlier events (`sourceEventSeqs` that are
@@ -154,4 +155,4 @@ function turnStartsBuilder(seqs: number[]): FoldBuilder<number[]> {
 }
 
 /** Every fold the index keeps, in tag order. */
-export const SESSION_FOLDS: readonly PersistentFold[] = [CITATIONS, MESSAGE_GROUPS, DISPATCHES, SURFACE_EVENTS, TURN_STARTS];
+export const SESSION_FOLDS: readonly PersistentFold[] = [CITATIONS, MESSAGE_GROUPS, DISPATCHES, SURFACE_EVENTS, TURN_STARTS, REPLAY_PLAN];

@@ -25,6 +25,8 @@ import type { SessionEvent } from '../log/types.js';
 import { deepEqualJson } from '../log/surface.js';
 import { AttemptBoundaries } from './attempts.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
+import { VarReader, VarWriter } from '../log/index/codec.js';
+import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js';
 
 export type ContentBlock = Record<string, unknown> & { type: string };
 
@@ -395,8 +397,6 @@ export interface ReplayPlan {
   readonly chunked: readonly AttemptPlan[];
   /** assistant/messages citing chunks no attempt owns. */
   readonly orphanMessages: number[];
-  /** The assistant/messages some attempt reads (its citing message, the citations it checks). */
-  readonly neededMessages: ReadonlySet<number>;
 }
 
 /**
@@ -546,14 +546,14 @@ export class ReplayPlanner {
         a.attemptsInStep = list.length;
       });
     }
-    const neededMessages = new Set<number>();
-    for (const a of built) {
-      a.readyAt = Math.max(a.lastChunkSeq ?? -Infinity, a.messageSeq ?? -Infinity, ...a.citedBy);
-      if (a.messageSeq !== null) neededMessages.add(a.messageSeq);
-      for (const s of a.citedBy) neededMessages.add(s);
-    }
-    return { attempts: built, chunked: this.chunked, orphanMessages, neededMessages };
+    return withNeeds(built, this.chunked, orphanMessages);
   }
+}
+
+/** The plan of `attempts`, each with the seq it is complete at. */
+function withNeeds(attempts: AttemptPlan[], chunked: AttemptPlan[], orphanMessages: number[]): ReplayPlan {
+  for (const a of attempts) a.readyAt = Math.max(a.lastChunkSeq ?? -Infinity, a.messageSeq ?? -Infinity, ...a.citedBy);
+  return { attempts, chunked, orphanMessages };
 }
 
 function plan(index: number, turn: unknown, step: unknown, attemptInStep: number, anchor: Anchor | undefined): AttemptPlan {
@@ -753,3 +753,70 @@ export async function streamReplay(
   for (const a of asm.end()) await emit(a);
   return asm.summary;
 }
+
+const CITATIONS: readonly ReplayAttempt['citation'][] = [null, 'sources', 'empty', 'inferred', 'absent'];
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && Math.abs(v) < 2 ** 52;
+const opt = (v: number | null) => (v === null ? 0 : v + 1);
+const unopt = (v: number) => (v === 0 ? null : v - 1);
+
+/** A plan's bytes (numbers only), or undefined when a value is not a plain integer (the plan is then re-derived by re-reading). */
+function encodePlan(p: ReplayPlan): Buffer | undefined {
+  const w = new VarWriter().uint(1).uint(p.attempts.length);
+  for (const a of p.attempts) {
+    if (!isInt(a.turn) || !isInt(a.step) || (a.anchor && (!isInt(a.anchor.seq) || !isInt(a.anchor.time) || a.anchor.seq < 0))) return undefined;
+    w.int(a.turn).int(a.step).uint(a.attemptInStep).uint(a.attemptsInStep);
+    w.uint(opt(a.firstChunkSeq)).uint(opt(a.lastChunkSeq)).uint(a.anchor ? 1 : 0);
+    if (a.anchor) w.uint(a.anchor.seq).int(a.anchor.time);
+    w.uints(a.retryEventSeqs).uint(opt(a.messageSeq)).uint(CITATIONS.indexOf(a.citation)).uints(a.citedBy);
+  }
+  return w.uints(p.orphanMessages).done();
+}
+
+function decodePlan(bytes: Buffer): ReplayPlan | null {
+  const r = new VarReader(bytes);
+  if (r.uint() !== 1) return null;
+  const attempts: AttemptPlan[] = [];
+  for (let n = r.uint(), index = 0; index < n; index++) {
+    const a = plan(index, r.int(), r.int(), r.uint(), undefined);
+    a.attemptsInStep = r.uint();
+    a.firstChunkSeq = unopt(r.uint());
+    a.lastChunkSeq = unopt(r.uint());
+    if (r.uint() === 1) a.anchor = { seq: r.uint(), time: r.int() };
+    a.retryEventSeqs = r.uints();
+    a.messageSeq = unopt(r.uint());
+    a.citation = CITATIONS[r.uint()] ?? null;
+    a.citedBy = r.uints();
+    attempts.push(a);
+  }
+  return withNeeds(attempts, attempts.filter((a) => a.firstChunkSeq !== null), r.uints());
+}
+
+/**
+ * The replay plan as a fold of the persistent session index: built on the
+ * validating pass, so a replay re-reads the log once (the plan of a log
+ * whose turns, steps or times are not plain integers is not kept: null, and
+ * replay plans by re-reading).
+ */
+export const REPLAY_PLAN: PersistentFold<ReplayPlan | null> = {
+  tag: 105,
+  create(): FoldBuilder<ReplayPlan | null> {
+    const planner = new ReplayPlanner();
+    let done: ReplayPlan | undefined;
+    const finish = () => (done ??= planner.finish());
+    return {
+      observe: (e) => planner.observe(e),
+      end: (closers) => {
+        for (const c of closers) planner.observe(c);
+      },
+      result: finish,
+      encode: () => {
+        try {
+          return encodePlan(finish()) ?? new VarWriter().uint(0).done();
+        } catch {
+          return new VarWriter().uint(0).done();
+        }
+      },
+    };
+  },
+  decode: decodePlan,
+};

@@ -4,7 +4,7 @@ import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseStepSpec, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
-import { planReplay, streamReplay, type ReplayAttempt } from '../../api/views.js';
+import { planReplay, REPLAY_PLAN, streamReplay, type ReplayAttempt, type ReplayPlan } from '../../api/views.js';
 import { attemptHeading, ChunkGaps, chunkText, gapScale, replayFootLines, replayHeadLines, scaledGap, StepHeadings } from '../render/replay.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 
@@ -70,7 +70,8 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
         if (r.error || !r.meta || !indexed.stream) return await reportLoadFailure(io, opts, r.error);
         for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const stream = indexed.stream;
-        const plan = await planReplay(stream());
+        // The plan comes with the index (built on its validating pass), else from a re-read.
+        const plan = (indexed.folds.get(REPLAY_PLAN.tag) as ReplayPlan | null | undefined) ?? (await planReplay(stream()));
         const wanted = (a: { turn: unknown; step: unknown }) => !step || (a.turn === step.turn && a.step === step.step);
         if (step && !plan.attempts.some(wanted)) {
           const steps = [...new Set(plan.attempts.map((a) => stepKey(a.turn, a.step)))];
