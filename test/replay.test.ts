@@ -8,7 +8,8 @@ import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { sessionPath } from '../src/log/layout.js';
 import { writeGeneratedArtifact, generatedHeader } from '../tools/generate.js';
-import { StreamAssembler, buildReplay, type ReplayAttempt } from '../src/views/replay.js';
+import { REPLAY_PLAN, StreamAssembler, buildReplay, planReplay, streamReplay, type ReplayAttempt } from '../src/views/replay.js';
+import { toJson } from '../src/core/json.js';
 import { timedFrames } from '../src/cli/render/replay.js';
 
 
@@ -220,5 +221,54 @@ describe('replay on generated logs', () => {
       expect(v.attempts.some((a: any) => a.outcome === 'failed' && a.retried)).toBe(true);
       if (crash === 'mid-stream') expect(v.attempts.at(-1).outcome).toBe('unfinished');
     }
+  });
+});
+
+describe('replay plan and streaming', () => {
+  const ev = (seq: number, type: string, data: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ seq, time: 1000 + seq * 10, type, data, ...extra }) as any;
+  const chunk = (seq: number, c: Record<string, unknown>) => ev(seq, 'assistant/chunk', { turn: 1, step: 1, chunk: c });
+  const msg = (seq: number, text: string | null, sources: number[]) =>
+    ev(seq, 'assistant/message', { turn: 1, step: 1, message: { role: 'assistant', content: text === null ? [] : [{ type: 'text', text }] } }, { sourceEventSeqs: sources, surfaceOp: 'append' });
+  // Attempt 0's message comes after attempt 1's: attempt 1 is complete first but printed second.
+  const events = [
+    ev(0, 'turn/start', { turn: 1 }),
+    ev(1, 'step/start', { turn: 1, step: 1 }),
+    chunk(2, { type: 'text-delta', index: 0, text: 'a' }),
+    chunk(3, { type: 'finish', reason: { kind: 'stop' } }),
+    chunk(4, { type: 'text-delta', index: 0, text: 'b' }),
+    chunk(5, { type: 'finish', reason: { kind: 'stop' } }),
+    msg(6, 'b', [4, 5]),
+    msg(7, 'a', [2, 3]),
+    msg(8, null, []),
+    ev(9, 'step/end', { turn: 1, step: 1 }),
+  ];
+
+  it('links late messages, places chunk-less attempts, and streams in the replay order', async () => {
+    const held = buildReplay('s', events);
+    expect(held.attempts.map((a) => [a.key, a.chunkSeqs, a.messageSeq, a.citation, a.contentMatches, a.retried, a.anchorSeq])).toEqual([
+      ['1/1#0', [2, 3], 7, 'sources', true, true, 1],
+      ['1/1#1', [4, 5], 6, 'sources', true, true, 1],
+      ['1/1#2', [], 8, 'empty', true, false, 7],
+    ]);
+    const plan = await planReplay((async function* () { yield events; })());
+    const got: string[] = [];
+    const summary = await streamReplay(plan, (async function* () { yield events.slice(0, 5); yield events.slice(5); })(), (a) => void got.push(toJson(a)));
+    expect(got).toEqual(held.attempts.map((a) => toJson(a)));
+    expect(toJson(summary)).toBe(toJson(held.summary));
+  });
+
+  it('the plan the session index keeps decodes to the same replay', async () => {
+    const fold = REPLAY_PLAN.create();
+    for (const e of events.slice(0, 9)) fold.observe(e);
+    fold.end?.([events[9]]);
+    const decoded = REPLAY_PLAN.decode(fold.encode()!);
+    expect(decoded).not.toBeNull();
+    const got: string[] = [];
+    await streamReplay(decoded!, (async function* () { yield events; })(), (a) => void got.push(toJson(a)));
+    expect(got).toEqual(buildReplay('s', events).attempts.map((a) => toJson(a)));
+    // A turn that is not a plain integer: the plan is not kept (replay plans by re-reading).
+    const odd = REPLAY_PLAN.create();
+    for (const e of [ev(0, 'turn/start', { turn: 1 }), ev(1, 'assistant/chunk', { turn: '1', step: 1, chunk: { type: 'finish', reason: 'stop' } })]) odd.observe(e);
+    expect(REPLAY_PLAN.decode(odd.encode()!)).toBeNull();
   });
 });
