@@ -16,6 +16,7 @@ import { writeArtifactFile } from '../src/log/writer.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../src/log/types.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTarget } from '../src/log/session.js';
+import { errorDocument } from '../src/core/errors.js';
 import { loadedFromInspection } from '../src/views/messages.js';
 import { deriveDispatches } from '../src/views/requests.js';
 import { diffSequences, diffSessions, diffSide, unifiedDiff, type SessionDiff } from '../src/views/diff.js';
@@ -445,7 +446,9 @@ describe('dsh diff on generated pairs with known differences', () => {
     expect(r.stderr).toContain(`dsh: side a (${refused}): ${want.class}: ${want.message}`);
     const j = await runCli(['diff', a, refused, '--json']);
     expect(j.code).toBe(1);
-    expect(JSON.parse(j.stdout).error).toEqual({ class: want.class, message: want.message, side: 'b', target: refused });
+    // inspect's own error document (rule included), then which side and target.
+    expect(JSON.stringify(JSON.parse(j.stdout).error)).toBe(JSON.stringify({ ...errorDocument(want).error, side: 'b', target: refused }));
+    expect(want.rule).toBe('DSH-A2');
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
   });
 

@@ -4,12 +4,9 @@ import { BrokenPipe, escapeControl } from './io.js';
 import { LogError, UsageError, errorDocument, toJson } from '../api/log.js';
 import { EXIT } from './exit.js';
 
-/** The `--json` failure document: `{error}` on stdout, never plain text on stderr. */
-function jsonFailure(io: Io, error: { class: string; message: string; kind?: string; code?: string; note?: string }): void {
-  const { note, ...doc } = errorDocument(error).error;
-  // A usage or I/O failure also says which (`kind`, or the system `code`), before dsh's note.
-  const which = { ...(error.kind !== undefined ? { kind: error.kind } : {}), ...(error.code !== undefined ? { code: error.code } : {}) };
-  io.stdout.write(toJson({ error: { ...doc, ...which, ...(note !== undefined ? { note } : {}) } }) + '\n');
+/** The `--json` failure document: errorDocument's `{error}` on stdout, never plain text on stderr. */
+function jsonFailure(io: Io, error: Parameters<typeof errorDocument>[0]): void {
+  io.stdout.write(toJson(errorDocument(error)) + '\n');
 }
 
 /** The message on stderr, then dsh's own observation beside it, if any. */
@@ -37,7 +34,7 @@ export function handleError(error: unknown, io: Io, options: { json?: boolean } 
     return EXIT.usage;
   }
   if (error instanceof LogError) {
-    if (json) jsonFailure(io, { class: error.dshClass, message: error.message, ...(error.kind === 'io' ? { kind: 'io' } : {}), ...noteOf(error) });
+    if (json) jsonFailure(io, { class: error.dshClass, message: error.message, rule: error.rule, cause: error.detail, kind: error.kind, ...noteOf(error) });
     else textFailure(io, error);
     return error.kind === 'io' ? EXIT.usage : EXIT.failed;
   }

@@ -3,7 +3,7 @@ import type { Io } from './io.js';
 import { escapeControl, writeOut } from './io.js';
 import { EXIT, type CommandEnv } from './shared.js';
 import { LogFollower, type FollowNotice, type FollowSink } from '../api/views.js';
-import { UsageError, type ResolvedTarget, type FrameDecoder, toJson } from '../api/log.js';
+import { errorDocument, type LogError, UsageError, type ResolvedTarget, type FrameDecoder, toJson } from '../api/log.js';
 
 /** What a live log's state change means, for a human. */
 export function noticeText(n: FollowNotice): string {
@@ -67,8 +67,8 @@ export async function followLoop(io: Io, env: CommandEnv, target: ResolvedTarget
         await follower.poll();
       } catch (error) {
         await options.flush();
-        const e = error as { name?: string; message: string; dshClass?: string };
-        if (env.opts.json) await writeOut(io.stdout, toJson({ error: { class: e.dshClass ?? 'Error', message: e.message } }) + '\n');
+        const e = error as { message: string } & Partial<Pick<LogError, 'dshClass' | 'rule' | 'detail'>>;
+        if (env.opts.json) await writeOut(io.stdout, toJson(errorDocument({ class: e.dshClass ?? 'Error', message: e.message, rule: e.rule, cause: e.detail })) + '\n');
         io.stderr.write(`dsh: the log became unreadable: ${escapeControl(e.message)}\n`);
         return EXIT.failed;
       }

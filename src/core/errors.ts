@@ -141,17 +141,42 @@ export function serializeError(error: LogError): SerializedError {
   return out;
 }
 
-/** The error object of a log DSH refuses or cannot read: what every command's `--json` prints under `error`. */
+/**
+ * The `{error}` object every `--json` failure prints, in one key order:
+ * `class`, `message`, `rule` (the `dsh check` code, where the detector knows
+ * it), `cause` (DSH's wrapped inner failure), `kind` (a usage or I/O failure:
+ * `usage`/`io`), `code` (a system error's code such as `ENOENT`, or
+ * `fork-unavailable`), then `note` (dsh's own observation, never DSH's text).
+ */
 export interface ErrorObject {
   class: string;
   message: string;
+  /** The rule code of the failure (see `RULE_CODES`), when the detector knows it. */
+  rule?: RuleCode;
   /** The inner failure DSH wraps (e.g. the decoder's checksum error), when there is one. */
   cause?: SerializedError & { code?: string };
+  /** A failure about the call rather than the log: `usage` or `io` (never `corrupt`/`refused`). */
+  kind?: 'usage' | 'io';
+  /** A system error's code (`ENOENT`) or DSH Host's API error code (`fork-unavailable`). */
+  code?: string;
   /** dsh's own observation beside DSH's verdict (never DSH's wording). */
   note?: string;
 }
 
-/** The one `{error}` document of a failed log (`inspect --json` and every other read command). */
-export function errorDocument(e: { class: string; message: string; cause?: (SerializedError & { code?: string }) | undefined; note?: string | undefined }): { error: ErrorObject } {
-  return { error: { class: e.class, message: e.message, ...(e.cause ? { cause: e.cause } : {}), ...(e.note !== undefined ? { note: e.note } : {}) } };
+type Maybe<T> = { [K in keyof T]?: T[K] | undefined };
+
+/** The one `{error}` document of a failure (`inspect --json` and every other command), keys in {@link ErrorObject}'s order. */
+export function errorDocument(e: { class: string; message: string; kind?: FailureKind | undefined } & Maybe<Omit<ErrorObject, 'class' | 'message' | 'kind'>>): { error: ErrorObject } {
+  return {
+    error: {
+      class: e.class,
+      message: e.message,
+      ...(e.rule !== undefined ? { rule: e.rule } : {}),
+      ...(e.cause ? { cause: e.cause } : {}),
+      // A verdict about the log (corrupt, refused) is said by its class; only a failure about the call says its kind.
+      ...(e.kind === 'usage' || e.kind === 'io' ? { kind: e.kind } : {}),
+      ...(e.code !== undefined ? { code: e.code } : {}),
+      ...(e.note !== undefined ? { note: e.note } : {}),
+    },
+  };
 }

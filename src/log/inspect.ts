@@ -57,7 +57,7 @@ export interface Inspection {
   closerReasons: CloserReason[];
   torn: TornSummary | null;
   repairPlan: RepairPlan | null;
-  artifact: Omit<ArtifactView, 'error'> & { error?: SerializedError };
+  artifact: Omit<ArtifactView, 'error'> & { error?: SerializedError & { rule?: RuleCode } };
   frames?: FrameReport[];
   tornFrame?: TornFrameReport | null;
   migratedEvents: number;
@@ -213,7 +213,10 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   if (outcome.artifact.contentBytes !== undefined) artifact.contentBytes = outcome.artifact.contentBytes;
   if (outcome.artifact.contentSha256 !== undefined) artifact.contentSha256 = outcome.artifact.contentSha256;
   if (outcome.artifact.lines !== undefined) artifact.lines = outcome.artifact.lines;
-  if (outcome.artifact.error) artifact.error = serializeError(outcome.artifact.error);
+  if (outcome.artifact.error) {
+    const e = outcome.artifact.error;
+    artifact.error = { ...serializeError(e), ...(e.rule !== undefined ? { rule: e.rule } : {}) };
+  }
   const result: Inspection = {
     source: source.name,
     encoding: outcome.encoding,

@@ -401,7 +401,7 @@ export function inspectDocument(r: SessionInspection, view: View = 'logical'): u
   if (r.error && view !== 'artifact') return errorDocument(r.error);
   const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
   if (view === 'artifact') {
-    if (r.artifact.error) return { error: { class: r.artifact.error.class, message: r.artifact.error.message } };
+    if (r.artifact.error) return errorDocument(r.artifact.error);
     return { encoding: r.encoding, ...r.artifact };
   }
   if (view === 'stored') {

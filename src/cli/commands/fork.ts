@@ -10,6 +10,7 @@ import { ForkUnavailable, endSeedOf, planForkStreamed, type ForkPlan, hostServab
 import { renderFork } from '../render/fork.js';
 import { decoderFor } from '../shared.js';
 import { reportLoadFailure } from './replay.js';
+import { failureJson } from '../render/surface.js';
 
 interface ForkOptions extends CommonOptions {
   at?: string;
@@ -134,7 +135,7 @@ async function forkIndexed(io: Io, env: ReturnType<typeof envFor>, ix: IndexedIn
     });
   } catch (error) {
     if (error instanceof ForkUnavailable) {
-      if (opts.json) await writeOut(io.stdout, toJson({ error: { class: error.name, message: error.message, code: error.code } }) + '\n');
+      if (opts.json) await writeOut(io.stdout, failureJson({ class: error.name, message: error.message, code: error.code }));
       else io.stderr.write(`dsh: fork-unavailable: ${escapeControl(error.message)}\n`);
       return EXIT.failed;
     }

@@ -5,6 +5,7 @@ import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOpt
 import { LogError, toJson } from '../../api/log.js';
 import { readHeaderFromSource, type ListingProblem, lineageOf } from '../../api/views.js';
 import { renderLineage } from '../render/lineage.js';
+import { failureJson } from '../render/surface.js';
 import { queryError } from './surface.js';
 
 export function registerLineage(program: Command, io: Io, setExit: (code: number) => void): void {
@@ -27,7 +28,7 @@ export function registerLineage(program: Command, io: Io, setExit: (code: number
       }
       if (!read.header) {
         const error = { class: 'Error', message: `${resolved.path}: ${read.reason}` };
-        if (opts.json) await writeOut(io.stdout, toJson({ error }) + '\n');
+        if (opts.json) await writeOut(io.stdout, failureJson(error));
         else io.stderr.write(`dsh: ${escapeControl(error.message)}\n`);
         return EXIT.failed;
       }
@@ -40,7 +41,7 @@ export function registerLineage(program: Command, io: Io, setExit: (code: number
       } catch (error) {
         const e = queryError(error);
         if (e instanceof LogError && opts.json) {
-          await writeOut(io.stdout, toJson({ error: { class: 'SessionQueryError', message: e.message } }) + '\n');
+          await writeOut(io.stdout, failureJson({ class: 'SessionQueryError', message: e.message }));
           return EXIT.failed;
         }
         throw e;
