@@ -43,6 +43,7 @@ import { checkResolved, rootLookup, type Finding, type SessionReport } from './c
 import { RULES, type RuleMeta } from './check/rules.js';
 import { exportSession, type ExportManifest, type ExportOptions } from './export/export.js';
 import { ForkUnavailable } from './views/fork.js';
+import { forkSession, type ForkOptions, type ForkOutcome } from './export/fork.js';
 import { buildDataset as buildDatasetFiles, type DatasetOptions, type DatasetSummary } from './dataset/build.js';
 import { runSql, type QueryResult } from './dataset/sql.js';
 import { schemaDocument } from './dataset/schema.js';
@@ -91,6 +92,8 @@ export type { ReplayView, ReplayAttempt, AttemptOutcome, ReplayChunk, ReplaySumm
 export type { Finding, SessionReport } from './check/engine.js';
 export type { RuleMeta, Severity } from './check/rules.js';
 export type { ExportManifest, ExportOptions, ManifestEntry } from './export/export.js';
+export type { ForkOptions, ForkOutcome } from './export/fork.js';
+export type { ForkPlan, ForkBoundary } from './views/fork.js';
 export type { ChunkSink, DecoderName, FrameDecoder } from './physical/decoders.js';
 export type { ZipProgress } from './export/zip-writer.js';
 export type { RedactOptions, RedactStats, ProtectedHit } from './redact/redactor.js';
@@ -448,6 +451,29 @@ export class Session {
     return attempt(() => {
       const s = this.loaded();
       return buildReplay(s.sessionId, s.events);
+    });
+  }
+
+  /**
+   * DSH Host's `session.fork` offline (`dsh fork --json`): the plan (boundary, cut, what the child inherits,
+   * the child's header), and with `out` the child written as a NEW session into that root (never the
+   * source's own) and read back (`verified`). No boundary fails with `ForkUnavailable`.
+   */
+  async fork(options: Omit<ForkOptions, 'decoder'> = {}): Promise<Result<ForkOutcome>> {
+    return attemptAsync(async () => {
+      const s = this.loaded();
+      const events = s.events;
+      return forkSession(
+        {
+          header: s.header,
+          storedEventCount: s.storedEventCount,
+          target: this.inspection.target,
+          read: async function* () {
+            yield events;
+          },
+        },
+        { ...options, decoder: this.decoder },
+      );
     });
   }
 

@@ -1,5 +1,5 @@
 /**
- * Writers of new files (`dsh/export`): DSH's raw ZIP export, OpenTelemetry (OTLP) traces to a file or a collector, and the one write-safety check for new output files.
+ * Writers of new files (`dsh/export`): DSH's raw ZIP export, OpenTelemetry (OTLP) traces to a file or a collector, the one write-safety check for new output files, and an offline Host fork (`forkSession`: the child session written into another root and read back).
  *
  * A public entry point: the CLI (src/cli) imports the library only through
  * the entry points in src/api and src/index.ts, so whatever it uses is public
@@ -17,3 +17,5 @@ export { otlpSpans, otlpTargets } from '../export/otlp-run.js';
 export { OtlpSendError, sendRequest, tracesUrl } from '../export/otlp-send.js';
 export type { OtlpProtocol } from '../export/otlp-send.js';
 export { batches, exportRequest, exportRequestText } from '../export/otlp.js';
+export { forkSession } from '../export/fork.js';
+export type { ForkOptions, ForkOutcome, ForkSource } from '../export/fork.js';

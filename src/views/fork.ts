@@ -206,7 +206,51 @@ export function planFork(header: SessionHeader, events: readonly SessionEvent[],
   const boundary = scan.boundary(header.id);
   const seed = new SeedFold(options.storedEventCount ?? events.length);
   for (let i = 0; i < boundary.cut; i++) seed.push(events[i] as SessionEvent);
-  return forkPlanOf(header, scan, boundary, seed, events.length > boundary.cut ? (events[boundary.cut] as SessionEvent).seq : null, options);
+  const next = events.length > boundary.cut ? (events[boundary.cut] as SessionEvent).seq : null;
+  return forkPlanOf({ header, scan, boundary, child: childHeaderOf(header, scan, boundary, options), options }, seed, next);
+}
+
+/** The first walk of a streamed fork: the boundary, and the header the child gets. */
+export interface ForkScanned {
+  header: SessionHeader;
+  scan: ForkScan;
+  boundary: ForkBoundary;
+  child: SessionHeader;
+  options: ForkPlanOptions;
+}
+
+/** The first walk over a log read in batches (`read` starts a re-read): the boundary and the child's header. Throws ForkUnavailable. */
+export async function scanForkStreamed(header: SessionHeader, read: () => AsyncIterable<readonly SessionEvent[]>, options: ForkPlanOptions = {}): Promise<ForkScanned> {
+  const scan = new ForkScan(options.atSeq);
+  for await (const batch of read()) for (const e of batch) scan.push(e);
+  const boundary = scan.boundary(header.id);
+  return { header, scan, boundary, child: childHeaderOf(header, scan, boundary, options), options };
+}
+
+/**
+ * The second walk: fold the seed into the plan, handing each batch's seed events to `onSeed` (awaited,
+ * in order) so a caller can copy the seed in the same walk.
+ */
+export async function planSeedStreamed(
+  scanned: ForkScanned,
+  read: () => AsyncIterable<readonly SessionEvent[]>,
+  onSeed?: (events: readonly SessionEvent[]) => Promise<void> | void,
+): Promise<ForkPlan> {
+  const { cut } = scanned.boundary;
+  const seed = new SeedFold(scanned.options.storedEventCount ?? scanned.scan.count);
+  let next: number | null = null;
+  let i = 0;
+  for await (const batch of read()) {
+    const take = Math.min(batch.length, cut - i);
+    for (let k = 0; k < take; k++) seed.push(batch[k] as SessionEvent);
+    i += take;
+    if (onSeed && take > 0) await onSeed(take === batch.length ? batch : batch.slice(0, take));
+    if (take < batch.length) {
+      next = (batch[take] as SessionEvent).seq;
+      break;
+    }
+  }
+  return forkPlanOf(scanned, seed, next);
 }
 
 /**
@@ -214,38 +258,28 @@ export function planFork(header: SessionHeader, events: readonly SessionEvent[],
  * the boundary, one over the seed.
  */
 export async function planForkStreamed(header: SessionHeader, read: () => AsyncIterable<readonly SessionEvent[]>, options: ForkPlanOptions = {}): Promise<ForkPlan> {
-  const scan = new ForkScan(options.atSeq);
-  for await (const batch of read()) for (const e of batch) scan.push(e);
-  const boundary = scan.boundary(header.id);
-  const seed = new SeedFold(options.storedEventCount ?? scan.count);
-  let next: number | null = null;
-  let i = 0;
-  walk: for await (const batch of read()) {
-    for (const e of batch) {
-      if (i++ >= boundary.cut) {
-        next = e.seq;
-        break walk;
-      }
-      seed.push(e);
-    }
-  }
-  return forkPlanOf(header, scan, boundary, seed, next, options);
+  return planSeedStreamed(await scanForkStreamed(header, read, options), read);
 }
 
-function forkPlanOf(header: SessionHeader, scan: ForkScan, boundary: ForkBoundary, seed: SeedFold, nextTurnStartSeq: number | null, options: ForkPlanOptions): ForkPlan {
-  const cut = boundary.cut;
-  const { inherits, endsWithEndSeed } = seed.inherits();
+/** The child's header: a fresh id, the source's cwd and resolved preset, `parentSession` and `seedLength`. */
+function childHeaderOf(header: SessionHeader, scan: ForkScan, boundary: ForkBoundary, options: ForkPlanOptions): SessionHeader {
   const preset = scan.sessionPreset(header);
-  const child: SessionHeader = {
+  return {
     version: 0,
     id: options.childId ?? defaultChildId(),
     createdAt: options.createdAt ?? Date.now(),
     ...(header.cwd !== undefined ? { cwd: header.cwd } : {}),
     parentSession: header.id,
-    seedLength: cut,
+    seedLength: boundary.cut,
     delegationDepth: 0,
     ...(preset !== undefined ? { agentPreset: preset } : {}),
   };
+}
+
+function forkPlanOf({ header, scan, boundary, child, options }: ForkScanned, seed: SeedFold, nextTurnStartSeq: number | null): ForkPlan {
+  const cut = boundary.cut;
+  const { inherits, endsWithEndSeed } = seed.inherits();
+  const preset = scan.sessionPreset(header);
   const trailingSeqs: number[] = [];
   for (let s = boundary.boundarySeq + 1; s < cut; s++) trailingSeqs.push(s);
   return {
