@@ -10,7 +10,9 @@ import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import type { SessionEvent, SessionHeader } from '../src/log/types.js';
 import { billedUsage, sessionStats, zero, type Buckets } from '../src/views/stats.js';
-import { buildLedger, CATEGORIES, loadPriceTable, parsePriceTable, priceUsage, formatAtto, readRootUsage, type Ledger, type Usage } from '../src/views/ledger.js';
+import { renderExplain } from '../src/cli/render/stats.js';
+import { Chalk } from 'chalk';
+import { buildLedger, type LedgerSession, CATEGORIES, loadPriceTable, parsePriceTable, priceUsage, formatAtto, readRootUsage, type Ledger, type Usage } from '../src/views/ledger.js';
 
 const add = (a: Buckets, b: Buckets, sign = 1): Buckets => ({
   uncachedInputTokens: a.uncachedInputTokens + sign * b.uncachedInputTokens,
@@ -357,5 +359,18 @@ describe.skipIf(!HAVE_CORPUS)('ledger over the corpus', () => {
     expect(d.seed).toEqual({ verified: true, firstDifferingSeq: null, parentMissing: false });
     expect(d.inherited.from.map((f: any) => f.sessionId)).toEqual(['syn.fork.parent']);
     expect(tokens(d.inherited.tokenUsage)).toBeGreaterThan(0);
+  });
+});
+
+describe('--explain text: where a record sits', () => {
+  const row = { seq: 7, event: 'usage chunk' as const, provider: 'p', model: 'm', usage: zero(), category: null, standing: null, holder: null, why: 'w' };
+  const where = (turn: number | null, step: number | null, attempt: number | null) =>
+    renderExplain({ sessionId: 's' } as LedgerSession, [{ ...row, turn, step, attempt }], new Chalk({ level: 0 })).split('\n')[1]!;
+  it('turn/step#attempt, turn/step without an attempt, turn alone; never the word null', () => {
+    expect(where(1, 2, 3)).toContain(' 1/2#3  p/m');
+    expect(where(1, 2, null)).toContain('usage chunk 1/2  p/m');
+    expect(where(1, null, null)).toContain('usage chunk turn 1  p/m');
+    expect(where(null, null, null)).toContain('usage chunk  p/m');
+    for (const line of [where(1, 2, null), where(1, null, null), where(null, null, null)]) expect(line).not.toContain('null');
   });
 });

@@ -10,7 +10,7 @@
 export { LogError, UsageError, errorDocument } from '../core/errors.js';
 export type { ErrorLocation, ErrorObject, SerializedError } from '../core/errors.js';
 export { toJson } from '../core/json.js';
-export { stepKey } from '../core/keys.js';
+export { attemptKey, placeText, stepKey } from '../core/keys.js';
 export { codePointLength, escapeControl, preview } from '../core/text.js';
 export { VERSION } from '../core/version.js';
 export type { CloserReason, CloserTracker } from '../log/closers.js';

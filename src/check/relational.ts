@@ -11,6 +11,7 @@ import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
 import { mapJsonLeaves, toJson } from '../core/json.js';
+import { stepKey } from '../core/keys.js';
 
 export interface RelationalFinding {
   code: RuleCode;
@@ -349,7 +350,7 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       const stepBoundary = findLast(events, index, (e) => e.type === 'step/start' || e.type === 'step/end');
       if (stepBoundary?.type !== 'step/start') fail('llm/retry must be appended inside an open step');
       if (step !== stepBoundary!.data.step || turn !== stepBoundary!.data.turn) {
-        fail(`llm/retry names turn ${turn}/step ${step}, but the open step is ${stepBoundary!.data.turn}/${stepBoundary!.data.step}`);
+        fail(`llm/retry names turn ${turn}/step ${step}, but the open step is ${stepKey(stepBoundary!.data.turn, stepBoundary!.data.step)}`);
       }
       const routed = providerForOpenStep(events, index, turn, step);
       if (routed !== provider) fail(`llm/retry provider ${provider} does not match the failed request provider ${String(routed)}`);

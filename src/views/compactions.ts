@@ -19,6 +19,7 @@ import { canonicalHeader, type EpochHeader } from './header.js';
 import { deriveDispatches, type DispatchEntry } from './requests.js';
 import { NodeValues } from './surface-nodes.js';
 import { toJson } from '../core/json.js';
+import { stepKey } from '../core/keys.js';
 
 // ---------------------------------------------------------------- heuristic pricing
 
@@ -647,7 +648,7 @@ class CompactionAudit {
         if (code === CWE) {
           return {
             kind: 'context-overflow',
-            detail: `inside failed step ${step.turn}/${step.step}: ${d ? `dispatch ${d.key}` : 'the attempt'} finished ${String(reason['kind'])} with ${CWE} (finish chunk seq ${f.seq}); agent/request-error recovery`,
+            detail: `inside failed step ${stepKey(step.turn, step.step)}: ${d ? `dispatch ${d.key}` : 'the attempt'} finished ${String(reason['kind'])} with ${CWE} (finish chunk seq ${f.seq}); agent/request-error recovery`,
             turn: step.turn,
             step: step.step,
             failedDispatch,
@@ -655,7 +656,7 @@ class CompactionAudit {
         }
         return {
           kind: 'request-error',
-          detail: `inside failed step ${step.turn}/${step.step} after a ${String(reason['kind'])} finish with code ${code ?? '(none)'} (seq ${f.seq}); DSH's basic engine recovers only ${CWE}`,
+          detail: `inside failed step ${stepKey(step.turn, step.step)} after a ${String(reason['kind'])} finish with code ${code ?? '(none)'} (seq ${f.seq}); DSH's basic engine recovers only ${CWE}`,
           turn: step.turn,
           step: step.step,
           failedDispatch,
@@ -663,7 +664,7 @@ class CompactionAudit {
       }
       return {
         kind: 'automatic',
-        detail: `in-turn, inside open step ${step.turn}/${step.step} with no failed attempt before it (DSH's hooks compact before step/start or after a failed finish; this placement is the writer's)`,
+        detail: `in-turn, inside open step ${stepKey(step.turn, step.step)} with no failed attempt before it (DSH's hooks compact before step/start or after a failed finish; this placement is the writer's)`,
         turn: step.turn,
         step: step.step,
       };

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import { type Buckets, type StatsView, billedInput, cacheHitPercent, type Cost, type ExplainRow, type Ledger, type LedgerSession, type Usage } from '../../api/views.js';
-import { stepKey } from '../../api/log.js';
+import { placeText, stepKey } from '../../api/log.js';
 
 const n = (x: number | null | undefined) => (x === null || x === undefined ? '-' : x.toLocaleString('en-US'));
 const pct = (s: string | null) => (s === null ? '-' : `${s}%`);
@@ -296,7 +296,8 @@ export function renderLedger(row: LedgerSession, c: ChalkInstance, tree: readonl
 export function renderExplain(row: LedgerSession, rows: readonly ExplainRow[], c: ChalkInstance): string {
   const out: string[] = [c.bold(`explain ${escapeControl(row.sessionId)}: ${rows.length} usage record(s)`)];
   for (const r of rows) {
-    const where = r.turn === null ? '' : r.step === null ? ` turn ${r.turn}` : ` ${stepKey(r.turn, r.step)}#${r.attempt}`;
+    const place = placeText(r.turn, r.step, r.attempt);
+    const where = place === '' ? '' : ` ${place}`;
     out.push(`  seq ${String(r.seq).padStart(6)}  ${r.event}${where}  ${escapeControl(`${r.provider ?? '?'}/${r.model ?? '?'}`)}  ${usageText(r.usage)}`);
     out.push(`  ${''.padStart(10)}  ${r.category ? c.cyan(`[${r.category}${r.standing ? `, ${r.standing}` : ''}]`) : c.dim('[not counted]')} ${escapeControl(r.why)}`);
   }
