@@ -103,16 +103,24 @@ export function frameHeaderValues(layout: FrameHeaderLayout, byteAt: (i: number)
  */
 export function scanFrames(source: ByteSource, onFrame?: (frame: FrameInfo) => void): FrameScan {
   const walker = new FrameWalker(source);
-  for (let f = walker.next(); f !== null; f = walker.next()) onFrame?.(f);
-  return { frames: walker.frames, torn: walker.torn };
+  const frames: FrameInfo[] = [];
+  for (let f = walker.next(); f !== null; f = walker.next()) {
+    frames.push(f);
+    onFrame?.(f);
+  }
+  return { frames, torn: walker.torn };
 }
 
 /**
  * `scanFrames` one frame at a time, so a reader can start decoding the first
  * frames before the walk reaches the end of a multi-GB file.
  */
+/** Bytes of the frame walk's read window (reused in place). */
+const WALK_WINDOW = 1 << 20;
+
 export class FrameWalker {
-  readonly frames: FrameInfo[] = [];
+  /** Frames walked so far (a caller keeps the ones it needs: a 2 GB log has ~200k). */
+  private count = 0;
   /** After `next()` returned null: where EOF cut the final frame, if it did. */
   torn: TornFrameInfo | null = null;
   private readonly reader: WindowReader;
@@ -122,7 +130,9 @@ export class FrameWalker {
 
   /** `start`: a frame boundary to walk from (frames before it are known; indexes count from it). */
   constructor(source: ByteSource, start = 0) {
-    this.reader = new WindowReader(source, 8 << 20, true);
+    // The walk reads only headers (a few bytes per block): a 1 MiB window costs one read per MiB
+    // like a bigger one would, without holding 8 MiB of resident memory for the whole pass.
+    this.reader = new WindowReader(source, WALK_WINDOW, true);
     this.size = source.size;
     this.offset = start;
   }
@@ -196,7 +206,7 @@ export class FrameWalker {
       offset += 4;
     }
     const frame: FrameInfo = {
-      index: this.frames.length,
+      index: this.count++,
       start,
       end: offset,
       checksumFlag,
@@ -206,7 +216,6 @@ export class FrameWalker {
       maxPlaintext: contentSize ?? bound,
     };
     this.offset = offset;
-    this.frames.push(frame);
     return frame;
   }
 }
