@@ -10,7 +10,7 @@
 export { exportSession } from '../export/export.js';
 export type { ExportManifest } from '../export/export.js';
 export { exportFileName } from '../export/names.js';
-export { abandonNewFile, outputRefusal, prepareNewFile, writeNewFile } from '../export/new-file.js';
+export { abandonNewFile, outputRefusal, prepareNewFile, writeNewFile, writeNewFileAsync } from '../export/new-file.js';
 export type { OutputInput, OutputRefusalOptions } from '../export/new-file.js';
 export type { NewFile } from '../export/new-file.js';
 export { otlpSpans, otlpTargets } from '../export/otlp-run.js';

@@ -9,7 +9,7 @@ import { ARTIFACT_NAMES, resolveTarget, scanRoot, type ResolvedTarget, type Reso
 import { compareForkSeed, seedFingerprint } from '../log/seed.js';
 import { LogError } from '../log/errors.js';
 import type { FrameDecoder } from '../physical/decoders.js';
-import type { Encoding, SessionEvent } from '../log/types.js';
+import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import { RULE_BY_CODE, ruleMeta, type Severity } from './rules.js';
 import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
@@ -191,41 +191,68 @@ async function parentFingerprints(parentPath: string, count: number, options: Ch
 }
 
 /** Check one resolved artifact in one streaming pass. Never throws for log problems. */
-export async function checkResolved(target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
-  const stream = new RelationalStream();
-  let eventCount = 0;
-  const unknownTypes = new Map<number, string>();
-  let seedLength: number | undefined;
-  let seed: SessionEvent[] | undefined;
-  let secrets: SecretsFold | undefined;
-  let secretsFailure: { error: unknown } | undefined;
-  const observe = (e: SessionEvent, text?: string) => {
-    stream.observe(e);
-    if (secrets && !secretsFailure) {
+/**
+ * What a streaming check gathers from the logical events (fed in order, closers last), for
+ * {@link checkInspection}: the relational findings, the event count, unknown types, the fork seed's
+ * fingerprints and, with `secrets`, the secrets fold. Call `meta` with the header first.
+ */
+export class StreamedFactsCollector {
+  private readonly stream = new RelationalStream();
+  private eventCount = 0;
+  private readonly unknownTypes = new Map<number, string>();
+  private seedLength: number | undefined;
+  private seed: SessionEvent[] | undefined;
+  private secrets: SecretsFold | undefined;
+  private secretsFailure: { error: unknown } | undefined;
+
+  constructor(private readonly secretsOptions?: SecretsOptions) {}
+
+  meta(m: SessionHeader): void {
+    this.seedLength = m.parentSession !== undefined && m.seedLength !== undefined ? m.seedLength : undefined;
+    if (this.seedLength !== undefined) this.seed = [];
+    if (this.secretsOptions) this.secrets = new SecretsFold(m.id, m, this.secretsOptions);
+  }
+
+  observe(e: SessionEvent, text?: string): void {
+    this.stream.observe(e);
+    if (this.secrets && !this.secretsFailure) {
       try {
-        secrets.observe(e, text);
+        this.secrets.observe(e, text);
       } catch (error) {
-        secretsFailure = { error };
+        this.secretsFailure = { error };
       }
     }
-    eventCount += 1;
-    if (!KNOWN_EVENT_TYPES.has(e.type)) unknownTypes.set(e.seq, e.type);
-    if (seed && seedLength !== undefined && e.seq <= seedLength) seed.push(seedFingerprint(e));
-  };
+    this.eventCount += 1;
+    if (!KNOWN_EVENT_TYPES.has(e.type)) this.unknownTypes.set(e.seq, e.type);
+    if (this.seed && this.seedLength !== undefined && e.seq <= this.seedLength) this.seed.push(seedFingerprint(e));
+  }
+
+  /** The facts of an accepted log (a secrets fold that failed throws its error here); of a refused one, none. */
+  result(loaded: boolean): StreamedFacts {
+    if (loaded && this.secretsFailure) throw this.secretsFailure.error;
+    const secretsResult = loaded && this.secrets ? this.secrets.finish() : undefined;
+    return {
+      relational: loaded ? this.stream.findings() : [],
+      eventCount: this.eventCount,
+      unknownTypes: this.unknownTypes,
+      ...(this.seed ? { seed: this.seed } : {}),
+      ...(secretsResult ? { secrets: secretsResult } : {}),
+    };
+  }
+}
+
+export async function checkResolved(target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
+  const facts = new StreamedFactsCollector(options.secrets);
   let r: SessionInspection;
   try {
     r = await inspectTarget(target, {
       collect: false,
       skipArtifact: true,
       ...(options.decoder ? { decoder: options.decoder } : {}),
-      onMeta: (m) => {
-        seedLength = m.parentSession !== undefined && m.seedLength !== undefined ? m.seedLength : undefined;
-        if (seedLength !== undefined) seed = [];
-        if (options.secrets) secrets = new SecretsFold(m.id, m, options.secrets);
-      },
-      onLogical: (e, text) => observe(e, text),
+      onMeta: (m) => facts.meta(m),
+      onLogical: (e, text) => facts.observe(e, text),
     });
-    for (const closer of r.closers) observe(closer);
+    for (const closer of r.closers) facts.observe(closer);
   } catch (error) {
     // A reader path that throws a LogError (rather than reporting it) is still a verdict about the log.
     if (!(error instanceof LogError)) throw error;
@@ -239,9 +266,7 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
       findings: [finding(code, base, `${prefix}${error.message}`, error.byteOffset !== undefined ? { byteOffset: error.byteOffset } : {})],
     };
   }
-  if (!r.error && secretsFailure) throw secretsFailure.error;
-  const secretsResult = !r.error && secrets ? secrets.finish() : undefined;
-  return checkInspection(r, target, options, { relational: r.error ? [] : stream.findings(), eventCount, unknownTypes, ...(seed ? { seed } : {}), ...(secretsResult ? { secrets: secretsResult } : {}) });
+  return checkInspection(r, target, options, facts.result(!r.error));
 }
 
 /**

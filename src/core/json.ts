@@ -113,6 +113,44 @@ export function toJson(value: unknown, replacer?: null, space?: string | number)
 }
 
 /**
+ * `toJson(value)` in pieces whose concatenation is the same text: arrays and objects down to
+ * `depth` levels are written member by member, deeper values whole (a document too long for one
+ * string, with no single member that long). Values with `toJSON` are serialized as `toJson` does
+ * for plain data (JSON read from a log has none).
+ */
+export function* toJsonParts(value: unknown, depth: number, key = ''): Generator<string> {
+  const v = withToJson(value, key);
+  const l = leaf(v);
+  if (l !== CONTAINER) {
+    yield l ?? 'null';
+    return;
+  }
+  if (depth <= 0) {
+    yield toJson(v);
+    return;
+  }
+  if (Array.isArray(v)) {
+    yield '[';
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) yield ',';
+      yield* toJsonParts(v[i], depth - 1, String(i));
+    }
+    yield ']';
+    return;
+  }
+  yield '{';
+  let wrote = false;
+  for (const k of Object.keys(v as object)) {
+    const raw = (v as Record<string, unknown>)[k];
+    if (leaf(withToJson(raw, k)) === undefined) continue;
+    yield (wrote ? ',' : '') + JSON.stringify(k) + ':';
+    wrote = true;
+    yield* toJsonParts(raw, depth - 1, k);
+  }
+  yield '}';
+}
+
+/**
  * Deep copy of a JSON value with every non-container value passed through
  * `leafFn`, with an explicit stack (any depth). Arrays stay arrays; objects
  * become plain objects with the same own enumerable keys in the same order.

@@ -185,18 +185,33 @@ export function abandonNewFile(out: NewFile): void {
 export function writeNewFile(out: NewFile, parts: Iterable<string | Uint8Array>, force: boolean): number {
   let bytes = 0;
   try {
-    for (const part of parts) {
-      const buf = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
-      let off = 0;
-      while (off < buf.length) off += writeSync(out.fd, buf, off, buf.length - off);
-      bytes += buf.length;
-    }
+    for (const part of parts) bytes += writePart(out, part);
   } catch (error) {
     abandonNewFile(out);
     throw ioError(out, error);
   }
   publishNewFile(out, force);
   return bytes;
+}
+
+/** {@link writeNewFile} for parts computed as they are written (a re-read of a log). */
+export async function writeNewFileAsync(out: NewFile, parts: AsyncIterable<string | Uint8Array>, force: boolean): Promise<number> {
+  let bytes = 0;
+  try {
+    for await (const part of parts) bytes += writePart(out, part);
+  } catch (error) {
+    abandonNewFile(out);
+    throw ioError(out, error);
+  }
+  publishNewFile(out, force);
+  return bytes;
+}
+
+function writePart(out: NewFile, part: string | Uint8Array): number {
+  const buf = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
+  let off = 0;
+  while (off < buf.length) off += writeSync(out.fd, buf, off, buf.length - off);
+  return buf.length;
 }
 
 /** A system error while writing `out` as a classified I/O error; anything else unchanged. */

@@ -279,12 +279,20 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
 }
 
 function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSummary | null, tail: SessionEvent[]): RepairPlan {
-  const closers = logical.closers;
+  return repairPlanOf(outcome.encoding, outcome.size, torn, logical.closers, tail);
+}
+
+/**
+ * What DSH's committing load() does to an accepted artifact of `encoding` and `size` bytes: from
+ * its torn-tail facts, its crash closers and `tail`, the stored events the torn frame's recovered
+ * seqs are taken from (a log with neither torn tail nor closers needs none of them).
+ */
+export function repairPlanOf(encoding: Encoding, size: number, torn: TornSummary | null, closers: readonly SessionEvent[], tail: readonly SessionEvent[]): RepairPlan {
   const recoveredSeqs = torn?.recoveredEventSeqs ?? [];
   const writes = torn !== null || closers.length > 0;
   let appendText = '';
   let appendAs: RepairPlan['appendAs'] = null;
-  if (outcome.encoding === 'none') {
+  if (encoding === 'none') {
     if (closers.length > 0) {
       appendAs = 'lines';
       appendText = closers.map((c) => toJson(c) + '\n').join('');
@@ -300,7 +308,7 @@ function planRepair(outcome: ReadOutcome, logical: LogicalResult, torn: TornSumm
   return {
     writes,
     truncateTo: torn ? torn.truncateTo : null,
-    truncatedBytes: torn ? outcome.size - torn.truncateTo : 0,
+    truncatedBytes: torn ? size - torn.truncateTo : 0,
     reappendSeqs: recoveredSeqs,
     closerSeqs: closers.map((c) => c.seq),
     appendAs,

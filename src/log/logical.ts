@@ -91,7 +91,7 @@ export class LogicalPipeline {
       return;
     }
     if (!KNOWN_EVENT_TYPES.has(event.type)) {
-      if (event.ignorable === true) this.ignorable.push(event.seq);
+      if (isIgnorableUnknown(event)) this.ignorable.push(event.seq);
       else this.unknown ??= event;
     }
     this.collected?.push(event);
@@ -163,4 +163,9 @@ export class LogicalPipeline {
       surface: { nodes: fold.nodes, replaceGeneration: fold.replaceGeneration, replacements: fold.replacements },
     };
   }
+}
+
+/** An event of a type DSH does not know that it keeps uninterpreted (`ignorable: true`); any other unknown type refuses the log. */
+export function isIgnorableUnknown(event: SessionEvent): boolean {
+  return !KNOWN_EVENT_TYPES.has(event.type) && event.ignorable === true;
 }

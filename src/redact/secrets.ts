@@ -662,6 +662,11 @@ export async function analyzeTarget(target: ResolvedTarget, options: AnalyzeOpti
 export function secretsOfEvents(info: Omit<SessionInfo, 'events' | 'dispatches' | 'error'>, header: Pick<SessionHeader, 'cwd'> | undefined, events: readonly SessionEvent[], options: SecretsOptions = {}): SecretsReport {
   const fold = new SecretsFold(info.sessionId, header, options);
   for (const e of events) fold.observe(e);
+  return secretsOfFold(info, fold);
+}
+
+/** {@link secretsOfEvents} for a fold the caller fed the session's logical events (a streaming pass). */
+export function secretsOfFold(info: Omit<SessionInfo, 'events' | 'dispatches' | 'error'>, fold: SecretsFold): SecretsReport {
   const result = fold.finish();
   return combineSessions([{ info: { ...info, events: result.events, dispatches: result.dispatches, error: null }, result }]);
 }

@@ -471,7 +471,7 @@ interface CommandState {
  * Events come one at a time ({@link push}); it holds the events on the
  * folded surface (what DSH itself holds), never the log.
  */
-class CompactionAudit {
+export class CompactionAudit {
   private readonly dispatchByFinish = new Map<number, DispatchEntry>();
   private readonly fold = new SurfaceFold(false);
   private readonly attempts: CompactionAttempt[] = [];

@@ -512,6 +512,15 @@ export function lazySnapshot(entry: DispatchEntry): [readonly number[], number] 
   return LazyDispatchEntry.snapshotOf(entry);
 }
 
+/**
+ * Let a lazy entry forget the `surfaceNodes` array it materialized (it reads them from its shared
+ * snapshot again when asked), so a walk over many dispatches keeps one array per surface, not one
+ * per dispatch. An eager entry keeps its own.
+ */
+export function releaseSurfaceNodes(entry: DispatchEntry): void {
+  if (LazyDispatchEntry.snapshotOf(entry) && Object.prototype.hasOwnProperty.call(entry, 'surfaceNodes')) delete (entry as { surfaceNodes?: number[] }).surfaceNodes;
+}
+
 /** A lazy entry rebuilt from saved fields (the persistent index's warm path). */
 export function restoredEntry(fields: object, snapshot: readonly number[], length: number, events: () => readonly SessionEvent[]): DispatchEntry {
   return new LazyDispatchEntry(fields, {}, snapshot, length, events) as unknown as DispatchEntry;

@@ -443,15 +443,20 @@ export class TranscriptStream {
 
 /**
  * The transcript of an accepted, indexed log without holding it: a linking
- * pass over the re-read events, then a printing pass that yields each entry
- * final, in order. Output equals `buildTranscript` on the held log.
+ * pass over the re-read events (unless `linked` was fed them), then a printing
+ * pass that yields each entry final, in order. Output equals `buildTranscript`
+ * on the held log.
  */
-export async function streamedTranscript(indexed: IndexedInspection): Promise<{ head: TranscriptHead; entries: AsyncGenerator<TranscriptEntry> }> {
+export async function streamedTranscript(indexed: IndexedInspection, linked?: TranscriptLinker): Promise<{ head: TranscriptHead; entries: AsyncGenerator<TranscriptEntry> }> {
   const r = indexed.inspection;
   if (r.error || !r.meta || !r.surface || !indexed.stream || !indexed.events) throw new Error('streamedTranscript needs an accepted log');
   const replacements = r.surface.replacements;
-  const linker = new TranscriptLinker(replacements);
-  for await (const batch of indexed.stream()) for (const e of batch) linker.observe(e);
+  // `linked`: a linker the caller already fed every logical event (in a pass of its own), so the linking pass is skipped.
+  let linker = linked;
+  if (!linker) {
+    linker = new TranscriptLinker(replacements);
+    for await (const batch of indexed.stream()) for (const e of batch) linker.observe(e);
+  }
   const links = linker.links();
   const sparse = links.summarySeqs.length > 0 ? await indexed.events(links.summarySeqs.map((x) => [x, x] as [number, number])) : [];
   const summaries = new Map<number, SessionEvent>();
