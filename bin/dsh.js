@@ -4,12 +4,12 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import { EXIT } from '../dist/cli/exit.js';
 
-// Views that still hold the whole logical log (report, diff)
-// need more than V8's default heap on large logs; replay, transcript, history, compactions and fork
-// re-read the log with the final fold (or their plan) at hand and hold neither, so they run as they are. Unless
+// Views that still hold the whole logical log (diff)
+// need more than V8's default heap on large logs; replay, transcript, history, compactions, fork and
+// report re-read the log with the final fold (or their plan) at hand and hold neither, so they run as they are. Unless
 // the user chose a heap size, run the holding ones once more with a heap sized
 // to the machine (3/4 of RAM, at most 32 GiB); DSH_NO_REEXEC=1 turns this off.
-const HOLDING = new Set(['report', 'diff']);
+const HOLDING = new Set(['diff']);
 const chosen = process.execArgv.some((a) => a.startsWith('--max-old-space-size')) || /--max-old-space-size/.test(process.env.NODE_OPTIONS ?? '');
 const wantMiB = Math.min(32 * 1024, Math.floor((os.totalmem() / 1024 / 1024) * 0.75));
 if (!chosen && !process.env.DSH_NO_REEXEC && HOLDING.has(process.argv[2] ?? '') && v8.getHeapStatistics().heap_size_limit / 1024 / 1024 < wantMiB * 0.9) {

@@ -9,6 +9,8 @@
  */
 export { buildReport } from '../report/build.js';
 export type { BuildOptions, BuiltReport } from '../report/build.js';
+export { streamReport } from '../report/stream.js';
+export type { StreamOptions, StreamedReport } from '../report/stream.js';
 export { compareReportHtml } from '../report/compare.js';
 export type { ReportData, ReportDispatch } from '../report/data.js';
 export { reportParts } from '../report/html.js';

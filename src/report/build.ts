@@ -8,12 +8,12 @@ import { inspectTarget, type SessionInspection } from '../log/session.js';
 import type { ResolvedTarget } from '../log/target.js';
 import { LogError } from '../log/errors.js';
 import type { FrameDecoder } from '../physical/decoders.js';
-import type { SessionEvent } from '../log/types.js';
+import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { checkInspection, checkResolved, rootLookup, type Finding } from '../check/engine.js';
 import { lineageInRoot } from '../views/lineage.js';
 import { secretsOfEvents } from '../redact/secrets.js';
 import { sessionKind } from '../views/listing.js';
-import { buildReportData, reportLineage, type ReportData } from './data.js';
+import { buildReportData, reportLineage, type ReportData, type ReportLineage } from './data.js';
 import { emptyFacts, eventFacts } from './facts.js';
 import type { PageEventFacts } from './page/model.js';
 
@@ -61,7 +61,24 @@ function thrownInspection(target: ResolvedTarget, error: LogError): SessionInspe
   };
 }
 
-/** The HTML incident report of one session (`dsh report`). */
+/** The report's lineage of the session with `header`, in `options.root` or the root the target sits in. */
+export async function lineageOf(target: ResolvedTarget, header: SessionHeader | null, options: Pick<BuildOptions, 'root' | 'decoder'>): Promise<ReportLineage> {
+  const root = options.root ?? target.root;
+  if (!header) return reportLineage(null, null, 'no readable session header: lineage unknown');
+  if (root === undefined) return reportLineage(header, null, 'the target is not inside a session root; pass --root to find its parent and children');
+  try {
+    return reportLineage(header, await lineageInRoot(root, header.id, options.decoder), null);
+  } catch (error) {
+    return reportLineage(header, null, `lineage in ${root} failed: ${(error as Error).message}`);
+  }
+}
+
+/** Who the report's secrets are about (`dsh secrets`' session facts). */
+export function secretsInfo(target: ResolvedTarget, header: SessionHeader) {
+  return { sessionId: header.id, path: target.path, kind: sessionKind(header), parentSession: header.parentSession ?? null, seedLength: header.seedLength ?? null };
+}
+
+/** The HTML incident report of one session from its held logical events (`dsh report` on a log DSH refuses; the reference for {@link streamReport}). */
 export async function buildReport(target: ResolvedTarget, options: BuildOptions): Promise<BuiltReport> {
   const decoder = options.decoder ? { decoder: options.decoder } : {};
   let r: SessionInspection;
@@ -75,22 +92,9 @@ export async function buildReport(target: ResolvedTarget, options: BuildOptions)
     findings = (await checkResolved(target, decoder)).findings;
   }
   const header = r.meta ?? r.artifact.meta ?? null;
-  const root = options.root ?? target.root;
-  let lineage;
-  if (!header) lineage = reportLineage(null, null, 'no readable session header: lineage unknown');
-  else if (root === undefined) lineage = reportLineage(header, null, 'the target is not inside a session root; pass --root to find its parent and children');
-  else {
-    try {
-      lineage = reportLineage(header, await lineageInRoot(root, header.id, options.decoder), null);
-    } catch (error) {
-      lineage = reportLineage(header, null, `lineage in ${root} failed: ${(error as Error).message}`);
-    }
-  }
+  const lineage = await lineageOf(target, header, options);
   let secrets = null;
-  if (!r.error && r.events && header) {
-    const info = { sessionId: header.id, path: target.path, kind: sessionKind(header), parentSession: header.parentSession ?? null, seedLength: header.seedLength ?? null };
-    secrets = secretsOfEvents(info, header, r.events).secrets;
-  }
+  if (!r.error && r.events && header) secrets = secretsOfEvents(secretsInfo(target, header), header, r.events).secrets;
   const data = buildReportData({ inspection: r, findings, lineage, version: options.version, secrets });
   const events = r.error ? [] : (r.events ?? []);
   const facts = r.error || events.length === 0 ? emptyFacts() : eventFacts(events, r.surface);

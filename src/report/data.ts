@@ -9,10 +9,11 @@ import { healthOf } from '../views/listing.js';
 import type { SessionInspection } from '../log/session.js';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import type { Finding } from '../check/engine.js';
-import { summarize } from '../views/summary.js';
-import { deriveDispatches, diffDispatches, summarizeDispatch, type DispatchDiff, type DispatchEntry } from '../views/requests.js';
+import { summarize, type SessionSummary } from '../views/summary.js';
+import { deriveDispatches, diffDispatches, summarizeDispatch, type DispatchDiff, type DispatchEntry, type StepEntry } from '../views/requests.js';
 import { buildTranscript, type TranscriptEntry } from '../views/transcript.js';
-import { loadedFromInspection, surfaceView, blocksText } from '../views/messages.js';
+import { loadedFromInspection, surfaceView, blocksText, type SurfaceView } from '../views/messages.js';
+import { floorIndexBy } from '../log/reread.js';
 import type { LineageView } from '../views/lineage.js';
 import type { EpochHeader } from '../views/header.js';
 import { auditCompactions, type CompactionsReport } from '../views/compactions.js';
@@ -133,12 +134,25 @@ export function reportLineage(header: { parentSession?: string; seedLength?: num
 /** The report's health is `dsh ls`'s (one rule: views/listing.ts `healthOf`). */
 const healthStatus: (r: SessionInspection) => ReportData['health']['status'] = healthOf;
 
-/** Derive the compaction list from the fold's replacements and the compaction/* events. */
-export function deriveCompactions(events: readonly SessionEvent[], replacements: readonly { seq: number; start: number; end: number; shadowedSeqs: number[] }[], storedEventCount: number): ReportCompaction[] {
+/** Is `e` one of the compaction/* events {@link deriveCompactions} reads? */
+export function isCompactionRecord(e: SessionEvent): boolean {
+  return e.type.startsWith('compaction/');
+}
+
+/**
+ * Derive the compaction list from the fold's replacements and the compaction/* events (in log
+ * order); `at(seq)` must give at least those events and the replacement events.
+ */
+export function deriveCompactions(
+  records: readonly SessionEvent[],
+  at: (seq: number) => SessionEvent | undefined,
+  replacements: readonly { seq: number; start: number; end: number; shadowedSeqs: number[] }[],
+  storedEventCount: number,
+): ReportCompaction[] {
   const byId = new Map<string, { start?: number; end?: number; summary?: number; turn?: number | null; tokens?: number }>();
   const prunes: SessionEvent[] = [];
-  for (const e of events) {
-    if (!e.type.startsWith('compaction/')) continue;
+  for (const e of records) {
+    if (!isCompactionRecord(e)) continue;
     if (e.type === 'compaction/prune') {
       prunes.push(e);
       continue;
@@ -160,7 +174,7 @@ export function deriveCompactions(events: readonly SessionEvent[], replacements:
   const usedPrunes = new Set<number>();
   const out: ReportCompaction[] = [];
   for (const r of replacements) {
-    const e = events[r.seq] as SessionEvent;
+    const e = at(r.seq) as SessionEvent;
     const src = e.data?.source;
     const sources = Array.isArray(e.sourceEventSeqs) ? [...e.sourceEventSeqs] : [];
     const base = { seq: r.seq, type: e.type, start: r.start, end: r.end, shadowedSeqs: [...r.shadowedSeqs], sourceEventSeqs: sources, synthetic: r.seq >= storedEventCount };
@@ -168,7 +182,7 @@ export function deriveCompactions(events: readonly SessionEvent[], replacements:
       const id = src.compactionId !== undefined ? String(src.compactionId) : null;
       const rec = id !== null ? byId.get(id) : undefined;
       if (id !== null) used.add(id);
-      const summarySeq = rec?.summary ?? sources.find((s) => events[s]?.type === 'compaction/summary') ?? null;
+      const summarySeq = rec?.summary ?? sources.find((s) => at(s)?.type === 'compaction/summary') ?? null;
       out.push({ ...base, kind: 'compaction', compactionId: id, startSeq: rec?.start ?? null, endSeq: rec?.end ?? null, summarySeq, pruneSeq: null, tokens: rec?.tokens ?? null, turn: rec?.turn ?? null });
     } else if (e.type === 'tool/result') {
       // The prune record logged just before the rewrite that names the same shadowed node.
@@ -220,20 +234,21 @@ export function deriveCompactions(events: readonly SessionEvent[], replacements:
   return out;
 }
 
-/** Build the report document (events not included; see {@link reportEvents}). */
-export function buildReportData(input: ReportInput): ReportData {
-  const r = input.inspection;
-  const events = r.error ? [] : (r.events ?? []);
-  const summary = summarize(events, r.storedEventCount);
-  let title: string | null = null;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i] as SessionEvent;
-    if (e.type === 'session/title') {
-      title = typeof e.data?.title === 'string' ? e.data.title : null;
-      break;
-    }
+/** The title a log set last (`session/title`), or null. */
+export class TitleOf {
+  title: string | null = null;
+  observe(e: SessionEvent): void {
+    if (e.type === 'session/title') this.title = typeof e.data?.title === 'string' ? e.data.title : null;
   }
-  const data: ReportData = {
+}
+
+/**
+ * The report document up to what needs the events walked (turns, dispatches, transcript, surface,
+ * compactions, audit stay empty): session, health, lineage, findings, secrets.
+ */
+export function reportBase(input: ReportInput, summary: SessionSummary, title: string | null, eventCount: number): ReportData {
+  const r = input.inspection;
+  return {
     v: 1,
     tool: { name: 'dsh', version: input.version },
     session: {
@@ -244,7 +259,7 @@ export function buildReportData(input: ReportInput): ReportData {
       decoder: r.decoder ?? null,
       header: r.meta ?? r.artifact.meta ?? null,
       storedEventCount: r.storedEventCount,
-      eventCount: events.length,
+      eventCount,
       title,
       firstTime: summary.firstTime,
       lastTime: summary.lastTime,
@@ -277,21 +292,32 @@ export function buildReportData(input: ReportInput): ReportData {
     secrets: input.secrets ?? null,
     textLimit: TEXT_LIMIT,
   };
-  if (r.error || !r.events || !r.meta) return data;
+}
 
-  const session = loadedFromInspection(r);
-  // --- dispatches
-  const index = deriveDispatches(events, { lazy: events });
-  let prevNodes: number[] = [];
-  let prev: DispatchEntry | null = null;
-  for (const entry of index.requests) {
-    const s = summarizeDispatch(entry, prev);
+/** The page's dispatches, one entry after the other (each is diffed against the one before). */
+export class DispatchRows {
+  private prevNodes: number[] = [];
+  private prev: DispatchEntry | null = null;
+  constructor(
+    private readonly headers: ReportData['headers'],
+    private readonly contexts: ReportData['contexts'],
+  ) {}
+  /** The entry added last (the next one's diff is taken from it). */
+  get previous(): DispatchEntry | null {
+    return this.prev;
+  }
+  /** `diff`: `diffDispatches(previous, entry, events)`. */
+  add(entry: DispatchEntry, diff: DispatchDiff): ReportDispatch {
+    const s = summarizeDispatch(entry, this.prev);
     const nodes = entry.surfaceNodes;
+    const prevNodes = this.prevNodes;
     let k = 0;
     while (k < nodes.length && k < prevNodes.length && nodes[k] === prevNodes[k]) k++;
-    if (entry.headerSeq !== null && !(String(entry.headerSeq) in data.headers)) data.headers[String(entry.headerSeq)] = entry.header;
-    if (entry.requestContextSeq !== null && !(String(entry.requestContextSeq) in data.contexts)) data.contexts[String(entry.requestContextSeq)] = entry.requestContext;
-    data.dispatches.push({
+    if (entry.headerSeq !== null && !(String(entry.headerSeq) in this.headers)) this.headers[String(entry.headerSeq)] = entry.header;
+    if (entry.requestContextSeq !== null && !(String(entry.requestContextSeq) in this.contexts)) this.contexts[String(entry.requestContextSeq)] = entry.requestContext;
+    this.prevNodes = nodes;
+    this.prev = entry;
+    return {
       i: entry.index,
       key: entry.key,
       turn: entry.turn,
@@ -314,36 +340,33 @@ export function buildReportData(input: ReportInput): ReportData {
       headerChanges: s.headerChanges,
       ctxSeq: entry.requestContextSeq,
       nodes: [k, ...nodes.slice(k)],
-      diff: diffDispatches(prev, entry, events),
-    });
-    prevNodes = nodes;
-    prev = entry;
+      diff,
+    };
   }
-  // --- turns and steps
-  const retries = new Map<string, number>();
-  for (const e of events) {
-    if (e.type === 'llm/retry') {
-      const key = stepKey(e.data?.turn, e.data?.step);
-      retries.set(key, (retries.get(key) ?? 0) + 1);
-    }
+}
+
+/** Retries per step (`llm/retry`), keyed by `stepKey`. */
+export class RetryCounts {
+  readonly byStep = new Map<string, number>();
+  observe(e: SessionEvent): void {
+    if (e.type !== 'llm/retry') return;
+    const key = stepKey(e.data?.turn, e.data?.step);
+    this.byStep.set(key, (this.byStep.get(key) ?? 0) + 1);
   }
-  const timeOf = (seq: number | null): number | null => (seq === null ? null : (events[seq]?.time ?? null));
+}
+
+/**
+ * The page's turns with their steps. `finishOf(i)`: dispatch i's finish text; `timeOf(seq)`: that
+ * event's time (null when it has none).
+ */
+export function reportTurns(summary: SessionSummary, steps: readonly StepEntry[], finishOf: (i: number) => string | null, retries: RetryCounts, timeOf: (seq: number | null) => number | null): ReportTurn[] {
   const stepsByTurnStart = new Map<number, ReportStep[]>();
   const turnStarts = summary.turns.map((t) => t.startSeq);
-  for (const st of index.steps) {
+  for (const st of steps) {
     // The turn owning the step: the last turn/start before it.
-    let lo = 0;
-    let hi = turnStarts.length - 1;
-    let at = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if ((turnStarts[mid] as number) <= st.startSeq) {
-        at = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
+    const at = floorIndexBy(turnStarts.length, (i) => turnStarts[i] as number, st.startSeq);
     if (at < 0) continue;
-    const last = st.requestIndexes.length > 0 ? data.dispatches[st.requestIndexes[st.requestIndexes.length - 1] as number] : undefined;
+    const last = st.requestIndexes.length > 0 ? (st.requestIndexes[st.requestIndexes.length - 1] as number) : undefined;
     const t0 = timeOf(st.startSeq);
     const t1 = timeOf(st.endSeq);
     const list = stepsByTurnStart.get(turnStarts[at] as number) ?? [];
@@ -352,42 +375,44 @@ export function buildReportData(input: ReportInput): ReportData {
       startSeq: st.startSeq,
       endSeq: st.endSeq,
       durationMs: t0 !== null && t1 !== null ? t1 - t0 : null,
-      endReason: last ? last.finish : null,
+      endReason: last !== undefined ? finishOf(last) : null,
       dispatches: [...st.requestIndexes],
-      retries: retries.get(stepKey(st.turn, st.step)) ?? 0,
+      retries: retries.byStep.get(stepKey(st.turn, st.step)) ?? 0,
     });
     stepsByTurnStart.set(turnStarts[at] as number, list);
   }
-  data.turns = summary.turns.map((t) => {
+  return summary.turns.map((t) => {
     const t0 = timeOf(t.startSeq);
     const t1 = timeOf(t.endSeq);
     return { turn: t.turn, startSeq: t.startSeq, endSeq: t.endSeq, reason: t.reason, synthetic: t.synthetic, durationMs: t0 !== null && t1 !== null ? t1 - t0 : null, startTime: t0, steps: stepsByTurnStart.get(t.startSeq) ?? [] };
   });
-  // --- transcript (what the user saw), texts cut for the reading column
-  const transcript = buildTranscript(session);
-  data.transcript = transcript.entries.map((x) => {
-    switch (x.kind) {
-      case 'message':
-        return {
-          ...x,
-          text: cut(x.text),
-          reasoning: x.reasoning === null ? null : cut(x.reasoning),
-          toolCalls: x.toolCalls.map((c) => ({ ...c, arguments: cut(c.arguments), result: c.result ? { ...c.result, text: cut(c.result.text) } : null })),
-        };
-      case 'tool-result':
-        return { ...x, result: { ...x.result, text: cut(x.result.text) } };
-      case 'compaction':
-        return { ...x, summary: cut(x.summary) };
-      case 'prune':
-      case 'replacement':
-        return { ...x, text: cut(x.text) };
-      default:
-        return x;
-    }
-  });
-  // --- surface (what the model saw at the end)
-  const view = surfaceView(session);
-  data.surface = {
+}
+
+/** A transcript entry for the reading column: its texts cut at {@link TEXT_LIMIT}. */
+export function transcriptRow(x: TranscriptEntry): TranscriptEntry {
+  switch (x.kind) {
+    case 'message':
+      return {
+        ...x,
+        text: cut(x.text),
+        reasoning: x.reasoning === null ? null : cut(x.reasoning),
+        toolCalls: x.toolCalls.map((c) => ({ ...c, arguments: cut(c.arguments), result: c.result ? { ...c.result, text: cut(c.result.text) } : null })),
+      };
+    case 'tool-result':
+      return { ...x, result: { ...x.result, text: cut(x.result.text) } };
+    case 'compaction':
+      return { ...x, summary: cut(x.summary) };
+    case 'prune':
+    case 'replacement':
+      return { ...x, text: cut(x.text) };
+    default:
+      return x;
+  }
+}
+
+/** What the model saw at the end (`dsh surface`), texts cut. */
+export function surfaceSection(view: SurfaceView): ReportData['surface'] {
+  return {
     nodes: view.surface.nodes,
     replacements: view.surface.replacements,
     entries: view.entries.map((x) => {
@@ -405,13 +430,46 @@ export function buildReportData(input: ReportInput): ReportData {
       };
     }),
   };
-  // --- compactions
-  data.compactions = deriveCompactions(events, view.surface.replacements, r.storedEventCount);
+}
+
+/** The compaction audit as the report keeps it (or the audit's error). */
+export function auditSection(run: () => CompactionsReport): Pick<ReportData, 'audit' | 'auditError'> {
   try {
-    const a = auditCompactions(events, { sessionId: session.sessionId });
-    data.audit = { counts: a.counts, attempts: a.attempts, verdicts: a.verdicts, foldError: a.foldError };
+    const a = run();
+    return { audit: { counts: a.counts, attempts: a.attempts, verdicts: a.verdicts, foldError: a.foldError }, auditError: null };
   } catch (error) {
-    data.auditError = (error as Error).message;
+    return { audit: null, auditError: (error as Error).message };
   }
+}
+
+/** Build the report document from the held logical events (events not included; see {@link reportParts}). */
+export function buildReportData(input: ReportInput): ReportData {
+  const r = input.inspection;
+  const events = r.error ? [] : (r.events ?? []);
+  const summary = summarize(events, r.storedEventCount);
+  const title = new TitleOf();
+  for (const e of events) title.observe(e);
+  const data = reportBase(input, summary, title.title, events.length);
+  if (r.error || !r.events || !r.meta) return data;
+
+  const session = loadedFromInspection(r);
+  // --- dispatches
+  const index = deriveDispatches(events, { lazy: events });
+  const rows = new DispatchRows(data.headers, data.contexts);
+  for (const entry of index.requests) data.dispatches.push(rows.add(entry, diffDispatches(rows.previous, entry, events)));
+  // --- turns and steps
+  const retries = new RetryCounts();
+  for (const e of events) retries.observe(e);
+  data.turns = reportTurns(summary, index.steps, (i) => data.dispatches[i]?.finish ?? null, retries, (seq) => (seq === null ? null : (events[seq]?.time ?? null)));
+  // --- transcript (what the user saw), texts cut for the reading column
+  data.transcript = buildTranscript(session).entries.map(transcriptRow);
+  // --- surface (what the model saw at the end)
+  const view = surfaceView(session);
+  data.surface = surfaceSection(view);
+  // --- compactions
+  data.compactions = deriveCompactions(events, (seq) => events[seq], view.surface.replacements, r.storedEventCount);
+  const audit = auditSection(() => auditCompactions(events, { sessionId: session.sessionId }));
+  data.audit = audit.audit;
+  data.auditError = audit.auditError;
   return data;
 }

@@ -13,7 +13,7 @@ import type { ReportData } from './data.js';
 import { clientScript } from './client.js';
 import type { PageEventFacts } from './page/model.js';
 import { REPORT_CSS } from './style.js';
-import { toJson } from '../core/json.js';
+import { toJson, toJsonParts } from '../core/json.js';
 
 /** Escape text for an HTML text node or a double-quoted attribute. */
 export function escapeHtml(text: string): string {
@@ -28,7 +28,26 @@ export function escapeHtml(text: string): string {
  * parses to the same value.
  */
 export function embedJson(value: unknown): string {
-  const text = toJson(value) ?? 'null';
+  return escapeEmbedded(toJson(value) ?? 'null');
+}
+
+/** {@link embedJson} in pieces (`toJsonParts`): the same text, for a document too long for one string. */
+export function* embedJsonParts(value: unknown, depth: number): Generator<string> {
+  let batch: string[] = [];
+  let size = 0;
+  for (const part of toJsonParts(value, depth)) {
+    batch.push(part);
+    size += part.length;
+    if (size >= 1 << 20) {
+      yield escapeEmbedded(batch.join(''));
+      batch = [];
+      size = 0;
+    }
+  }
+  if (batch.length > 0) yield escapeEmbedded(batch.join(''));
+}
+
+function escapeEmbedded(text: string): string {
   return text.replace(/[<>&]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(/:\/\//g, ':\\u002f\\u002f');
 }
 
@@ -74,15 +93,12 @@ export function pageHead(title: string, csp: string, css: string, version: strin
 <body>`;
 }
 
-/**
- * The report as a sequence of string parts (the events blob is produced one
- * event at a time, so no single string holds the whole log).
- */
-export function* reportParts(data: ReportData, events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
+/** The page up to the report document's blob (the document's text follows). */
+export function reportOpening(data: Pick<ReportData, 'session' | 'tool'>): string {
   const title = `dsh report · ${data.session.id ?? 'unknown session'}`;
   const tabs = TABS.map(([id, label], i) => `<button type="button" id="tab-${id}" data-tab="${id}" aria-selected="false" title="${escapeHtml(label)} (${i + 1})"${id === 'search' ? ' hidden' : ''}>${escapeHtml(label)}</button>`).join('');
   const sections = TABS.map(([id]) => `<section id="s-${id}" aria-labelledby="tab-${id}"${id === 'overview' ? '' : ' hidden'}></section>`).join('\n');
-  yield `${pageHead(title, contentSecurityPolicy(), REPORT_CSS, data.tool.version)}
+  return `${pageHead(title, contentSecurityPolicy(), REPORT_CSS, data.tool.version)}
 <header id="bar">
 <h1 id="title">${escapeHtml(title)}</h1>
 <span id="status" class="badge"></span>
@@ -97,11 +113,15 @@ ${sections}
 <aside id="inspector" hidden><button type="button" id="insp-close" title="close (Esc)">×</button><div id="insp-body"></div></aside>
 <footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–7 tabs.</footer>
 <script type="application/json" id="dsh-data">`;
-  yield embedJson(data);
-  yield `</script>
+}
+
+/** Between the report document's blob and the events blob. */
+export const BETWEEN_BLOBS = `</script>
 <script type="application/json" id="dsh-events">`;
-  yield* eventsBlob(events, facts);
-  yield `</script>
+
+/** After the events blob: the page script and the end of the page. */
+export function reportClosing(): string {
+  return `</script>
 <script type="module">${clientScript()}</script>
 </body>
 </html>
@@ -109,34 +129,64 @@ ${sections}
 }
 
 /**
- * The events blob, compactly: `{"rows":[…],"types":[…],"facts":{…}}` where an event whose
- * keys are exactly type, seq, time, data (in that order), with seq = its index
- * and an integer time, is the row `[typeIndex, time − previous time, data]`;
- * any other event is its own object verbatim. {@link decodeEventsBlob} (and
- * the page script) rebuild objects that stringify identically. The facts
- * (labels, previews, messages, trace relations: src/report/facts.ts) come
- * last, so a writer can compute them while the rows stream out.
+ * The report as a sequence of string parts (the events blob is produced one
+ * event at a time, so no single string holds the whole log).
  */
-export function* eventsBlob(events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
-  const types = new Map<string, number>();
-  let prev = 0;
-  let batch: string[] = ['{"rows":['];
-  let size = 0;
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i] as SessionEvent;
+export function* reportParts(data: ReportData, events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
+  yield reportOpening(data);
+  yield embedJson(data);
+  yield BETWEEN_BLOBS;
+  yield* eventsBlob(events, facts);
+  yield reportClosing();
+}
+
+/**
+ * The rows of the events blob, one event at a time in log order: an event whose keys are exactly
+ * type, seq, time, data (in that order), with seq = its index and an integer time, is the row
+ * `[typeIndex, time − previous time, data]`; any other event is its own object verbatim.
+ */
+export class EventRows {
+  private readonly types = new Map<string, number>();
+  private prev = 0;
+  private i = 0;
+  /** `{"rows":[` */
+  static readonly OPEN = '{"rows":[';
+  /** The next event's row (with its separating comma). */
+  row(e: SessionEvent): string {
+    const i = this.i++;
     const keys = Object.keys(e);
     const time = e.time;
+    const prev = this.prev;
     let text: string;
     if (keys.length === 4 && keys[0] === 'type' && keys[1] === 'seq' && keys[2] === 'time' && keys[3] === 'data' && e.seq === i && typeof e.type === 'string' && Number.isSafeInteger(time) && Number.isSafeInteger(prev)) {
-      let t = types.get(e.type);
+      let t = this.types.get(e.type);
       if (t === undefined) {
-        t = types.size;
-        types.set(e.type, t);
+        t = this.types.size;
+        this.types.set(e.type, t);
       }
       text = `[${t},${time - prev},${embedJson(e.data)}]`;
     } else text = embedJson(e);
-    if (typeof time === 'number') prev = time;
-    if (i > 0) text = ',' + text;
+    if (typeof time === 'number') this.prev = time;
+    return i > 0 ? ',' + text : text;
+  }
+  /** After the last row: the type table, up to the facts' value. */
+  close(): string {
+    return `],"types":${embedJson([...this.types.keys()])},"facts":`;
+  }
+}
+
+/**
+ * The events blob, compactly: `{"rows":[…],"types":[…],"facts":{…}}` (rows: {@link EventRows}).
+ * {@link decodeEventsBlob} (and the page script) rebuild objects that stringify identically. The
+ * facts (labels, previews, messages, trace relations: src/report/facts.ts) come last, so a writer
+ * can compute them while the rows stream out.
+ */
+export function* eventsBlob(events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
+  const rows = new EventRows();
+  let batch: string[] = [EventRows.OPEN];
+  let size = 0;
+  for (const e of events) {
+    const text = rows.row(e);
     batch.push(text);
     size += text.length;
     if (size >= 1 << 20) {
@@ -145,11 +195,10 @@ export function* eventsBlob(events: readonly SessionEvent[], facts: PageEventFac
       size = 0;
     }
   }
-  batch.push(`],"types":${embedJson([...types.keys()])},"facts":`);
+  batch.push(rows.close());
   yield batch.join('');
   yield embedJson(facts);
-  batch = ['}'];
-  yield batch.join('');
+  yield '}';
 }
 
 /** Decode {@link eventsBlob} (the page script does the same). */

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, cacheFor, decoderFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { UsageError, VERSION, toJson } from '../../api/log.js';
-import { buildReport, reportParts, compareReportHtml } from '../../api/report.js';
-import { abandonNewFile, prepareNewFile, writeNewFile, type NewFile } from '../../api/export.js';
+import { buildReport, reportParts, compareReportHtml, streamReport } from '../../api/report.js';
+import { DISPATCHES, SURFACE_EVENTS } from '../../api/views.js';
+import { abandonNewFile, prepareNewFile, writeNewFile, writeNewFileAsync, type NewFile } from '../../api/export.js';
 import { diffSessions, diffSide } from '../../api/views.js';
 import { loadSide } from './diff.js';
 
@@ -64,6 +65,33 @@ Examples:
       }
       if (output !== '-') out = prepareNewFile(output, Boolean(opts.force), 0o644, [resolved.path]);
       try {
+        // An accepted log: written as it is re-read, from the validating pass or the saved session index.
+        const use = indexUseFor(io, opts, [DISPATCHES, SURFACE_EVENTS]);
+        const streamed = await streamReport(resolved, {
+          decoder: decoderFor(opts),
+          ...(opts.root ? { root: opts.root } : {}),
+          version: VERSION,
+          use,
+          cold: { ...use, cache: cacheFor(io, { ...opts, cache: false }) },
+        });
+        if (streamed) {
+          try {
+            for (const w of streamed.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+            if (!out) {
+              for await (const part of streamed.parts()) await writeOut(io.stdout, part);
+              return EXIT.ok;
+            }
+            const abs = out.abs;
+            const bytes = await writeNewFileAsync(out, streamed.parts(), Boolean(opts.force));
+            out = undefined;
+            io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
+            if (opts.json) await writeOut(io.stdout, toJson({ output: abs, bytes, sessionId: streamed.sessionId, health: 'readable' }) + '\n');
+            return EXIT.ok;
+          } finally {
+            streamed.close();
+          }
+        }
+        // A log DSH refuses (or without a header): the report shows the refusal.
         const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION });
         for (const w of built.data.health.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const parts = reportParts(built.data, built.events, built.facts);

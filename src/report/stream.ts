@@ -1,0 +1,392 @@
+/**
+ * `dsh report` of an accepted log without holding it: the validating pass
+ * (or the saved session index) gives the final fold, the dispatch index and
+ * the surface events; three re-reads of the log then give everything else,
+ * and the page is written as it is computed, never as one string:
+ *
+ * 1. analysis: summary, title, retries, check facts, secrets, the transcript's
+ *    links, the compaction audit, citation counts, the compaction records,
+ *    and every dispatch with its diff (holding only the events between two
+ *    dispatch inputs and those on the surface);
+ * 2. the transcript, entry by entry, inside the report document;
+ * 3. the events blob, row by row, with the per-event facts.
+ *
+ * The output is byte-identical to {@link buildReport} + `reportParts` over
+ * the held log (test/report-stream.test.ts); what is still held grows with the
+ * log's dispatches, transcript size is not held, and the facts keep a few
+ * bytes per event (labels, preview index, citers) plus the distinct previews.
+ */
+import type { FrameDecoder } from '../physical/decoders.js';
+import { inspectTargetIndexed, type IndexedInspection, type IndexUse, type SessionInspection } from '../log/session.js';
+import type { ResolvedTarget } from '../log/target.js';
+import { LogError } from '../log/errors.js';
+import { repairPlanOf } from '../log/inspect.js';
+import { isIgnorableUnknown } from '../log/logical.js';
+import type { SeqRange } from '../log/reread.js';
+import type { SessionEvent } from '../log/types.js';
+import { checkInspection, rootLookup, StreamedFactsCollector } from '../check/engine.js';
+import { SecretsFold, secretsOfFold } from '../redact/secrets.js';
+import { Summarizer } from '../views/summary.js';
+import { DISPATCHES, type Dispatches } from '../views/dispatch-fold.js';
+import { foldOf, SURFACE_EVENTS } from '../views/index-folds.js';
+import { diffDispatches, releaseSurfaceNodes, type DispatchEntry } from '../views/requests.js';
+import { streamedTranscript, TranscriptLinker } from '../views/transcript.js';
+import { StreamingSurface } from '../views/messages.js';
+import { CompactionAudit } from '../views/compactions.js';
+import {
+  auditSection,
+  deriveCompactions,
+  DispatchRows,
+  isCompactionRecord,
+  reportBase,
+  reportTurns,
+  RetryCounts,
+  surfaceSection,
+  TitleOf,
+  transcriptRow,
+  type ReportData,
+} from './data.js';
+import { CitationCounts, emptyFacts, eventFacts, StreamedEventFacts } from './facts.js';
+import { lineageOf, secretsInfo } from './build.js';
+import { BETWEEN_BLOBS, embedJson, embedJsonParts, EventRows, reportClosing, reportOpening } from './html.js';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+
+export interface StreamOptions {
+  decoder?: FrameDecoder;
+  /** Session root for lineage (default: the root the target sits in). */
+  root?: string;
+  version: string;
+  /** The session index to use (and save); `cold`: the same folds with the cache turned off. */
+  use: IndexUse;
+  cold: IndexUse;
+}
+
+export interface StreamedReport {
+  sessionId: string | null;
+  warnings: string[];
+  /** The page, in pieces (call once; it re-reads the log). */
+  parts(): AsyncGenerator<string>;
+  close(): void;
+}
+
+/** The report document's keys, in the order the page's JSON has them (the writer splices three of them in). */
+const DATA_KEYS = ['v', 'tool', 'session', 'health', 'lineage', 'turns', 'dispatches', 'headers', 'contexts', 'transcript', 'surface', 'compactions', 'audit', 'auditError', 'findings', 'secrets', 'textLimit'];
+
+/**
+ * The streamed report of `target`, or undefined when DSH refuses the log (or it has no header):
+ * the caller then builds the held report, which shows the refusal.
+ */
+export async function streamReport(target: ResolvedTarget, options: StreamOptions): Promise<StreamedReport | undefined> {
+  const decoder = options.decoder ? { decoder: options.decoder } : {};
+  let indexed: IndexedInspection;
+  try {
+    indexed = await inspectTargetIndexed(target, decoder, options.use);
+    // The saved index keeps neither the repair plan nor the tolerated defect: a log DSH would
+    // repair is read cold (such logs end in a crash, so they are rarely the big ones).
+    const r = indexed.inspection;
+    if (!r.error && (indexed.warm || indexed.extended) && (r.torn !== null || r.closers.length > 0)) {
+      indexed.close();
+      indexed = await inspectTargetIndexed(target, decoder, options.cold);
+    }
+  } catch (error) {
+    if (error instanceof LogError) return undefined;
+    throw error;
+  }
+  const r = indexed.inspection;
+  if (r.error || !r.meta || !r.surface || !indexed.stream || !indexed.events) {
+    indexed.close();
+    return undefined;
+  }
+  return {
+    sessionId: r.meta.id,
+    warnings: r.warnings,
+    parts: () => writeReport(target, indexed, options),
+    close: () => indexed.close(),
+  };
+}
+
+async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, options: StreamOptions): AsyncGenerator<string> {
+  const base = indexed.inspection;
+  const meta = base.meta!;
+  const surface = base.surface!;
+  const stream = indexed.stream!;
+  const fetch = indexed.events!;
+  const total = base.storedEventCount + base.closers.length;
+  const dispatches = foldOf(indexed.folds, DISPATCHES);
+  const requests = dispatches.index.requests;
+
+  // --- pass 1: everything the report document needs before its transcript
+  const summary = new Summarizer(base.storedEventCount);
+  const title = new TitleOf();
+  const retries = new RetryCounts();
+  const checks = new StreamedFactsCollector();
+  checks.meta(meta);
+  const secrets = new SecretsFold(meta.id, meta);
+  const linker = new TranscriptLinker(surface.replacements);
+  const audit = new CompactionAudit(requests);
+  let auditFailure: string | null = null;
+  const citations = new CitationCounts(total);
+  const ignorableUnknown: number[] = [];
+  const records: SessionEvent[] = [];
+  const kept = new Map<number, SessionEvent>();
+  const replacementSeqs = new Set(surface.replacements.map((x) => x.seq));
+  const stepSeqs = new Set<number>();
+  for (const st of dispatches.index.steps) {
+    stepSeqs.add(st.startSeq);
+    if (st.endSeq !== null) stepSeqs.add(st.endSeq);
+  }
+  const times = new Map<number, number | null>();
+  const lineage = await lineageOf(target, meta, options);
+  const headers: ReportData['headers'] = {};
+  const contexts: ReportData['contexts'] = {};
+  const rows = new DispatchRows(headers, contexts);
+  const differ = new DispatchDiffer(requests, total, dispatches, rows, fetch);
+  for await (const batch of stream()) {
+    for (const e of batch) {
+      summary.observe(e);
+      title.observe(e);
+      retries.observe(e);
+      checks.observe(e);
+      secrets.observe(e);
+      linker.observe(e);
+      if (auditFailure === null) {
+        try {
+          audit.push(e);
+        } catch (error) {
+          auditFailure = (error as Error).message;
+        }
+      }
+      citations.observe(e);
+      if (e.seq < base.storedEventCount && isIgnorableUnknown(e)) ignorableUnknown.push(e.seq);
+      if (isCompactionRecord(e)) {
+        records.push(e);
+        kept.set(e.seq, e);
+      } else if (replacementSeqs.has(e.seq)) kept.set(e.seq, e);
+      if (e.type === 'turn/start' || e.type === 'turn/end' || stepSeqs.has(e.seq)) times.set(e.seq, e.time ?? null);
+      differ.observe(e);
+    }
+    const last = batch[batch.length - 1];
+    if (last) await differ.flush(last.seq);
+  }
+  await differ.flush(Number.POSITIVE_INFINITY);
+
+  // The inspection as a full validating pass reports it (a saved index keeps neither).
+  const r: SessionInspection = { ...base, ignorableUnknown, repairPlan: base.repairPlan ?? repairPlanOf(base.encoding, base.bytes, base.torn, base.closers, []) };
+  const findings = (await checkInspection(r, target, { ...(options.decoder ? { decoder: options.decoder } : {}), lookup: rootLookup() }, checks.result(true))).findings;
+  const sums = summary.result();
+  const doc: ReportData = reportBase({ inspection: r, findings, lineage, version: options.version, secrets: secretsOfFold(secretsInfo(target, meta), secrets).secrets }, sums, title.title, total);
+  doc.headers = headers;
+  doc.contexts = contexts;
+  doc.turns = reportTurns(sums, dispatches.index.steps, (i) => differ.finishes[i] ?? null, retries, (seq) => (seq === null ? null : (times.get(seq) ?? null)));
+  const restored = await StreamingSurface.restored(undefined, total, foldOf(indexed.folds, SURFACE_EVENTS), surface.replacements, base.closers, (seqs) => fetch(seqs.map((x) => [x, x] as [number, number])));
+  const view = restored.view(meta.id, meta, base.storedEventCount);
+  doc.surface = surfaceSection(view);
+  doc.compactions = deriveCompactions(records, (seq) => kept.get(seq), view.surface.replacements, base.storedEventCount);
+  let section: Pick<ReportData, 'audit' | 'auditError'>;
+  let priced: DispatchEntry[] | undefined;
+  if (auditFailure === null) {
+    try {
+      priced = audit.end();
+    } catch (error) {
+      auditFailure = (error as Error).message;
+    }
+  }
+  if (auditFailure !== null || !priced) section = { audit: null, auditError: auditFailure };
+  else {
+    await dispatches.hydrate(priced, (ranges) => fetch(ranges));
+    section = auditSection(() => audit.finish(meta.id));
+  }
+  doc.audit = section.audit;
+  doc.auditError = section.auditError;
+  if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
+
+  // --- the page: the report document, member by member, its dispatches and transcript spliced in as they come
+  yield reportOpening(doc);
+  let sep = '{';
+  for (const key of DATA_KEYS) {
+    yield `${sep}${JSON.stringify(key)}:`;
+    sep = ',';
+    if (key === 'dispatches') {
+      yield '[';
+      yield* differ.texts.drain();
+      yield ']';
+    } else if (key === 'transcript') {
+      // --- pass 2: the transcript
+      const { entries } = await streamedTranscript(indexed, linker);
+      const out = new TextBatch();
+      yield '[';
+      for await (const x of entries) {
+        const t = out.add(embedJson(transcriptRow(x)));
+        if (t !== undefined) yield t;
+      }
+      yield `${out.end()}]`;
+    } else yield* embedJsonParts(doc[key as keyof ReportData], 3);
+  }
+  yield '}';
+  yield BETWEEN_BLOBS;
+
+  // --- pass 3: the events blob and the per-event facts
+  const facts = total > 0 && !citations.irregular ? new StreamedEventFacts(total, surface, citations) : undefined;
+  const held: SessionEvent[] | undefined = total > 0 && !facts ? [] : undefined;
+  const eventRows = new EventRows();
+  let batch: string[] = [EventRows.OPEN];
+  let size = 0;
+  for await (const events of stream()) {
+    for (const e of events) {
+      const text = eventRows.row(e);
+      facts?.observe(e);
+      held?.push(e);
+      batch.push(text);
+      size += text.length;
+    }
+    if (size >= 1 << 20) {
+      yield batch.join('');
+      batch = [];
+      size = 0;
+    }
+  }
+  batch.push(eventRows.close());
+  yield batch.join('');
+  if (facts) yield* facts.json();
+  else yield embedJson(held ? eventFacts(held, surface) : emptyFacts());
+  yield '}';
+  yield reportClosing();
+}
+
+/** Comma-separated texts (the inside of a JSON array), handed out in pieces of about 1 MiB. */
+class TextBatch {
+  private batch: string[] = [];
+  private size = 0;
+  private first = true;
+  /** Add one text; a piece when enough has gathered. */
+  add(text: string): string | undefined {
+    const t = this.first ? text : ',' + text;
+    this.first = false;
+    this.batch.push(t);
+    this.size += t.length;
+    if (this.size < 1 << 20) return undefined;
+    return this.end();
+  }
+  /** What has gathered (possibly empty). */
+  end(): string {
+    const out = this.batch.join('');
+    this.batch = [];
+    this.size = 0;
+    return out;
+  }
+}
+
+/**
+ * Comma-separated texts held deflated until they are written (the page's dispatches: JSON that
+ * compresses ~10x, computed in the first pass and written after the turns).
+ */
+class PackedTexts {
+  private readonly chunks: Buffer[] = [];
+  private readonly batch = new TextBatch();
+  push(text: string): void {
+    const piece = this.batch.add(text);
+    if (piece !== undefined) this.chunks.push(deflateRawSync(Buffer.from(piece, 'utf8'), { level: 1 }));
+  }
+  /** The texts, once, in pieces. */
+  *drain(): Generator<string> {
+    const rest = this.batch.end();
+    for (const c of this.chunks.splice(0)) yield inflateRawSync(c).toString('utf8');
+    if (rest !== '') yield rest;
+  }
+}
+
+/**
+ * Every dispatch of the page with its diff (`diffDispatches`), in one forward walk of the log:
+ * each dispatch is taken once the walk has passed its input, its chunks and its assistant message,
+ * holding only the events since the previous dispatch's input, the previous and current surface's
+ * events and the latest request header and context. An event the diff needs that was let go is
+ * re-read (never a different answer, only a slower one).
+ */
+class DispatchDiffer {
+  /** The page's dispatches, each as its embedded JSON text. */
+  readonly texts = new PackedTexts();
+  /** Each dispatch's finish text (a step's end reason). */
+  readonly finishes: (string | null)[] = [];
+  private readonly held: SessionEvent[];
+  private heldSeqs: number[] = [];
+  private next = 0;
+  private lastHeaderSeq = -1;
+  private lastContextSeq = -1;
+
+  constructor(
+    private readonly requests: readonly DispatchEntry[],
+    total: number,
+    private readonly dispatches: Dispatches,
+    private readonly rows: DispatchRows,
+    private readonly fetch: (ranges: readonly SeqRange[], into?: SessionEvent[]) => Promise<SessionEvent[]>,
+  ) {
+    // Sparse: V8 keeps a long array with few elements as a dictionary.
+    this.held = new Array<SessionEvent>(total);
+  }
+
+  observe(e: SessionEvent): void {
+    if (this.next >= this.requests.length) return;
+    this.held[e.seq] = e;
+    this.heldSeqs.push(e.seq);
+    if (e.type === 'request/header') this.lastHeaderSeq = e.seq;
+    else if (e.type === 'request/context') this.lastContextSeq = e.seq;
+  }
+
+  /** Take every dispatch the walk has passed (`seq`: the last event walked). */
+  async flush(seq: number): Promise<void> {
+    while (this.next < this.requests.length) {
+      const cur = this.requests[this.next] as DispatchEntry;
+      const ready = Math.max(cur.prefixEventCount - 1, cur.lastChunkSeq, cur.assistantMessageSeq ?? -1);
+      if (ready > seq) return;
+      await this.take(cur);
+      this.next++;
+    }
+    // Past the last dispatch: nothing more to hold.
+    for (const s of this.heldSeqs) delete this.held[s];
+    this.heldSeqs = [];
+  }
+
+  private async take(cur: DispatchEntry): Promise<void> {
+    const prev = this.rows.previous;
+    const windowStart = prev?.prefixEventCount ?? 0;
+    const ranges: [number, number][] = [];
+    if (cur.prefixEventCount > windowStart) ranges.push([windowStart, cur.prefixEventCount - 1]);
+    for (const s of prev?.surfaceNodes ?? []) ranges.push([s, s]);
+    for (const s of cur.surfaceNodes) ranges.push([s, s]);
+    await this.ensure(ranges);
+    await this.dispatches.hydrate([cur], (want) => this.ensure(want));
+    const page = this.rows.add(cur, diffDispatches(prev, cur, this.held));
+    this.texts.push(embedJson(page));
+    this.finishes.push(page.finish);
+    if (prev) releaseSurfaceNodes(prev);
+    // Keep what the next dispatch's diff reads: its window (from this input on), this surface, the latest header and context.
+    const keep = new Set(cur.surfaceNodes);
+    const nextEntry = this.requests[this.next + 1];
+    for (const s of [this.lastHeaderSeq, this.lastContextSeq, nextEntry?.headerSeq, nextEntry?.requestContextSeq]) if (s !== null && s !== undefined) keep.add(s);
+    const left: number[] = [];
+    for (const s of this.heldSeqs) {
+      if (s >= cur.prefixEventCount || keep.has(s)) left.push(s);
+      else delete this.held[s];
+    }
+    this.heldSeqs = left;
+  }
+
+  /** Make sure the held events cover `ranges` (re-reading any the walk let go); the held array. */
+  private async ensure(ranges: readonly SeqRange[]): Promise<SessionEvent[]> {
+    const missing: [number, number][] = [];
+    for (const [a, b] of ranges) {
+      for (let s = a; s <= b && s < this.held.length; s++) {
+        if (this.held[s] !== undefined) continue;
+        const last = missing[missing.length - 1];
+        if (last && last[1] === s - 1) last[1] = s;
+        else missing.push([s, s]);
+      }
+    }
+    if (missing.length > 0) {
+      const before = new Set(this.heldSeqs);
+      await this.fetch(missing, this.held);
+      for (const [a, b] of missing) for (let s = a; s <= b; s++) if (this.held[s] !== undefined && !before.has(s)) this.heldSeqs.push(s);
+    }
+    return this.held;
+  }
+}

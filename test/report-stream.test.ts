@@ -1,0 +1,73 @@
+/**
+ * `dsh report` of an accepted log is written as the log is re-read (src/report/stream.ts), from the
+ * validating pass (cold) or the saved session index (warm). It must be byte-identical to the held
+ * report (`buildReport` + `reportParts`, src/report/build.ts) on every corpus artifact and on the
+ * hostile log, cold, warm and with --no-cache.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
+import { runInProcess } from './helpers/cli.js';
+import { hostileLog } from './helpers/logtext.js';
+import { resolveTarget } from '../src/log/target.js';
+import { buildReport } from '../src/report/build.js';
+import { renderReportHtml } from '../src/report/html.js';
+import { VERSION } from '../src/core/version.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-report-stream-'));
+const logs = mkdtempSync(path.join(os.tmpdir(), 'dsh-report-stream-logs-'));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(logs, { recursive: true, force: true });
+});
+
+/** The held report of `file`, as the CLI wrote it before it streamed. */
+async function heldHtml(file: string): Promise<string> {
+  const built = await buildReport(resolveTarget(file), { version: VERSION });
+  return renderReportHtml(built.data, built.events, built.facts);
+}
+
+let n = 0;
+/** cold (a fresh cache), warm (the same cache again) and --no-cache: each must equal the held report. */
+async function expectStreamedEqualsHeld(file: string, name: string): Promise<void> {
+  const want = await heldHtml(file);
+  const cache = path.join(dir, `cache-${n}`);
+  for (const [how, extra, env] of [
+    ['cold', [], { DSH_CACHE_DIR: cache }],
+    ['warm', [], { DSH_CACHE_DIR: cache }],
+    ['--no-cache', ['--no-cache'], {}],
+  ] as const) {
+    const out = path.join(dir, `${n++}.html`);
+    const r = await runInProcess(['report', file, '-o', out, ...extra], env);
+    expect(r.code, `${name} ${how}: ${r.stderr}`).toBeLessThanOrEqual(1);
+    const got = readFileSync(out, 'utf8');
+    if (got !== want) {
+      let at = 0;
+      while (at < got.length && got[at] === want[at]) at++;
+      expect(`${how} …${got.slice(Math.max(0, at - 120), at + 120)}`, `${name}: the streamed report differs at char ${at}`).toBe(`${how} …${want.slice(Math.max(0, at - 120), at + 120)}`);
+    }
+  }
+}
+
+describe('report: streamed = held', () => {
+  it('the hostile log (every section: dispatches, diffs, compactions, closers, findings)', async () => {
+    const d = path.join(logs, '--w--', 'hostile-1');
+    mkdirSync(d, { recursive: true });
+    const file = path.join(d, 'session.jsonl');
+    writeFileSync(file, hostileLog());
+    await expectStreamedEqualsHeld(file, 'hostile');
+  });
+
+  it.skipIf(!HAVE_CORPUS)('every corpus artifact', async () => {
+    let count = 0;
+    for (const c of corpusCases()) {
+      await expectStreamedEqualsHeld(c.artifact, c.name);
+      count++;
+    }
+    console.info(`report-stream.test: ${count} corpus artifacts, cold, warm and --no-cache`);
+  }, 900_000);
+});
