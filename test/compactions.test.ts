@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusRoots, corpusArtifacts } from './helpers/corpus.js';
-import { runInProcess } from './helpers/cli.js';
+import { runCli, runInProcess } from './helpers/cli.js';
 import { baseEvents, clone, inspectText, logText, toolResultData, toolTurn, type Ev } from './helpers/logtext.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
-import { collectSession } from '../tools/generate.js';
+import { collectSession, writeGeneratedArtifact } from '../tools/generate.js';
 import { checkResolved } from '../src/check/engine.js';
 import { compactionInvariant, orphanCompactionLock, relationalFindings } from '../src/check/relational.js';
 import { RULES } from '../src/check/rules.js';
@@ -15,6 +15,7 @@ import { MemorySource } from '../src/physical/source.js';
 import type { ResolvedTarget } from '../src/log/target.js';
 import type { SessionEvent } from '../src/log/types.js';
 import { auditCompactions, classifyCompactionError, estimateMessage, type CompactionsReport } from '../src/views/compactions.js';
+import { toJson } from '../src/core/json.js';
 
 const SYN = 'synthetic/root-raw/--home-dsh-synthetic-project--';
 const SYN_ZSTD = 'synthetic/root-zstd/--home-dsh-synthetic-project--';
@@ -517,4 +518,34 @@ describe('generated sessions (project generator)', () => {
     expect(verdict(report, 'surface').state).not.toBe('fail');
     expect(verdict(report, 'request').state).toBe('pass');
   });
+});
+
+describe('bounded memory (project generator)', () => {
+  // Every turn compacts all before it, so each checkpoint re-compacts the previous one: what it stands for
+  // (integrity.originSeqs) lists everything the previous one lists and more, and the audit grows with the
+  // log squared. The audit used to hold it all and print one document; it now keeps what each list is
+  // made of and prints one attempt at a time.
+  const TURNS = 900;
+  const HEAP_MIB = 48;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-compactions-chain-'));
+  const file = path.join(dir, '--home-dev-p--', 'chain', 'session.jsonl');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const small = (args: string[]) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MIB}`, DSH_NO_REEXEC: '1', DSH_NO_CACHE: '1' } });
+
+  it(`re-compacting checkpoints: compactions --json under a ${HEAP_MIB} MiB heap prints what the holding audit computes`, async () => {
+    const features: Record<number, ['compaction']> = {};
+    for (let t = 1; t <= TURNS; t++) features[t] = ['compaction'];
+    await writeGeneratedArtifact(file, { seed: 5, id: 'chain', cwd: '/home/dev/p', turns: TURNS, encoding: 'none', features, randomFeatures: false, toolOutputBytes: [64, 256], verbosity: 0.2 });
+    const got = await small(['compactions', file, '--json']);
+    expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
+    const r = await inspectTarget(resolveTarget(file), { collect: true });
+    if (r.error || !r.events) throw new Error(`generated log refused: ${r.error?.message}`);
+    const report = auditCompactions(r.events, { sessionId: r.meta?.id ?? null });
+    expect(report.counts.compactions).toBe(TURNS - 1);
+    // The lists: millions of seqs together (the old audit ran out of this heap holding them).
+    expect(report.attempts.reduce((n, a) => n + (a.integrity?.originSeqs.length ?? 0), 0)).toBeGreaterThan(2_000_000);
+    const want = toJson(report) + '\n';
+    expect(got.stdout.length).toBe(want.length);
+    expect(got.stdout === want, 'stdout differs from the holding audit').toBe(true);
+  }, 120_000);
 });

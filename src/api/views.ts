@@ -7,8 +7,8 @@
  *
  * @packageDocumentation
  */
-export { auditCompactions, auditCompactionsStreamed } from '../views/compactions.js';
-export type { BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../views/compactions.js';
+export { auditCompactions, auditCompactionsStreamed, compactionsJson } from '../views/compactions.js';
+export type { AuditedCompactions, BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../views/compactions.js';
 export { BodyError, deepseekBody } from '../views/deepseek-body.js';
 export type { DeepSeekBody, DeepSeekBodyResult } from '../views/deepseek-body.js';
 export { costText, diffSessions, diffSide, pushAll, sessionsDiffer, textLines, unifiedDiff } from '../views/diff.js';

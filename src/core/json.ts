@@ -151,6 +151,30 @@ export function* toJsonParts(value: unknown, depth: number, key = ''): Generator
 }
 
 /**
+ * `toJson(object)` cut around the value under `key`: `before` ends with `"key":`, `after` is
+ * what follows that value. A document too big to hold is then written as `before`, the value
+ * in pieces, `after`, with the bytes `toJson` gives (for plain data: own keys, no `toJSON`).
+ * The value under `key` is never serialized here; the key is always written.
+ */
+export function toJsonAround(object: Record<string, unknown>, key: string): { before: string; after: string } {
+  const parts: string[] = [];
+  let at = -1;
+  for (const k of Object.keys(object)) {
+    if (k === key) {
+      at = parts.length;
+      parts.push(`${JSON.stringify(k)}:`);
+      continue;
+    }
+    const v = toJson(object[k]);
+    if (v !== undefined) parts.push(`${JSON.stringify(k)}:${v}`);
+  }
+  if (at < 0) throw new Error(`toJsonAround: no key ${JSON.stringify(key)}`);
+  const head = parts.slice(0, at + 1);
+  const tail = parts.slice(at + 1);
+  return { before: `{${head.join(',')}`, after: `${tail.length > 0 ? ',' : ''}${tail.join(',')}}` };
+}
+
+/**
  * Deep copy of a JSON value with every non-container value passed through
  * `leafFn`, with an explicit stack (any depth). Arrays stay arrays; objects
  * become plain objects with the same own enumerable keys in the same order.

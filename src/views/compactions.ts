@@ -18,7 +18,7 @@ import { SurfaceFold, SurfaceError, deriveEventMessage, isSurfaceEligibleType } 
 import { canonicalHeader, type EpochHeader } from './header.js';
 import { deriveDispatches, type DispatchEntry } from './requests.js';
 import { NodeValues } from './surface-nodes.js';
-import { toJson } from '../core/json.js';
+import { toJson, toJsonAround } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
 
 // ---------------------------------------------------------------- heuristic pricing
@@ -430,24 +430,154 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
   const audit = new CompactionAudit(deriveDispatches(events, { lazy: events }).requests);
   for (const e of events) audit.push(e);
   audit.end();
-  return audit.finish(options.sessionId ?? null);
+  const { report, full } = audit.finish(options.sessionId ?? null);
+  return { ...report, attempts: report.attempts.map(full) };
 }
+
+/**
+ * An audit whose attempts are passed on one at a time: an attempt's `integrity.originSeqs` lists
+ * every append-origin event it stands for, so over a log whose checkpoints re-compact each other the
+ * lists grow with the log squared; the audit keeps what each one is made of instead (see {@link Origin}).
+ */
+export interface AuditedCompactions {
+  /** The audit, final (counts and verdicts included), but each attempt's `integrity.originSeqs` is left empty: {@link full} fills it in. */
+  report: CompactionsReport;
+  /** An attempt of `report` as printed: a copy with its `integrity.originSeqs`. Called in attempt order, it keeps only the lists a later attempt re-lists. */
+  full(a: CompactionAttempt): CompactionAttempt;
+}
+
+const HYDRATE_BATCH = 256;
 
 /**
  * {@link auditCompactions} over logical events that come in batches (a re-read of the log), never
  * holding them: `dispatches` is the session's dispatch index (complete before the walk), `hydrate`
  * fills the text-valued fields (header, usage) of the few entries the audit prices against.
+ * Print it with {@link compactionsJson} (or attempt by attempt through `full`), never whole.
  */
 export async function auditCompactionsStreamed(
   batches: AsyncIterable<readonly SessionEvent[]>,
   dispatches: readonly DispatchEntry[],
   hydrate: (entries: readonly DispatchEntry[]) => Promise<void>,
   options: { sessionId?: string | null } = {},
-): Promise<CompactionsReport> {
+): Promise<AuditedCompactions> {
   const audit = new CompactionAudit(dispatches);
   for await (const batch of batches) for (const e of batch) audit.push(e);
-  await hydrate(audit.end());
+  // A few hundred at a time: the events they are hydrated from are let go after each batch.
+  const wanted = audit.end();
+  for (let i = 0; i < wanted.length; i += HYDRATE_BATCH) await hydrate(wanted.slice(i, i + HYDRATE_BATCH));
   return audit.finish(options.sessionId ?? null);
+}
+
+/**
+ * `toJson` of the report (with `attempts`, default all of them, in its place), in pieces: the text
+ * around the attempts, then one attempt at a time. The same bytes, never the whole document at once.
+ */
+export function* compactionsJson(audit: AuditedCompactions, attempts: readonly CompactionAttempt[] = audit.report.attempts): Generator<string> {
+  const { before, after } = toJsonAround({ ...audit.report, attempts: null }, 'attempts');
+  yield `${before}[`;
+  let first = true;
+  for (const a of attempts) {
+    yield `${first ? '' : ','}${toJson(audit.full(a))}`;
+    first = false;
+  }
+  yield `]${after}`;
+}
+
+// ---------------------------------------------------------------- what a replacement stands for
+
+/**
+ * What one replacement stands for (its `integrity.originSeqs`), as it was made: the nodes it
+ * shadowed, each earlier replacement among them standing for its own origins. The lists grow with
+ * the log squared (a checkpoint that re-compacts the previous one lists all that one lists and
+ * more); these recipes only with the log.
+ */
+export class Origin {
+  /** Later recipes that embed this one and have not been listed yet. */
+  pending = 0;
+  constructor(readonly parts: readonly (number | Origin)[]) {}
+  /** This recipe, embedded in a later one. */
+  used(): this {
+    this.pending += 1;
+    return this;
+  }
+}
+
+/** Lists recipes (sorted, distinct), keeping a list only while a later recipe that embeds it is still to be listed. */
+class OriginLists {
+  private readonly kept = new Map<Origin, number[]>();
+
+  list(o: Origin): number[] {
+    const have = this.kept.get(o);
+    if (have) return have;
+    // The longest embedded list (typically the previous checkpoint's) is merged with the rest, sorted.
+    const inner = o.parts.filter((p): p is Origin => typeof p !== 'number').map((p) => this.inner(p));
+    let longest: number[] = [];
+    for (const l of inner) if (l.length > longest.length) longest = l;
+    const rest = o.parts.filter((p): p is number => typeof p === 'number');
+    for (const l of inner) if (l !== longest) for (const s of l) rest.push(s);
+    const out = mergeDistinct(longest, distinctSorted(rest));
+    if (o.pending > 0) this.kept.set(o, out);
+    return out;
+  }
+
+  private inner(p: Origin): number[] {
+    const out = this.list(p);
+    p.pending -= 1;
+    if (p.pending <= 0) this.kept.delete(p);
+    return out;
+  }
+}
+
+/** Ascending, each value once. */
+function distinctSorted(values: number[]): number[] {
+  values.sort((x, y) => x - y);
+  const out: number[] = [];
+  for (const v of values) if (out.length === 0 || out[out.length - 1] !== v) out.push(v);
+  return out;
+}
+
+/** The union of two ascending lists of distinct values, ascending. */
+function mergeDistinct(a: readonly number[], b: readonly number[]): number[] {
+  if (b.length === 0) return a.slice();
+  if (a.length === 0) return b.slice();
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as number;
+    const y = b[j] as number;
+    if (x < y) {
+      out.push(x);
+      i++;
+    } else if (y < x) {
+      out.push(y);
+      j++;
+    } else {
+      out.push(x);
+      i++;
+      j++;
+    }
+  }
+  while (i < a.length) out.push(a[i++] as number);
+  while (j < b.length) out.push(b[j++] as number);
+  return out;
+}
+
+/** How many distinct seqs the lists of `origins` hold together (without listing them). */
+function originCount(origins: readonly Origin[]): number {
+  const seqs = new Set<number>();
+  const seen = new Set<Origin>();
+  const todo = [...origins];
+  while (todo.length > 0) {
+    const o = todo.pop() as Origin;
+    if (seen.has(o)) continue;
+    seen.add(o);
+    for (const p of o.parts) {
+      if (typeof p === 'number') seqs.add(p);
+      else todo.push(p);
+    }
+  }
+  return seqs.size;
 }
 
 interface CommandState {
@@ -473,6 +603,7 @@ interface CommandState {
  */
 export class CompactionAudit {
   private readonly dispatchByFinish = new Map<number, DispatchEntry>();
+  private readonly lookup: DispatchLookup;
   private readonly fold = new SurfaceFold(false);
   private readonly attempts: CompactionAttempt[] = [];
   private readonly byId = new Map<string, CompactionAttempt>();
@@ -493,7 +624,9 @@ export class CompactionAudit {
   private readonly at: EventAt = (seq) => this.nodeEvents.get(seq) ?? (this.current?.seq === seq ? this.current : undefined);
   private readonly surfacePrices = new Map<CompactionAttempt, SurfacePrices>();
   private readonly pruneAt = new Map<number, CompactionAttempt>();
-  private readonly origin = new Map<number, number[]>();
+  /** Each audited replacement's recipe, by its seq, and each attempt's (its integrity's). */
+  private readonly origin = new Map<number, Origin>();
+  private readonly stands = new Map<CompactionAttempt, Origin>();
   private header: EpochHeader | null = null;
   private openTurn: number | null = null;
   private lastStepOfTurn = 0;
@@ -503,6 +636,7 @@ export class CompactionAudit {
   private lastPrunes: CompactionAttempt[] = [];
 
   constructor(private readonly dispatches: readonly DispatchEntry[]) {
+    this.lookup = new DispatchLookup(dispatches);
     for (const d of this.dispatches) this.dispatchByFinish.set(d.lastChunkSeq, d);
   }
 
@@ -519,8 +653,8 @@ export class CompactionAudit {
     this.current = undefined;
     const out = new Set<DispatchEntry>();
     for (const a of this.attempts) {
-      const lastBefore = findLastDispatch(this.dispatches, a.firstSeq);
-      const next = this.dispatches.find((x) => x.firstChunkSeq > a.lastSeq);
+      const lastBefore = this.lookup.lastBefore(a.firstSeq);
+      const next = this.lookup.firstAfter(a.lastSeq);
       if (lastBefore) out.add(lastBefore);
       if (next) out.add(next);
     }
@@ -853,12 +987,13 @@ export class CompactionAudit {
     }
     a.seqs.replacement = e.seq;
     a.lastSeq = Math.max(a.lastSeq, e.seq);
-    auditReplacement(a, e, before, this.fold.nodes, this.at, this.origin, this.summaryData.get(a), this.pruneData.get(a));
+    const stands = auditReplacement(a, e, before, this.fold.nodes, this.at, this.origin, this.summaryData.get(a), this.pruneData.get(a));
+    if (stands) this.stands.set(a, stands);
     this.surfacePrices.set(a, { before: priceNodes(before, this.at), after: priceNodes(this.fold.nodes, this.at), replacement: priceNodes([e.seq], this.at) });
   }
 
   /** After the last event: the lock left open, unclosed shapes, current holders, budgets, counts and verdicts. */
-  finish(sessionId: string | null): CompactionsReport {
+  finish(sessionId: string | null): AuditedCompactions {
     const { attempts } = this;
     if (this.open) {
       this.open.lock = {
@@ -871,8 +1006,8 @@ export class CompactionAudit {
     const finalNodes = this.fold.nodes.slice();
     resolveHolders(attempts, finalNodes);
     for (const a of attempts) {
-      const lastBefore = findLastDispatch(this.dispatches, a.firstSeq);
-      const next = this.dispatches.find((x) => x.firstChunkSeq > a.lastSeq) ?? null;
+      const lastBefore = this.lookup.lastBefore(a.firstSeq);
+      const next = this.lookup.firstAfter(a.lastSeq);
       a.nextRequest = nextRequest(a, next, this.at, attempts, this.header, finalNodes);
       const priced = this.surfacePrices.get(a);
       if (a.range && priced) a.budget = budget(priced, lastBefore, next, this.headerAt.get(a) ?? null, this.header);
@@ -887,8 +1022,14 @@ export class CompactionAudit {
       verdicts: [],
       foldError: this.foldError,
     };
-    report.verdicts = verdictsOf(report, this.dispatches);
-    return report;
+    const { stands } = this;
+    report.verdicts = verdictsOf(report, this.dispatches, (replaced) => originCount(replaced.map((a) => stands.get(a)).filter((o): o is Origin => o !== undefined)));
+    const lists = new OriginLists();
+    const full = (a: CompactionAttempt): CompactionAttempt => {
+      const o = stands.get(a);
+      return o && a.integrity ? { ...a, integrity: { ...a.integrity, originSeqs: lists.list(o) } } : a;
+    };
+    return { report, full };
   }
 }
 
@@ -966,13 +1107,53 @@ function orphanTrigger(t: TriggerInfo): TriggerInfo {
   return { ...t, kind: 'unknown', detail: `no compaction/start (owner unknown); position: ${t.detail}` };
 }
 
-function findLastDispatch(dispatches: readonly DispatchEntry[], beforeSeq: number): DispatchEntry | null {
-  let out: DispatchEntry | null = null;
-  for (const d of dispatches) {
-    if (d.lastChunkSeq < beforeSeq) out = d;
-    else break;
+/**
+ * The dispatches around an attempt: binary searches when the chunk spans ascend (as in any log DSH
+ * writes: one dispatch at a time), else the scans they stand for.
+ */
+class DispatchLookup {
+  private readonly ascending: boolean;
+  constructor(private readonly d: readonly DispatchEntry[]) {
+    let ok = true;
+    for (let i = 1; ok && i < d.length; i++) {
+      const x = d[i - 1] as DispatchEntry;
+      const y = d[i] as DispatchEntry;
+      ok = x.firstChunkSeq <= y.firstChunkSeq && x.lastChunkSeq <= y.lastChunkSeq;
+    }
+    this.ascending = ok;
   }
-  return out;
+
+  /** The first index whose dispatch fails `before` (all before it pass), on ascending spans. */
+  private cut(before: (x: DispatchEntry) => boolean): number {
+    let lo = 0;
+    let hi = this.d.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(this.d[mid] as DispatchEntry)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The dispatch before the first one whose last chunk is not before `seq`. */
+  lastBefore(seq: number): DispatchEntry | null {
+    if (this.ascending) {
+      const i = this.cut((x) => x.lastChunkSeq < seq);
+      return i > 0 ? (this.d[i - 1] as DispatchEntry) : null;
+    }
+    let out: DispatchEntry | null = null;
+    for (const x of this.d) {
+      if (x.lastChunkSeq < seq) out = x;
+      else break;
+    }
+    return out;
+  }
+
+  /** The first dispatch whose first chunk is after `seq`. */
+  firstAfter(seq: number): DispatchEntry | null {
+    if (this.ascending) return this.d[this.cut((x) => x.firstChunkSeq <= seq)] ?? null;
+    return this.d.find((x) => x.firstChunkSeq > seq) ?? null;
+  }
 }
 
 function usagePoint(d: DispatchEntry | null): UsagePoint | null {
@@ -994,16 +1175,16 @@ function auditReplacement(
   before: readonly number[],
   after: readonly number[],
   at: EventAt,
-  origin: Map<number, number[]>,
+  origin: Map<number, Origin>,
   summary: Record<string, any> | undefined,
   prune: Record<string, any> | undefined,
-): void {
+): Origin | undefined {
   const op = e.surfaceOp as { start: number; end: number };
   const startIdx = before.indexOf(op.start);
   const endIdx = before.indexOf(op.end);
   if (startIdx < 0 || endIdx < 0 || startIdx > endIdx) {
     a.notes.push(`the replacement's span ${op.start}..${op.end} is not on the surface (the fold refuses it)`);
-    return;
+    return undefined;
   }
   const shadowed = before.slice(startIdx, endIdx + 1);
   a.range = { start: op.start, end: op.end, startPosition: startIdx, endPosition: endIdx, surfaceLengthBefore: before.length, shadowedSeqs: shadowed };
@@ -1046,15 +1227,11 @@ function auditReplacement(
     const x = at(s);
     return x !== undefined && x.surfaceOp !== undefined && x.surfaceOp !== 'append';
   });
-  const origins = new Set<number>();
-  for (const s of shadowed) {
-    const inner = origin.get(s);
-    if (inner) for (const o of inner) origins.add(o);
-    else origins.add(s);
-  }
-  const originSeqs = [...origins].sort((x, y) => x - y);
-  origin.set(e.seq, originSeqs);
-  a.integrity = { missingEvents, shadowedReplacements, originSeqs, currentHolder: null, ok: missingEvents.length === 0 };
+  const stands = new Origin(shadowed.map((s) => origin.get(s)?.used() ?? s));
+  origin.set(e.seq, stands);
+  // originSeqs is filled in from `stands` when the attempt is passed on (see CompactionOrigins).
+  a.integrity = { missingEvents, shadowedReplacements, originSeqs: [], currentHolder: null, ok: missingEvents.length === 0 };
+  return stands;
 }
 
 function budget(p: SurfacePrices, lastBefore: DispatchEntry | null, next: DispatchEntry | null, headerBefore: EpochHeader | null, finalHeader: EpochHeader | null): BudgetInfo {
@@ -1149,7 +1326,8 @@ const TITLES: Record<Verdict['item'], string> = {
   budget: 'Budget gain',
 };
 
-function verdictsOf(r: CompactionsReport, dispatches: readonly DispatchEntry[]): Verdict[] {
+/** `appendOrigins`: how many distinct append-origin events the `integrity.originSeqs` of some attempts list together. */
+function verdictsOf(r: CompactionsReport, dispatches: readonly DispatchEntry[], appendOrigins: (attempts: readonly CompactionAttempt[]) => number): Verdict[] {
   const v = (item: Verdict['item'], state: VerdictState, detail: string): Verdict => ({ item, title: TITLES[item], state, detail });
   const replaced = r.attempts.filter((a) => a.seqs.replacement !== null);
   const any = r.attempts.length > 0;
@@ -1173,9 +1351,7 @@ function verdictsOf(r: CompactionsReport, dispatches: readonly DispatchEntry[]):
     if (bad.length) out.push(v('raw-facts', 'fail', bad.join('; ')));
     else if (warn.length) out.push(v('raw-facts', 'warn', warn.join('; ')));
     else {
-      const origins = new Set<number>();
-      for (const a of replaced) for (const o of a.integrity?.originSeqs ?? []) origins.add(o);
-      out.push(v('raw-facts', 'pass', `${total} shadowed node(s) across ${replaced.length} replacement(s) (${origins.size} append-origin event(s)): all still in the log, cited by sourceEventSeqs, equal to the declared shadowedSeqs, traceable to the current surface`));
+      out.push(v('raw-facts', 'pass', `${total} shadowed node(s) across ${replaced.length} replacement(s) (${appendOrigins(replaced)} append-origin event(s)): all still in the log, cited by sourceEventSeqs, equal to the declared shadowedSeqs, traceable to the current surface`));
     }
   }
 

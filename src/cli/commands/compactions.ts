@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
-import { escapeControl, writeOut } from '../io.js';
+import { escapeControl, LineWriter } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
 import { progressOption } from '../progress.js';
-import { inspectTargetIndexed, type SessionInspection, type ResolvedTarget, UsageError, resolveTarget, scanRoot, toJson } from '../../api/log.js';
-import { auditCompactionsStreamed, DISPATCHES, foldOf, type CompactionsReport } from '../../api/views.js';
+import { inspectTargetIndexed, type SessionInspection, type ResolvedTarget, UsageError, resolveTarget, scanRoot, toJson, toJsonAround } from '../../api/log.js';
+import { auditCompactionsStreamed, compactionsJson, DISPATCHES, foldOf, type AuditedCompactions, type CompactionsReport } from '../../api/views.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
 import { reportLoadFailure } from './replay.js';
 
@@ -20,19 +20,20 @@ const failing = (r: CompactionsReport) => r.verdicts.some((v) => v.state === 'fa
 
 /**
  * One validating pass (or the saved session index) keeps the dispatch index; the audit then walks a
- * re-read of the log holding only the folded surface's events, never the log.
+ * re-read of the log holding only the folded surface's events, never the log. Its attempts are
+ * printed one at a time (`audit.full`), never as one document.
  */
-async function auditTarget(io: Io, target: ResolvedTarget, opts: CompactionsOptions, progress: boolean): Promise<{ r: SessionInspection; report?: CompactionsReport }> {
+async function auditTarget(io: Io, target: ResolvedTarget, opts: CompactionsOptions, progress: boolean): Promise<{ r: SessionInspection; audit?: AuditedCompactions }> {
   const indexed = await inspectTargetIndexed(target, { decoder: decoderFor(opts), ...(progress ? progressOption(io, opts) : {}) }, indexUseFor(io, opts, [DISPATCHES]));
   try {
     const r = indexed.inspection;
     const { stream, events } = indexed;
     if (r.error || !stream || !events) return { r };
     const dispatches = foldOf(indexed.folds, DISPATCHES);
-    const report = await auditCompactionsStreamed(stream(), dispatches.index.requests, (entries) => dispatches.hydrate(entries, (ranges) => events(ranges)), {
+    const audit = await auditCompactionsStreamed(stream(), dispatches.index.requests, (entries) => dispatches.hydrate(entries, (ranges) => events(ranges)), {
       sessionId: r.meta?.id ?? null,
     });
-    return { r, report };
+    return { r, audit };
   } finally {
     indexed.close();
   }
@@ -77,19 +78,23 @@ Examples:
         const scan = scanRoot(target);
         for (const p of scan.problems) io.stderr.write(`dsh: warning: ${escapeControl(p.path)}: ${escapeControl(p.message)}\n`);
         const rows: RootCompactionRow[] = [];
+        const audits = new Map<RootCompactionRow, AuditedCompactions>();
         for (const s of scan.sessions) {
           const t = resolveTarget(s.path);
           t.root = scan.root;
-          const { r, report } = await auditTarget(io, t, opts, false);
-          if (!report) {
+          const { r, audit } = await auditTarget(io, t, opts, false);
+          if (!audit) {
             const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
             rows.push({ sessionId: r.artifact.meta?.id ?? s.id, path: s.path, error: { class: e.class, message: e.message } });
             if (!opts.json) io.stderr.write(`dsh: ${escapeControl(s.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
             continue;
           }
           const sessionId = r.meta?.id ?? s.id;
+          const { report } = audit;
           report.sessionId = sessionId;
-          rows.push({ sessionId, path: s.path, report });
+          const row = { sessionId, path: s.path, report };
+          rows.push(row);
+          audits.set(row, audit);
         }
         const reports = rows.filter((x) => x.report).map((x) => x.report as CompactionsReport);
         const totals = {
@@ -106,14 +111,33 @@ Examples:
           staleLocks: reports.reduce((n, x) => n + x.counts.staleLocks, 0),
           failingSessions: reports.filter(failing).length,
         };
-        if (opts.json) await writeOut(io.stdout, toJson({ root: scan.root, totals, sessions: rows }) + '\n');
-        else await writeOut(io.stdout, renderRootCompactions(rows, env.c, { all: Boolean(opts.all) }));
+        const out = new LineWriter(io.stdout);
+        if (opts.json) {
+          // toJson({root, totals, sessions: rows}), one attempt at a time.
+          const doc = toJsonAround({ root: scan.root, totals, sessions: null }, 'sessions');
+          await out.text(`${doc.before}[`);
+          for (const [i, row] of rows.entries()) {
+            const audit = audits.get(row);
+            if (i > 0) await out.text(',');
+            if (!audit) {
+              await out.text(toJson(row));
+              continue;
+            }
+            const around = toJsonAround({ ...row, report: null }, 'report');
+            await out.text(around.before);
+            for (const piece of compactionsJson(audit)) await out.text(piece);
+            await out.text(around.after);
+          }
+          await out.text(`]${doc.after}\n`);
+        } else await out.text(renderRootCompactions(rows, env.c, { all: Boolean(opts.all) }));
+        await out.flush();
         if (totals.unreadable > 0) return EXIT.failed;
         return opts.strict && totals.failingSessions > 0 ? EXIT.failed : EXIT.ok;
       }
       const resolved = await resolveCli(target, opts);
-      const { r, report } = await auditTarget(io, resolved, opts, true);
-      if (!report) return reportLoadFailure(io, opts, r.error);
+      const { r, audit } = await auditTarget(io, resolved, opts, true);
+      if (!audit) return reportLoadFailure(io, opts, r.error);
+      let { report } = audit;
       if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       if (opts.id !== undefined) {
         const want = opts.id.trim();
@@ -123,10 +147,14 @@ Examples:
           const known = report.attempts.map((a) => `#${a.index + 1}${a.compactionId !== null ? ` (${a.compactionId})` : ''}`);
           throw new UsageError(`no attempt ${toJson(want)} in this session${known.length ? `; attempts: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}` : ' (it has no compaction activity)'}`);
         }
-        report.attempts = picked;
+        report = { ...report, attempts: picked };
       }
-      if (opts.json) await writeOut(io.stdout, toJson(report) + '\n');
-      else await writeOut(io.stdout, renderCompactions(report, env.c, { verdictsOnly: Boolean(opts.verdicts) }));
+      const out = new LineWriter(io.stdout);
+      if (opts.json) {
+        for (const piece of compactionsJson(audit, report.attempts)) await out.text(piece);
+        await out.text('\n');
+      } else for (const piece of renderCompactions(report, env.c, { verdictsOnly: Boolean(opts.verdicts) }, audit.full)) await out.text(piece);
+      await out.flush();
       return opts.strict && failing(report) ? EXIT.failed : EXIT.ok;
     }),
   );

@@ -141,8 +141,11 @@ export function renderVerdicts(verdicts: readonly Verdict[], c: ChalkInstance): 
   return out;
 }
 
-export function renderCompactions(r: CompactionsReport, c: ChalkInstance, opts: { verdictsOnly?: boolean } = {}): string {
-  const out: string[] = [];
+/**
+ * The audit as text, in pieces (the head line, then one attempt at a time, then the acceptance
+ * table): `full` gives each attempt as printed (see `AuditedCompactions.full`).
+ */
+export function* renderCompactions(r: CompactionsReport, c: ChalkInstance, opts: { verdictsOnly?: boolean } = {}, full: (a: CompactionAttempt) => CompactionAttempt = (a) => a): Generator<string> {
   const k = r.counts;
   const head = [
     `${k.compactions} compaction${k.compactions === 1 ? '' : 's'} (${k.succeeded} succeeded, ${k.failed} failed, ${k.unclosed} unclosed${k.unbracketed ? `, ${k.unbracketed} unbracketed` : ''})`,
@@ -152,17 +155,10 @@ export function renderCompactions(r: CompactionsReport, c: ChalkInstance, opts: 
   if (k.notStarted) head.push(`${k.notStarted} /compact without a bracket`);
   if (k.activeLocks) head.push(c.red(`${k.activeLocks} active lock`));
   if (k.staleLocks) head.push(c.yellow(`${k.staleLocks} stale lock`));
-  out.push(`${c.bold('session')} ${c.cyan(escapeControl(r.sessionId ?? '?'))} — ${head.join(', ')}; surface now ${r.surfaceNodes} node(s), replaceGeneration ${r.replaceGeneration}`);
-  if (r.foldError) out.push(c.red(`  surface fold refuses seq ${r.foldError.seq} (${r.foldError.rule}): ${escapeControl(r.foldError.message)}`));
-  if (!opts.verdictsOnly) {
-    for (const a of r.attempts) {
-      out.push('');
-      out.push(...attemptLines(a, c));
-    }
-  }
-  out.push('');
-  out.push(...renderVerdicts(r.verdicts, c));
-  return out.join('\n') + '\n';
+  const first = `${c.bold('session')} ${c.cyan(escapeControl(r.sessionId ?? '?'))} — ${head.join(', ')}; surface now ${r.surfaceNodes} node(s), replaceGeneration ${r.replaceGeneration}`;
+  yield r.foldError ? `${first}\n${c.red(`  surface fold refuses seq ${r.foldError.seq} (${r.foldError.rule}): ${escapeControl(r.foldError.message)}`)}` : first;
+  if (!opts.verdictsOnly) for (const a of r.attempts) yield `\n\n${attemptLines(full(a), c).join('\n')}`;
+  yield `\n\n${renderVerdicts(r.verdicts, c).join('\n')}\n`;
 }
 
 export interface RootCompactionRow {
