@@ -444,6 +444,8 @@ export interface AuditedCompactions {
   report: CompactionsReport;
   /** An attempt of `report` as printed: a copy with its `integrity.originSeqs`. Called in attempt order, it keeps only the lists a later attempt re-lists. */
   full(a: CompactionAttempt): CompactionAttempt;
+  /** `toJson(full(a))`, in pieces (its originSeqs a few thousand at a time). */
+  json(a: CompactionAttempt): Iterable<string>;
 }
 
 const HYDRATE_BATCH = 256;
@@ -477,7 +479,8 @@ export function* compactionsJson(audit: AuditedCompactions, attempts: readonly C
   yield `${before}[`;
   let first = true;
   for (const a of attempts) {
-    yield `${first ? '' : ','}${toJson(audit.full(a))}`;
+    if (!first) yield ',';
+    yield* audit.json(a);
     first = false;
   }
   yield `]${after}`;
@@ -504,14 +507,16 @@ export class Origin {
 
 /** Lists recipes (sorted, distinct), keeping a list only while a later recipe that embeds it is still to be listed. */
 class OriginLists {
-  private readonly kept = new Map<Origin, number[]>();
+  // Typed arrays: their bytes are off the JS heap and let go as soon as the list is (a list can be
+  // millions of seqs, one per attempt printed).
+  private readonly kept = new Map<Origin, Float64Array>();
 
-  list(o: Origin): number[] {
+  list(o: Origin): Float64Array {
     const have = this.kept.get(o);
     if (have) return have;
     // The longest embedded list (typically the previous checkpoint's) is merged with the rest, sorted.
     const inner = o.parts.filter((p): p is Origin => typeof p !== 'number').map((p) => this.inner(p));
-    let longest: number[] = [];
+    let longest: Float64Array = new Float64Array(0);
     for (const l of inner) if (l.length > longest.length) longest = l;
     const rest = o.parts.filter((p): p is number => typeof p === 'number');
     for (const l of inner) if (l !== longest) for (const s of l) rest.push(s);
@@ -520,7 +525,7 @@ class OriginLists {
     return out;
   }
 
-  private inner(p: Origin): number[] {
+  private inner(p: Origin): Float64Array {
     const out = this.list(p);
     p.pending -= 1;
     if (p.pending <= 0) this.kept.delete(p);
@@ -529,38 +534,52 @@ class OriginLists {
 }
 
 /** Ascending, each value once. */
-function distinctSorted(values: number[]): number[] {
+function distinctSorted(values: number[]): Float64Array {
   values.sort((x, y) => x - y);
-  const out: number[] = [];
-  for (const v of values) if (out.length === 0 || out[out.length - 1] !== v) out.push(v);
-  return out;
+  const out = new Float64Array(values.length);
+  let n = 0;
+  for (const v of values) if (n === 0 || out[n - 1] !== v) out[n++] = v;
+  return out.subarray(0, n);
 }
 
 /** The union of two ascending lists of distinct values, ascending. */
-function mergeDistinct(a: readonly number[], b: readonly number[]): number[] {
+function mergeDistinct(a: Float64Array, b: Float64Array): Float64Array {
   if (b.length === 0) return a.slice();
   if (a.length === 0) return b.slice();
-  const out: number[] = [];
+  const out = new Float64Array(a.length + b.length);
+  let n = 0;
   let i = 0;
   let j = 0;
   while (i < a.length && j < b.length) {
     const x = a[i] as number;
     const y = b[j] as number;
     if (x < y) {
-      out.push(x);
+      out[n++] = x;
       i++;
     } else if (y < x) {
-      out.push(y);
+      out[n++] = y;
       j++;
     } else {
-      out.push(x);
+      out[n++] = x;
       i++;
       j++;
     }
   }
-  while (i < a.length) out.push(a[i++] as number);
-  while (j < b.length) out.push(b[j++] as number);
-  return out;
+  while (i < a.length) out[n++] = a[i++] as number;
+  while (j < b.length) out[n++] = b[j++] as number;
+  return n === out.length ? out : out.slice(0, n);
+}
+
+const JSON_NUMBERS_PER_PIECE = 8192;
+
+/** `toJson` of a list of numbers, in pieces of a few thousand. */
+function* numbersJson(values: Float64Array): Generator<string> {
+  yield '[';
+  for (let i = 0; i < values.length; i += JSON_NUMBERS_PER_PIECE) {
+    const part = Array.from(values.subarray(i, i + JSON_NUMBERS_PER_PIECE), (v) => toJson(v));
+    yield `${i > 0 ? ',' : ''}${part.join(',')}`;
+  }
+  yield ']';
 }
 
 /** How many distinct seqs the lists of `origins` hold together (without listing them). */
@@ -1027,9 +1046,21 @@ export class CompactionAudit {
     const lists = new OriginLists();
     const full = (a: CompactionAttempt): CompactionAttempt => {
       const o = stands.get(a);
-      return o && a.integrity ? { ...a, integrity: { ...a.integrity, originSeqs: lists.list(o) } } : a;
+      return o && a.integrity ? { ...a, integrity: { ...a.integrity, originSeqs: Array.from(lists.list(o)) } } : a;
     };
-    return { report, full };
+    function* json(a: CompactionAttempt): Generator<string> {
+      const o = stands.get(a);
+      if (!o || !a.integrity) {
+        yield toJson(a);
+        return;
+      }
+      const outer = toJsonAround({ ...a, integrity: null }, 'integrity');
+      const inner = toJsonAround({ ...a.integrity, originSeqs: null }, 'originSeqs');
+      yield `${outer.before}${inner.before}`;
+      yield* numbersJson(lists.list(o));
+      yield `${inner.after}${outer.after}`;
+    }
+    return { report, full, json };
   }
 }
 
