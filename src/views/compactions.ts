@@ -448,8 +448,6 @@ export interface AuditedCompactions {
   json(a: CompactionAttempt): Iterable<string>;
 }
 
-const HYDRATE_BATCH = 256;
-
 /**
  * {@link auditCompactions} over logical events that come in batches (a re-read of the log), never
  * holding them: `dispatches` is the session's dispatch index (complete before the walk), `hydrate`
@@ -464,9 +462,8 @@ export async function auditCompactionsStreamed(
 ): Promise<AuditedCompactions> {
   const audit = new CompactionAudit(dispatches);
   for await (const batch of batches) for (const e of batch) audit.push(e);
-  // A few hundred at a time: the events they are hydrated from are let go after each batch.
-  const wanted = audit.end();
-  for (let i = 0; i < wanted.length; i += HYDRATE_BATCH) await hydrate(wanted.slice(i, i + HYDRATE_BATCH));
+  // In one call: entries hydrated together share the header objects of the events they come from.
+  await hydrate(audit.end());
   return audit.finish(options.sessionId ?? null);
 }
 
