@@ -194,7 +194,7 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
   if (auditFailure !== null || !priced) section = { audit: null, auditError: auditFailure };
   else {
     await dispatches.hydrate(priced, (ranges) => fetch(ranges));
-    section = auditSection(() => audit.finish(meta.id));
+    section = auditSection(() => audit.finishHeld(meta.id));
   }
   doc.audit = section.audit;
   doc.auditError = section.auditError;

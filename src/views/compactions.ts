@@ -430,8 +430,7 @@ export function auditCompactions(events: readonly SessionEvent[], options: { ses
   const audit = new CompactionAudit(deriveDispatches(events, { lazy: events }).requests);
   for (const e of events) audit.push(e);
   audit.end();
-  const { report, full } = audit.finish(options.sessionId ?? null);
-  return { ...report, attempts: report.attempts.map(full) };
+  return audit.finishHeld(options.sessionId ?? null);
 }
 
 /**
@@ -1009,6 +1008,12 @@ export class CompactionAudit {
   }
 
   /** After the last event: the lock left open, unclosed shapes, current holders, budgets, counts and verdicts. */
+  /** {@link finish} with every attempt's `integrity.originSeqs` filled in: the whole report, held. */
+  finishHeld(sessionId: string | null): CompactionsReport {
+    const { report, full } = this.finish(sessionId);
+    return { ...report, attempts: report.attempts.map(full) };
+  }
+
   finish(sessionId: string | null): AuditedCompactions {
     const { attempts } = this;
     if (this.open) {
