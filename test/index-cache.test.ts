@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CORPUS, corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { dispatchFacts } from './helpers/index-facts.js';
 const CORPUS_ROOT_ZSTD = path.join(CORPUS, 'synthetic', 'root-zstd');
 import { runCli, runInProcess, type RunResult } from './helpers/cli.js';
 import { collectSession } from '../tools/generate.js';
@@ -17,7 +18,6 @@ import { inspectTargetIndexed } from '../src/log/session.js';
 import { cacheConfig, clearEntries, listEntryFiles } from '../src/log/index/cache.js';
 import { CITATIONS, SESSION_FOLDS, foldOf } from '../src/views/index-folds.js';
 import { DISPATCHES } from '../src/views/dispatch-fold.js';
-import { corpusEntry } from '../src/views/requests.js';
 import { FrameWalker } from '../src/physical/zstd-frames.js';
 import { MemorySource } from '../src/physical/source.js';
 import type { SessionEvent } from '../src/log/types.js';
@@ -224,25 +224,6 @@ describe.skipIf(!HAVE_CORPUS)('index cache: a corpus artifact that grew after it
     expect(extended).toBeGreaterThan(100);
   }, 1_200_000);
 });
-
-/** The dispatch index an indexed inspection answers `request` from, every entry hydrated and its messages derived. */
-async function dispatchFacts(r: Awaited<ReturnType<typeof inspectTargetIndexed>>) {
-  const d = foldOf(r.folds, DISPATCHES);
-  const total = r.inspection.storedEventCount + r.inspection.closers.length;
-  const events = total > 0 ? await r.events!([[0, total - 1]]) : [];
-  d.useEvents(() => events);
-  await d.hydrate(d.index.requests, (ranges) => r.events!(ranges));
-  const x = d.index;
-  return {
-    requests: x.requests.map((e) => ({ ...corpusEntry(e, events), messageCount: e.messageCount, firstChunkTime: e.firstChunkTime, lastChunkTime: e.lastChunkTime, chunkUsage: e.chunkUsage, messageUsage: e.messageUsage })),
-    byFirstChunk: x.requestIndexByFirstChunkSeq,
-    byStep: x.requestIndexesByStep,
-    steps: x.steps,
-    owners: [...x.owners].sort((a, b) => a[0] - b[0]),
-    inSpan: [...x.inSpan].sort((a, b) => a - b),
-    eventCount: x.eventCount,
-  };
-}
 
 describe.skipIf(!HAVE_CORPUS)('index cache: the dispatch index of a grown corpus artifact is extended', () => {
   const requestLines = (file: string, dispatches: readonly DispatchMark[]): string[][] => {

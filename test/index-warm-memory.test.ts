@@ -12,8 +12,13 @@ import { ArtifactEncoder } from '../src/log/writer.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTargetIndexed } from '../src/log/session.js';
 import { cacheConfig } from '../src/log/index/cache.js';
-import { SESSION_FOLDS } from '../src/views/index-folds.js';
+import { CITATIONS, SESSION_FOLDS, foldOf } from '../src/views/index-folds.js';
+import { DISPATCHES } from '../src/views/dispatch-fold.js';
 import type { SessionEvent } from '../src/log/types.js';
+import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { dispatchFacts } from './helpers/index-facts.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-warm-memory-'));
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
@@ -73,4 +78,67 @@ describe('a warm read holds what it answers, not the log', () => {
       warm.close();
     }
   }, 120_000);
+});
+
+/** Who cites each seq, straight from the events (the rule the citations fold keeps). */
+function naiveDerived(events: readonly SessionEvent[]): Map<number, number[]> {
+  const out = new Map<number, number[]>(events.map((e) => [e.seq, []]));
+  for (const e of events) {
+    if (!Array.isArray(e.sourceEventSeqs)) continue;
+    for (const s of e.sourceEventSeqs) if (Number.isSafeInteger(s) && s >= 0 && s < e.seq) out.get(s)?.push(e.seq);
+  }
+  return out;
+}
+
+describe('the citations fold keeps runs of consecutive sources', () => {
+  const sources: unknown[][] = [[], [0], [], [0, 1, 2], [2, 1, 0], [1, 1, 2, 2], [9, 3, 4, 5, 0], [], ['1', 2.5, -1, null, 4, 5, 6], [7, 8, 3, 4, 5, 6], [], [], [10, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]];
+  const events = sources.map((src, seq) => ({ seq, type: 'assistant/message', time: 0, sourceEventSeqs: src }) as unknown as SessionEvent);
+  const all = events.map((e) => e.seq);
+
+  it('answers who cites what exactly (order, duplicates, unordered and invalid sources), built, saved and resumed', () => {
+    const fresh = CITATIONS.create();
+    for (const e of events) fresh.observe(e);
+    const want = naiveDerived(events);
+    expect(fresh.result().derivedOf(all)).toEqual(want);
+    const saved = fresh.encode()!;
+    expect(CITATIONS.decode(saved).derivedOf(all)).toEqual(want);
+    expect(CITATIONS.decode(saved).derivedOf([3, 99])).toEqual(new Map([[3, want.get(3)], [99, []]]));
+    for (let cut = 0; cut <= events.length; cut++) {
+      const head = CITATIONS.create();
+      for (const e of events.slice(0, cut)) head.observe(e);
+      const tail = CITATIONS.resume!(head.encode()!, { storedEventCount: cut, surface: { nodes: [], replaceGeneration: 0, toolResults: new Map() } });
+      for (const e of events.slice(cut)) tail.observe(e);
+      expect({ cut, derived: tail.result().derivedOf(all) }).toEqual({ cut, derived: want });
+      expect({ cut, saved: tail.encode() }).toEqual({ cut, saved });
+    }
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('warm folds equal the cold pass on every corpus artifact', () => {
+  it('the saved dispatch index (decoded on demand) and citations answer as the cold builders do', async () => {
+    const cache = cacheConfig({ DSH_CACHE_DIR: path.join(TMP, 'corpus-cache') });
+    let compared = 0;
+    for (const c of corpusCases()) {
+      const cold = await inspectTargetIndexed(resolveTarget(c.artifact), {}, { cache, folds: SESSION_FOLDS });
+      const warm = await inspectTargetIndexed(resolveTarget(c.artifact), {}, { cache, folds: SESSION_FOLDS });
+      try {
+        if (!warm.warm) continue;
+        compared++;
+        expect({ case: c.name, ...(await dispatchFacts(warm)) }).toEqual({ case: c.name, ...(await dispatchFacts(cold)) });
+        const total = cold.inspection.storedEventCount + cold.inspection.closers.length;
+        const seqs = Array.from({ length: total + 2 }, (_, i) => i);
+        const closers = cold.inspection.closers;
+        expect({ case: c.name, derived: foldOf(warm.folds, CITATIONS).derivedOf(seqs, closers) }).toEqual({ case: c.name, derived: foldOf(cold.folds, CITATIONS).derivedOf(seqs, closers) });
+        const events = total > 0 ? await cold.events!([[0, total - 1]]) : [];
+        const want = naiveDerived(events.filter((e) => e.seq < cold.inspection.storedEventCount));
+        for (const e of closers) for (const s of e.sourceEventSeqs ?? []) if (Number.isSafeInteger(s) && s >= 0 && s < e.seq) want.get(s)?.push(e.seq);
+        const got = foldOf(warm.folds, CITATIONS).derivedOf([...want.keys()], closers);
+        expect({ case: c.name, derived: got }).toEqual({ case: c.name, derived: want });
+      } finally {
+        cold.close();
+        warm.close();
+      }
+    }
+    expect(compared).toBeGreaterThan(150);
+  }, 600_000);
 });

@@ -15,22 +15,44 @@ import { REPLAY_PLAN } from './replay.js';
 /**
  * Every event's citations of earlier events (`sourceEventSeqs` that are
  * seqs before it), in log order: the reverse citation index `trace` needs.
- * Kept encoded (count, then distances back) and scanned, never expanded.
+ * Kept encoded and scanned, never expanded: only the events that cite
+ * something, each as its distance from the previous such event and its
+ * sources in their order as runs of consecutive seqs (a message cites the
+ * chunks it was assembled from: 12.7 M citations are 0.35 M runs on the bench's
+ * 2 GB log).
  */
 export class Citations {
-  constructor(private readonly bytes: Buffer, private readonly events: number) {}
+  constructor(private readonly bytes: Buffer) {}
   /** For each of `seqs`, the later events that cite it, in log order (closers and other `extra` events after). */
   derivedOf(seqs: Iterable<number>, extra: readonly SessionEvent[] = []): Map<number, number[]> {
     const out = new Map<number, number[]>();
     for (const s of seqs) out.set(s, []);
+    const wanted = [...out.keys()].sort((a, b) => a - b);
     const r = new VarReader(this.bytes);
-    for (let seq = 0; seq < this.events; seq++) {
-      const n = r.uint();
-      for (let k = 0; k < n; k++) out.get(seq - r.uint())?.push(seq);
+    for (let seq = -1; !r.atEnd; ) {
+      seq += 1 + r.uint();
+      for (let runs = r.uint(); runs > 0; runs--) {
+        const first = seq - r.uint();
+        const last = first + r.uint();
+        // The wanted seqs in [first, last], each cited once by this run.
+        for (let i = firstAtLeast(wanted, first); i < wanted.length && (wanted[i] as number) <= last; i++) out.get(wanted[i] as number)!.push(seq);
+      }
     }
     for (const e of extra) for (const s of citedBefore(e)) out.get(s)?.push(e.seq);
     return out;
   }
+}
+
+/** The position of the first value >= x in ascending `values` (its length if none). */
+function firstAtLeast(values: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((values[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function citedBefore(e: SessionEvent): number[] {
@@ -38,8 +60,11 @@ function citedBefore(e: SessionEvent): number[] {
   return e.sourceEventSeqs.filter((s): s is number => Number.isSafeInteger(s) && s >= 0 && s < e.seq);
 }
 
-/** The citations builder, going on after `events` events whose encoding is `before` (empty: a fresh one). */
-function citationsBuilder(events: number, before: Buffer): FoldBuilder<Citations> {
+/**
+ * The citations builder, going on after `events` events (the last that cites something being
+ * `lastCiting`, -1 for none) whose encoding is `before` (empty: a fresh one).
+ */
+function citationsBuilder(events: number, lastCiting: number, before: Buffer): FoldBuilder<Citations> {
   const w = new VarWriter();
   let broken = false;
   const body = () => (before.length > 0 ? Buffer.concat([before, w.done()]) : w.done());
@@ -50,27 +75,38 @@ function citationsBuilder(events: number, before: Buffer): FoldBuilder<Citations
       events++;
       if (broken) return;
       const cited = citedBefore(e);
-      w.uint(cited.length);
-      for (const s of cited) w.uint(e.seq - s);
+      if (cited.length === 0) return;
+      const runs: [number, number][] = [];
+      for (const s of cited) {
+        const run = runs[runs.length - 1];
+        if (run && s === run[1] + 1) run[1] = s;
+        else runs.push([s, s]);
+      }
+      w.uint(e.seq - lastCiting - 1).uint(runs.length);
+      for (const [first, last] of runs) w.uint(e.seq - first).uint(last - first);
+      lastCiting = e.seq;
     },
-    result: () => new Citations(body(), events),
-    encode: () => (broken ? undefined : Buffer.concat([new VarWriter().uint(events).done(), body()])),
+    result: () => new Citations(body()),
+    encode: () => (broken ? undefined : Buffer.concat([new VarWriter().uint(events).uint(lastCiting + 1).done(), body()])),
   };
 }
 
 /** The persistent fold of which events cite which (trace). */
 export const CITATIONS: PersistentFold<Citations> = {
   tag: 100,
-  create: () => citationsBuilder(0, Buffer.alloc(0)),
+  create: () => citationsBuilder(0, -1, Buffer.alloc(0)),
   decode(bytes) {
     const r = new VarReader(bytes);
-    const events = r.uint();
-    return new Citations(bytes.subarray(r.offset), events);
+    r.uint();
+    r.uint();
+    return new Citations(bytes.subarray(r.offset));
   },
-  resume(bytes) {
+  resume(bytes, prefix) {
     const r = new VarReader(bytes);
     const events = r.uint();
-    return citationsBuilder(events, Buffer.from(bytes.subarray(r.offset)));
+    const lastCiting = r.uint() - 1;
+    if (events !== prefix.storedEventCount) throw new Error('the saved citations are not of this prefix');
+    return citationsBuilder(events, lastCiting, Buffer.from(bytes.subarray(r.offset)));
   },
 };
 

@@ -527,7 +527,7 @@ export function restoredEntry(fields: object, snapshot: readonly number[], lengt
 }
 
 /** Replace a lazy accessor by its value (an enumerable data field from then on). */
-function settle<T>(obj: object, key: string, value: T): T {
+export function settle<T>(obj: object, key: string, value: T): T {
   Object.defineProperty(obj, key, { value, enumerable: true, configurable: true, writable: true });
   return value;
 }

@@ -12,9 +12,10 @@ export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
  * rule that computes a stored fold changes: an index written by the older rule
  * would otherwise answer with it). 3: the dispatch index's attempts follow the one
  * attempt-boundary rule (views/attempts.ts). 4: the dispatch index keeps the state its
- * builder goes on from when the log grows.
+ * builder goes on from when the log grows. 5: citations are kept for the citing events
+ * only, as runs of consecutive seqs.
  */
-export const INDEX_FORMAT_VERSION = 4;
+export const INDEX_FORMAT_VERSION = 5;
 const DIGEST_BYTES = 32;
 
 export class IndexFormatError extends Error {}
@@ -108,6 +109,20 @@ export class VarReader {
   }
   string(): string {
     return this.bytes().toString('utf8');
+  }
+  /** Go to byte `offset` of the buffer. */
+  seek(offset: number): this {
+    if (offset < 0 || offset > this.buf.length) throw new IndexFormatError('offset outside the section');
+    this.at = offset;
+    return this;
+  }
+  /** Step over `n` varints. */
+  skip(n: number): void {
+    for (let i = 0; i < n; i++) this.uint();
+  }
+  /** Step over an array written by `uints` or `ascending`. */
+  skipArray(): void {
+    this.skip(this.count());
   }
   private count(): number {
     const n = this.uint();
