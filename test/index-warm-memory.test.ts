@@ -12,6 +12,8 @@ import { ArtifactEncoder } from '../src/log/writer.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTargetIndexed } from '../src/log/session.js';
 import { cacheConfig } from '../src/log/index/cache.js';
+import { contentHash } from '../src/log/index/content-hash.js';
+import { FileSource, MemorySource } from '../src/physical/source.js';
 import { CITATIONS, SESSION_FOLDS, foldOf } from '../src/views/index-folds.js';
 import { DISPATCHES } from '../src/views/dispatch-fold.js';
 import type { SessionEvent } from '../src/log/types.js';
@@ -141,4 +143,33 @@ describe.skipIf(!HAVE_CORPUS)('warm folds equal the cold pass on every corpus ar
     }
     expect(compared).toBeGreaterThan(150);
   }, 600_000);
+});
+
+describe('the content hash an index is keyed by', () => {
+  it('is the same on two threads (a file) as on one (memory), and a prefix hashes as a file of that size', async () => {
+    const piece = 1 << 20;
+    const bytes = Buffer.alloc(5 * piece + 123);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 2654435761) >>> 24;
+    const file = path.join(TMP, 'hash-me.bin');
+    fs.writeFileSync(file, bytes);
+    const fileSource = new FileSource(file);
+    try {
+      const whole = await contentHash(new MemorySource('m', bytes), undefined, piece);
+      expect((await contentHash(fileSource, undefined, piece)).sha256).toEqual(whole.sha256);
+      for (const cut of [0, 1, piece - 1, piece, piece + 1, 3 * piece + 17, 4 * piece, bytes.length - 1]) {
+        const alone = await contentHash(new MemorySource('m', bytes.subarray(0, cut)), undefined, piece);
+        const onFile = await contentHash(fileSource, cut, piece);
+        const inMemory = await contentHash(new MemorySource('m', bytes), cut, piece);
+        expect({ cut, file: onFile.prefixSha256, memory: inMemory.prefixSha256, whole: onFile.sha256 }).toEqual({ cut, file: alone.sha256, memory: alone.sha256, whole: whole.sha256 });
+      }
+      // A changed byte in any piece changes the key.
+      for (const at of [0, piece + 5, 4 * piece + 99, bytes.length - 1]) {
+        const flipped = Buffer.from(bytes);
+        flipped[at] = (flipped[at] as number) ^ 1;
+        expect((await contentHash(new MemorySource('m', flipped), undefined, piece)).sha256.equals(whole.sha256)).toBe(false);
+      }
+    } finally {
+      fileSource.close();
+    }
+  });
 });

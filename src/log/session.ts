@@ -135,7 +135,7 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     // The entry last written for this path: when the log has grown since, its bytes may be a prefix of these.
     const pointer = cacheOn && target.path !== '-' ? readPointer(use.cache, target.path) : undefined;
     const key = cacheOn
-      ? contentKey(source, encoding, decoder.name, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, pointer && pointer.size < source.size ? pointer.size : undefined)
+      ? await contentKey(source, encoding, decoder.name, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, pointer && pointer.size < source.size ? pointer.size : undefined)
       : undefined;
     if (use && key && !options.onLogical && !options.onStored) {
       const needs = use.needs ?? use.folds;

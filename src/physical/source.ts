@@ -13,6 +13,8 @@ export interface ByteSource {
   read(start: number, end: number): Buffer;
   /** Read into `target` from `start` (no allocation); returns the bytes read. Optional. */
   readInto?(target: Buffer, start: number): number;
+  /** The open file's descriptor, for another thread to read the same bytes with positional reads (files only). */
+  readonly descriptor?: number;
   close(): void;
   /** The encoding the user asked for (`--encoding`), over the file name and the bytes. */
   encoding?: 'zstd' | 'none';
@@ -70,6 +72,10 @@ export class FileSource implements ByteSource {
       done += n;
     }
     return done === length ? buffer : buffer.subarray(0, done);
+  }
+
+  get descriptor(): number | undefined {
+    return this.fd;
   }
 
   readInto(target: Buffer, start: number): number {

@@ -13,7 +13,8 @@ export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
  * would otherwise answer with it). 3: the dispatch index's attempts follow the one
  * attempt-boundary rule (views/attempts.ts). 4: the dispatch index keeps the state its
  * builder goes on from when the log grows. 5: citations are kept for the citing events
- * only, as runs of consecutive seqs.
+ * only, as runs of consecutive seqs, and entries are keyed by a tree hash of the artifact
+ * (content-hash.ts).
  */
 export const INDEX_FORMAT_VERSION = 5;
 const DIGEST_BYTES = 32;

@@ -23,6 +23,7 @@ import type { TornSummary } from '../inspect.js';
 import { LogScanner } from '../scanner.js';
 import { UsageError } from '../errors.js';
 import { decodeIndexFile, encodeIndexFile, IndexFormatError, VarReader, VarWriter } from './codec.js';
+import { contentHash } from './content-hash.js';
 import { dropEntry, readEntry, writeEntry, writePointer, type CacheConfig } from './cache.js';
 
 /** A fold an upper layer wants kept with the index: built on the cold pass, loaded on warm ones. */
@@ -91,23 +92,14 @@ export interface ContentKey {
   maxLineBytes: number;
 }
 
-const READ_CHUNK = 8 << 20;
-
 /**
- * sha256 over every byte of the artifact (a changed byte anywhere changes the key); with
- * `prefixBytes` (less than the size), also the sha256 of the first that many bytes, from the same pass.
+ * The key of an artifact's bytes: their sha256 tree hash (`contentHash`: a changed byte anywhere
+ * changes it); with `prefixBytes` (less than the size), also that of the first that many bytes,
+ * from the same pass.
  */
-export function contentKey(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number, prefixBytes?: number): ContentKey & { prefixSha256?: Buffer } {
-  const h = createHash('sha256');
-  let prefixSha256: Buffer | undefined;
-  const cut = prefixBytes !== undefined && prefixBytes < source.size ? prefixBytes : -1;
-  for (let at = 0; at < source.size; ) {
-    const end = Math.min(source.size, at + READ_CHUNK, at < cut ? cut : Infinity);
-    h.update(source.read(at, end));
-    at = end;
-    if (at === cut) prefixSha256 = h.copy().digest();
-  }
-  return { sha256: h.digest(), size: source.size, encoding, decoder, maxLineBytes, ...(prefixSha256 ? { prefixSha256 } : {}) };
+export async function contentKey(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number, prefixBytes?: number): Promise<ContentKey & { prefixSha256?: Buffer }> {
+  const { sha256, prefixSha256 } = await contentHash(source, prefixBytes);
+  return { sha256, size: source.size, encoding, decoder, maxLineBytes, ...(prefixSha256 ? { prefixSha256 } : {}) };
 }
 
 /** The cache entry's file name for a key. */
