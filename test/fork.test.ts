@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusCases, corpusArtifacts } from './helpers/corpus.js';
 import { runCli, runInProcess } from './helpers/cli.js';
@@ -16,6 +17,7 @@ import { openSession } from '../src/index.js';
 
 
 const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+const INCIDENT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1');
 const e = (seq: number, type: string, data: any = {}): SessionEvent => ({ type, seq, time: 1000 + seq, data });
 
 /** The check engine: a written fork child must check clean. */
@@ -115,7 +117,7 @@ describe('fork writes a new child session', () => {
     const before = sha(src);
     const same = await runCli(['fork', src, '--out', srcRoot, '--id', 'x']);
     expect(same.code).toBe(2);
-    expect(same.stderr).toContain("is the source session's own root");
+    expect(same.stderr).toContain("inside the input's session root");
     const inside = await runCli(['fork', src, '--out', path.join(srcRoot, '--home-dsh-synthetic-project--'), '--id', 'x']);
     expect(inside.code).toBe(2);
     const out = path.join(dir, 'out2');
@@ -128,6 +130,24 @@ describe('fork writes a new child session', () => {
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain('would write');
     expect(existsSync(path.join(out, '--home-dsh-synthetic-project--', 'dry'))).toBe(false);
+    expect(sha(src)).toBe(before);
+  });
+
+  it('a session file outside DSH layout forks into another directory; its own folder is refused; the source is untouched', async () => {
+    // A copied session.jsonl.zstd in a plain folder has no session root: three directories up is no
+    // root of it (here the system's temporary directory), so only the write-safety rule for new files applies.
+    const flat = path.join(dir, 'flat');
+    mkdirSync(flat);
+    const src = path.join(flat, 'session.jsonl.zstd');
+    copyFileSync(path.join(INCIDENT_DIR, 'session.jsonl.zstd'), src);
+    const before = sha(src);
+    const ok = await runCli(['fork', src, '--at', '5', '--id', 'flat-child', '--created-at', '1', '--out', path.join(dir, 'flat-out'), '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(existsSync(JSON.parse(ok.stdout).path)).toBe(true);
+    const beside = await runCli(['fork', src, '--at', '5', '--id', 'flat-beside', '--out', path.join(flat, 'out')]);
+    expect(beside.code).toBe(2);
+    expect(beside.stderr).toContain("inside the input's session directory");
+    expect(readdirSync(flat)).toEqual(['session.jsonl.zstd']);
     expect(sha(src)).toBe(before);
   });
 
@@ -223,7 +243,7 @@ describe('fork through the library (Session.fork)', () => {
     expect(readFileSync(lib.value.path!)).toEqual(readFileSync(doc.path));
     // The source's own root: a typed failure with the CLI's text, nothing written.
     const own = await opened.value.fork({ childId: 'own', out: path.join(CORPUS, 'synthetic/root-zstd') });
-    expect(own).toMatchObject({ ok: false, error: { class: 'UsageError', kind: 'usage', message: expect.stringContaining("is the source session's own root") } });
+    expect(own).toMatchObject({ ok: false, error: { class: 'UsageError', kind: 'usage', message: expect.stringContaining("inside the input's session root") } });
   });
 
   it('a seed whose chunk events the writer packs in another key order still reads back as the seed (compared event by event)', async () => {

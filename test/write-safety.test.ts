@@ -73,6 +73,10 @@ describe('every writing command refuses outputs at or beside its inputs (spawned
     { why: 'dataset: a directory containing the input root', args: ['dataset', root, '-o', tmp] },
     { why: 'dataset: a session directory input, output in its project', args: ['dataset', sessionDir, '-o', path.join(projectDir, 'ds')], made: path.join(projectDir, 'ds') },
     { why: 'dataset by id: inside the root it was found under', args: ['dataset', 'session-incident-1', '--root', root, '-o', path.join(root, 'ds2')], made: path.join(root, 'ds2') },
+    { why: 'fork --out: the source root', args: ['fork', file, '--at', '5', '--id', 'w1', '--out', root] },
+    { why: 'fork --out: a new directory in the source root', args: ['fork', file, '--at', '5', '--id', 'w2', '--out', path.join(root, 'r2')], made: path.join(root, 'r2') },
+    { why: 'fork --out: beside a copied-out artifact (a root dsh creates)', args: ['fork', plain, '--at', '5', '--id', 'w3', '--out', path.join(plainDir, 'r3')], made: path.join(plainDir, 'r3') },
+    { why: 'fork --out: a directory holding the input', args: ['fork', plain, '--at', '5', '--id', 'w4', '--out', plainDir] },
   ];
 
   it('refuses each with exit 2 and "refusing to write", before writing anything', async () => {
@@ -107,6 +111,7 @@ describe('every writing command refuses outputs at or beside its inputs (spawned
     for (const args of [
       ['export', file, '-o', path.join(out, 'x.zip')],
       ['salvage', plain, '-o', path.join(out, 'salvaged')],
+      ['fork', plain, '--at', '5', '--id', 'w-ok', '--out', path.join(out, 'forked')],
       ['redact', plain, '-o', path.join(out, 'red'), '--report', path.join(out, 'red', 'report.json')],
     ]) {
       const r = await runCli(args);

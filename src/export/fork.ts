@@ -19,10 +19,11 @@ import { UsageError } from '../log/errors.js';
 import { sessionPath } from '../log/layout.js';
 import { inspectTarget, inspectTargetIndexed } from '../log/session.js';
 import { deepEqualJson } from '../log/surface.js';
-import { ARTIFACT_NAMES, isInside, resolveTarget, scanRoot } from '../log/target.js';
+import { resolveTarget, scanRoot } from '../log/target.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import { ArtifactFileWriter } from '../log/writer.js';
 import type { FrameDecoder } from '../physical/decoders.js';
+import { outputRefusal, type OutputInput } from './new-file.js';
 import { endSeedOf, planSeedStreamed, scanForkStreamed, type ForkPlan, type ForkPlanOptions } from '../views/fork.js';
 
 /** A source to fork: its header, its stored event count, where it was read from, and a re-read of its logical events. */
@@ -73,21 +74,17 @@ function real(p: string): string {
   }
 }
 
-/** Where the child goes under `out`, or why it may not be written there (UsageError). */
+/**
+ * Where the child goes under `out`, or why it may not be written there (UsageError): the one
+ * write-safety rule for new outputs ({@link outputRefusal}) judges the root and then the child's
+ * path against the source, so a fork never lands in the source's root, session directory or file.
+ */
 function childPathIn(out: string, child: SessionHeader, source: ForkSource['target'], encoding: Encoding): string {
+  const inputs: OutputInput[] = [source.root !== undefined ? { path: source.path, root: source.root } : source.path];
   const outRoot = real(out);
-  const srcPath = source.path === '-' || source.path.includes('.zip:') ? undefined : real(source.path);
-  let sourceRoot = source.root !== undefined ? real(source.root) : undefined;
-  if (sourceRoot === undefined && srcPath && (ARTIFACT_NAMES as readonly string[]).includes(path.basename(srcPath))) {
-    sourceRoot = path.dirname(path.dirname(path.dirname(srcPath)));
-  }
-  if (sourceRoot !== undefined && isInside(outRoot, sourceRoot)) {
-    throw new UsageError(`--out ${out} is the source session's own root (or inside it): a fork is written only into a different root`);
-  }
   const childPath = sessionPath(outRoot, child, encoding);
-  if (srcPath && (isInside(srcPath, path.dirname(childPath)) || path.dirname(childPath) === path.dirname(srcPath))) {
-    throw new UsageError(`refusing to write the child beside or over the source (${srcPath})`);
-  }
+  const refused = outputRefusal(outRoot, inputs, { directory: true }) ?? outputRefusal(childPath, inputs);
+  if (refused !== undefined) throw new UsageError(refused);
   if (existsSync(childPath) || existsSync(path.dirname(childPath))) throw new UsageError(`child session path ${childPath} already exists`);
   if (existsSync(outRoot)) {
     const scan = scanRoot(outRoot);
