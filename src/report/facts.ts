@@ -10,7 +10,7 @@
 import type { SessionEvent } from '../log/types.js';
 import { deriveEventMessage } from '../log/surface.js';
 import { analysisOf, analyzeLog, type FoldLike, type LogAnalysis } from '../views/trace.js';
-import { embedJson } from './html.js';
+import { embedJson, TextBatch } from './html.js';
 import { clip, eventSummary } from '../views/messages.js';
 import type { PageEventFacts } from './page/model.js';
 
@@ -244,19 +244,10 @@ export class StreamedEventFacts {
 
 /** `items` as the inside of a JSON array, in pieces of about 1 MiB. */
 function* joined<T>(items: Iterable<T>, text: (x: T) => string): Generator<string> {
-  let batch: string[] = [];
-  let size = 0;
-  let first = true;
+  const batch = new TextBatch({ separator: ',' });
   for (const x of items) {
-    const t = first ? text(x) : ',' + text(x);
-    first = false;
-    batch.push(t);
-    size += t.length;
-    if (size >= 1 << 20) {
-      yield batch.join('');
-      batch = [];
-      size = 0;
-    }
+    const piece = batch.push(text(x));
+    if (piece !== undefined) yield piece;
   }
-  if (batch.length > 0) yield batch.join('');
+  if (!batch.empty) yield batch.take();
 }

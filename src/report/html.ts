@@ -176,6 +176,39 @@ export class EventRows {
 }
 
 /**
+ * Text gathered into pieces of about 1 MiB, so a streamed document is written in few, large
+ * writes. `push` returns the gathered piece once it reaches that size; `take` returns what is
+ * gathered (possibly empty) and starts again. With a `separator` (`,` for the inside of a JSON
+ * array) it goes between the texts pushed; `start` opens the first piece without counting.
+ */
+export class TextBatch {
+  private parts: string[];
+  private size = 0;
+  private first = true;
+  private readonly separator: string;
+  constructor(options: { start?: string; separator?: string } = {}) {
+    this.parts = options.start === undefined ? [] : [options.start];
+    this.separator = options.separator ?? '';
+  }
+  push(text: string): string | undefined {
+    const t = this.first ? text : this.separator + text;
+    this.first = false;
+    this.parts.push(t);
+    this.size += t.length;
+    return this.size >= 1 << 20 ? this.take() : undefined;
+  }
+  get empty(): boolean {
+    return this.parts.length === 0;
+  }
+  take(): string {
+    const piece = this.parts.join('');
+    this.parts = [];
+    this.size = 0;
+    return piece;
+  }
+}
+
+/**
  * The events blob, compactly: `{"rows":[…],"types":[…],"facts":{…}}` (rows: {@link EventRows}).
  * {@link decodeEventsBlob} (and the page script) rebuild objects that stringify identically. The
  * facts (labels, previews, messages, trace relations: src/report/facts.ts) come last, so a writer
@@ -183,20 +216,13 @@ export class EventRows {
  */
 export function* eventsBlob(events: readonly SessionEvent[], facts: PageEventFacts): Generator<string> {
   const rows = new EventRows();
-  let batch: string[] = [EventRows.OPEN];
-  let size = 0;
+  const batch = new TextBatch({ start: EventRows.OPEN });
   for (const e of events) {
-    const text = rows.row(e);
-    batch.push(text);
-    size += text.length;
-    if (size >= 1 << 20) {
-      yield batch.join('');
-      batch = [];
-      size = 0;
-    }
+    const piece = batch.push(rows.row(e));
+    if (piece !== undefined) yield piece;
   }
   batch.push(rows.close());
-  yield batch.join('');
+  yield batch.take();
   yield embedJson(facts);
   yield '}';
 }

@@ -48,7 +48,7 @@ import {
 } from './data.js';
 import { CitationCounts, emptyFacts, eventFacts, StreamedEventFacts } from './facts.js';
 import { lineageOf, secretsInfo } from './build.js';
-import { BETWEEN_BLOBS, embedJson, embedJsonParts, EventRows, reportClosing, reportOpening } from './html.js';
+import { BETWEEN_BLOBS, embedJson, embedJsonParts, EventRows, reportClosing, reportOpening, TextBatch } from './html.js';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 export interface StreamOptions {
@@ -213,13 +213,13 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
     } else if (key === 'transcript') {
       // --- pass 2: the transcript
       const { entries } = await streamedTranscript(indexed, linker);
-      const out = new TextBatch();
+      const out = new TextBatch({ separator: ',' });
       yield '[';
       for await (const x of entries) {
-        const t = out.add(embedJson(transcriptRow(x)));
+        const t = out.push(embedJson(transcriptRow(x)));
         if (t !== undefined) yield t;
       }
-      yield `${out.end()}]`;
+      yield `${out.take()}]`;
     } else yield* embedJsonParts(doc[key as keyof ReportData], 3);
   }
   yield '}';
@@ -229,51 +229,21 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
   const facts = total > 0 && !citations.irregular ? new StreamedEventFacts(total, surface, citations) : undefined;
   const held: SessionEvent[] | undefined = total > 0 && !facts ? [] : undefined;
   const eventRows = new EventRows();
-  let batch: string[] = [EventRows.OPEN];
-  let size = 0;
+  const batch = new TextBatch({ start: EventRows.OPEN });
   for await (const events of stream()) {
     for (const e of events) {
-      const text = eventRows.row(e);
+      const piece = batch.push(eventRows.row(e));
       facts?.observe(e);
       held?.push(e);
-      batch.push(text);
-      size += text.length;
-    }
-    if (size >= 1 << 20) {
-      yield batch.join('');
-      batch = [];
-      size = 0;
+      if (piece !== undefined) yield piece;
     }
   }
   batch.push(eventRows.close());
-  yield batch.join('');
+  yield batch.take();
   if (facts) yield* facts.json();
   else yield embedJson(held ? eventFacts(held, surface) : emptyFacts());
   yield '}';
   yield reportClosing();
-}
-
-/** Comma-separated texts (the inside of a JSON array), handed out in pieces of about 1 MiB. */
-class TextBatch {
-  private batch: string[] = [];
-  private size = 0;
-  private first = true;
-  /** Add one text; a piece when enough has gathered. */
-  add(text: string): string | undefined {
-    const t = this.first ? text : ',' + text;
-    this.first = false;
-    this.batch.push(t);
-    this.size += t.length;
-    if (this.size < 1 << 20) return undefined;
-    return this.end();
-  }
-  /** What has gathered (possibly empty). */
-  end(): string {
-    const out = this.batch.join('');
-    this.batch = [];
-    this.size = 0;
-    return out;
-  }
 }
 
 /**
@@ -282,14 +252,14 @@ class TextBatch {
  */
 class PackedTexts {
   private readonly chunks: Buffer[] = [];
-  private readonly batch = new TextBatch();
+  private readonly batch = new TextBatch({ separator: ',' });
   push(text: string): void {
-    const piece = this.batch.add(text);
+    const piece = this.batch.push(text);
     if (piece !== undefined) this.chunks.push(deflateRawSync(Buffer.from(piece, 'utf8'), { level: 1 }));
   }
   /** The texts, once, in pieces. */
   *drain(): Generator<string> {
-    const rest = this.batch.end();
+    const rest = this.batch.take();
     for (const c of this.chunks.splice(0)) yield inflateRawSync(c).toString('utf8');
     if (rest !== '') yield rest;
   }
