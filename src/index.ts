@@ -99,7 +99,7 @@ export type { ZipProgress } from './export/zip-writer.js';
 export type { RedactOptions, RedactStats, ProtectedHit } from './redact/redactor.js';
 export type { Replacement } from './log/surface.js';
 export type { DshErrorClass, ErrorObject, FailureKind } from './core/errors.js';
-export { errorDocument } from './core/errors.js';
+export { errorDocument, failureObject } from './core/errors.js';
 export { RULE_CODES, type RuleCode } from './core/rules.js';
 /** The usage ledger (`dsh stats`): each billed call counted once across forks and subagents, and its cost. */
 export { buildLedger, readRootUsage, readSessionUsage, descendantRows, filterExplain, CATEGORIES } from './views/ledger.js';

@@ -1,7 +1,7 @@
 // One error document for a log DSH refuses: every read command's `--json` prints the same
 // `{error: {class, message, rule?, cause?, note?}}` as `inspect --json`, and the text form names the cause.
 // `rule` is the library's rule code for the failure (the one `dsh check` reports).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -90,6 +90,44 @@ describe('the rule code in the error document', () => {
     // Both a corruption and a refusal are among them.
     expect([...seen].sort()).toEqual(expect.arrayContaining(['Error', 'SessionFormatUnsupportedError']));
   }, 180_000);
+});
+
+describe('per-session error rows of a root-wide document', () => {
+  it('ls, stats and compactions give a failed session the same error object as inspect --json (rule and cause included)', async () => {
+    const file = await corruptCopy();
+    const root = path.join(dir, 'root');
+    const bad = path.join(root, '--home-dev-acme-api--', 'session-bad');
+    mkdirSync(bad, { recursive: true });
+    copyFileSync(file, path.join(bad, 'session.jsonl.zstd'));
+    const good = path.join(root, '--home-dev-acme-api--', 'session-incident-1');
+    mkdirSync(good, { recursive: true });
+    copyFileSync(SOURCE, path.join(good, 'session.jsonl.zstd'));
+    const env = { DSH_NO_CACHE: '1' };
+    const expected = JSON.parse((await runCli(['inspect', path.join(bad, 'session.jsonl.zstd'), '--json'], { env })).stdout).error;
+    expect(expected.rule).toBeDefined();
+    expect(expected.cause).toBeDefined();
+    const rowsOf = (doc: unknown): { path?: string; error?: unknown }[] => {
+      const found: { path?: string; error?: unknown }[] = [];
+      const walk = (v: unknown): void => {
+        if (Array.isArray(v)) v.forEach(walk);
+        else if (v && typeof v === 'object') {
+          const o = v as Record<string, unknown>;
+          if (o['error'] && typeof o['error'] === 'object') found.push(o as { error: unknown });
+          else Object.values(o).forEach(walk);
+        }
+      };
+      walk(doc);
+      return found;
+    };
+    for (const command of [['ls'], ['stats'], ['compactions']]) {
+      const r = await runCli([...command, root, '--json'], { env });
+      const text = r.stdout.trim();
+      const docs = text.startsWith('[') || !text.includes('\n') ? [JSON.parse(text)] : text.split('\n').map((l) => JSON.parse(l));
+      const rows = docs.flatMap(rowsOf);
+      expect({ command, rows: rows.length }).toEqual({ command, rows: 1 });
+      expect({ command, error: rows[0]!.error }).toEqual({ command, error: expected });
+    }
+  }, 120_000);
 });
 
 describe('handleError: every failure is one errorDocument', () => {

@@ -7,7 +7,7 @@
  *
  * @packageDocumentation
  */
-export { LogError, UsageError, errorDocument } from '../core/errors.js';
+export { LogError, UsageError, errorDocument, failureObject } from '../core/errors.js';
 export type { ErrorLocation, ErrorObject, SerializedError } from '../core/errors.js';
 export { toJson, toJsonAround } from '../core/json.js';
 export { attemptKey, placeText, stepKey } from '../core/keys.js';

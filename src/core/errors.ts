@@ -165,6 +165,18 @@ export interface ErrorObject {
 
 type Maybe<T> = { [K in keyof T]?: T[K] | undefined };
 
+/** What a failed read left when it kept no error of its own (its events were not collected). */
+const NOT_COLLECTED = { class: 'Error', message: 'session events were not collected' } as const;
+
+/**
+ * A session's failure inside a wider document (a row of `ls`, root-wide `stats` or `compactions`,
+ * the ledger, an OTLP run, `secrets`): the same object as that session's own `{error}` document,
+ * rule and cause included; a read that kept no error says its events were not collected.
+ */
+export function failureObject(e: Parameters<typeof errorDocument>[0] | undefined): ErrorObject {
+  return errorDocument(e ?? NOT_COLLECTED).error;
+}
+
 /** The one `{error}` document of a failure (`inspect --json` and every other command), keys in {@link ErrorObject}'s order. */
 export function errorDocument(e: { class: string; message: string; kind?: FailureKind | undefined } & Maybe<Omit<ErrorObject, 'class' | 'message' | 'kind'>>): { error: ErrorObject } {
   return {

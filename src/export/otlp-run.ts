@@ -2,6 +2,7 @@
  * `dsh export --format otlp`: read sessions (one target, or every session of
  * a root) and turn each into its trace.
  */
+import { failureObject, type ErrorObject } from '../core/errors.js';
 import { inspectTarget } from '../log/session.js';
 import { looksLikeRoot, resolveTarget, scanRoot, type ResolvedTarget } from '../log/target.js';
 import { createRedactor, type RedactOptions } from '../redact/index.js';
@@ -20,7 +21,7 @@ export interface OtlpSessionResult {
   id: string | null;
   path: string;
   spans: number;
-  error?: { class: string; message: string };
+  error?: ErrorObject;
 }
 
 export interface OtlpRun {
@@ -42,7 +43,7 @@ export async function otlpSpans(targets: readonly ResolvedTarget[], options: Otl
     const r = await inspectTarget(target, { collect: true, ...(options.decoder ? { decoder: options.decoder } : {}) });
     for (const w of r.warnings) options.onWarning?.(w);
     if (r.error || !r.events || !r.meta) {
-      sessions.push({ id: r.meta?.id ?? null, path: target.path, spans: 0, error: { class: r.error?.class ?? 'Error', message: r.error?.message ?? 'session events were not collected' } });
+      sessions.push({ id: r.meta?.id ?? null, path: target.path, spans: 0, error: failureObject(r.error) });
       continue;
     }
     const redactor = options.redact ? createRedactor({ ...options.redact, ...(r.meta.cwd !== undefined ? { cwd: r.meta.cwd } : {}) }) : undefined;

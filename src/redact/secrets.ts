@@ -1,4 +1,4 @@
-import { errorDocument, type ErrorObject } from '../core/errors.js';
+import { failureObject, type ErrorObject } from '../core/errors.js';
 /**
  * Which secrets reached the model, and when (`dsh secrets`, `dsh check
  * --secrets`, the report's Secrets section).
@@ -649,8 +649,7 @@ export async function analyzeTarget(target: ResolvedTarget, options: AnalyzeOpti
     error: null,
   };
   if (r.error || !fold) {
-    const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-    return { info: { ...info, error: errorDocument(e).error }, result: null };
+    return { info: { ...info, error: failureObject(r.error) }, result: null };
   }
   for (const c of r.closers) observe(c);
   if (failure) throw failure.error;

@@ -27,7 +27,7 @@ import type { FrameDecoder } from '../physical/decoders.js';
 import { readHeaderCheap, sessionKind, type SessionKind } from './listing.js';
 import { addInto, statsFold, zero, type Buckets, type StatsView, type UsageRecords } from './stats.js';
 import { formatAtto, priceUsage, type PriceTable } from './prices.js';
-import { UsageError } from '../core/errors.js';
+import { failureObject, UsageError, type ErrorObject } from '../core/errors.js';
 import { toJson } from '../core/json.js';
 
 export { priceUsage, loadPriceTable, parsePriceTable, formatAtto, DEFAULT_PRICES_FILE, PriceTableError, type PriceTable, type PriceEntry, type Priced } from './prices.js';
@@ -132,7 +132,7 @@ export interface SessionInput {
   records?: UsageRecords;
   /** Fingerprints of the first events (seq order), as many as lineage needs. */
   prefix?: SessionEvent[];
-  error?: { class: string; message: string };
+  error?: ErrorObject;
 }
 
 export interface LedgerSession {
@@ -141,7 +141,7 @@ export interface LedgerSession {
   kind: SessionKind | null;
   parentSession: string | null;
   seedLength: number | null;
-  error?: { class: string; message: string };
+  error?: ErrorObject;
   /** DSH's tokenUsage of the whole log, exactly as DSH computes it. */
   tokenUsage: Buckets | null;
   /** Everything the log holds (what a per-session sum adds). */
@@ -538,8 +538,7 @@ export async function readRootUsage(
     const id = got.r.meta?.id ?? got.r.artifact.meta?.id ?? h?.id ?? s.id;
     reads.push({ id, path: s.path, r: got.r, ...(got.view ? { view: got.view } : {}) });
     if (!got.view || !got.r.meta) {
-      const e = got.r.error ?? { class: 'Error', message: 'session events were not collected' };
-      inputs.push({ id, path: s.path, header: got.r.artifact.meta ?? h ?? null, error: { class: e.class, message: e.message } });
+      inputs.push({ id, path: s.path, header: got.r.artifact.meta ?? h ?? null, error: failureObject(got.r.error) });
       continue;
     }
     inputs.push({ id, path: s.path, header: got.r.meta, view: got.view, records: got.records!, prefix: got.prefix! });

@@ -5,6 +5,7 @@
  * an optional full inspection per session for health and title.
  */
 import { statSync } from 'node:fs';
+import { failureObject, type ErrorObject } from '../core/errors.js';
 import { FileSource, MemorySource, type ByteSource } from '../physical/source.js';
 import { scanFrames } from '../physical/zstd-frames.js';
 import { createDecoder, type FrameDecoder } from '../physical/decoders.js';
@@ -41,7 +42,7 @@ export interface ListedSession {
   /** null when health was not computed (`--no-health`). */
   health: Health | null;
   /** The inspection error (corrupt/refused), when health was computed. */
-  error?: { class: string; message: string };
+  error?: ErrorObject;
   path: string;
   header: SessionHeader;
 }
@@ -278,7 +279,7 @@ export interface HealthTask {
 export interface SessionHealth {
   health: Health;
   title: string | null;
-  error?: { class: string; message: string };
+  error?: ErrorObject;
 }
 
 /** Health and title of one session, in one streaming pass (memory bounded by the surface, not the log). */
@@ -296,5 +297,5 @@ export async function sessionHealth(task: HealthTask, decoder?: FrameDecoder): P
     },
   );
   // readTitle looks at the logical log, synthetic closers included (never titles).
-  return { health: healthOf(r), title: r.error ? null : title, ...(r.error ? { error: { class: r.error.class, message: r.error.message } } : {}) };
+  return { health: healthOf(r), title: r.error ? null : title, ...(r.error ? { error: failureObject(r.error) } : {}) };
 }

@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { escapeControl, LineWriter } from '../io.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
 import { progressOption } from '../progress.js';
-import { inspectTargetIndexed, type SessionInspection, type ResolvedTarget, UsageError, resolveTarget, scanRoot, toJson, toJsonAround } from '../../api/log.js';
+import { failureObject, inspectTargetIndexed, type SessionInspection, type ResolvedTarget, UsageError, resolveTarget, scanRoot, toJson, toJsonAround } from '../../api/log.js';
 import { auditCompactionsStreamed, compactionsJson, DISPATCHES, foldOf, type AuditedCompactions, type CompactionsReport } from '../../api/views.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
 import { reportLoadFailure } from './replay.js';
@@ -84,8 +84,8 @@ Examples:
           t.root = scan.root;
           const { r, audit } = await auditTarget(io, t, opts, false);
           if (!audit) {
-            const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
-            rows.push({ sessionId: r.artifact.meta?.id ?? s.id, path: s.path, error: { class: e.class, message: e.message } });
+            const e = failureObject(r.error);
+            rows.push({ sessionId: r.artifact.meta?.id ?? s.id, path: s.path, error: e });
             if (!opts.json) io.stderr.write(`dsh: ${escapeControl(s.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
             continue;
           }

@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { UsageError, type SessionInspection, toJson } from '../../api/log.js';
+import { failureObject, UsageError, type SessionInspection, toJson } from '../../api/log.js';
 import { STATS_EXPLAIN, zero, type StatsView, buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage, type Ledger, type LedgerSession, type SessionInput } from '../../api/views.js';
 import { ledgerJson, renderExplain, renderLedger, renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
 import { reportLoadFailure } from './replay.js';
@@ -56,9 +56,9 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
         const rows: RootRow[] = read.reads.map((x, i) => {
           const led = ledger.sessions[i]!;
           if (!x.view || !x.r.meta) {
-            const e = x.r.error ?? { class: 'Error', message: 'session events were not collected' };
+            const e = failureObject(x.r.error);
             if (!opts.json) io.stderr.write(`dsh: ${escapeControl(x.path)}: ${e.class}: ${escapeControl(e.message)}\n`);
-            return { sessionId: x.id, path: x.path, createdAt: x.r.artifact.meta?.createdAt ?? null, error: { class: e.class, message: e.message }, ledger: led };
+            return { sessionId: x.id, path: x.path, createdAt: x.r.artifact.meta?.createdAt ?? null, error: e, ledger: led };
           }
           return { sessionId: x.r.meta.id, path: x.path, createdAt: x.r.meta.createdAt, stats: x.view, ledger: led };
         });

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import type { BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../../api/views.js';
-import { toJson } from '../../api/log.js';
+import { toJson, type ErrorObject } from '../../api/log.js';
 
 function stateText(s: VerdictState, c: ChalkInstance): string {
   const t = s.toUpperCase().padEnd(4);
@@ -165,7 +165,7 @@ export interface RootCompactionRow {
   sessionId: string;
   path: string;
   report?: CompactionsReport;
-  error?: { class: string; message: string };
+  error?: ErrorObject;
 }
 
 export function renderRootCompactions(rows: readonly RootCompactionRow[], c: ChalkInstance, opts: { all?: boolean } = {}): string {

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import { type Buckets, type StatsView, billedInput, cacheHitPercent, type Cost, type ExplainRow, type Ledger, type LedgerSession, type Usage } from '../../api/views.js';
-import { placeText, stepKey } from '../../api/log.js';
+import { placeText, stepKey, type ErrorObject } from '../../api/log.js';
 
 const n = (x: number | null | undefined) => (x === null || x === undefined ? '-' : x.toLocaleString('en-US'));
 const pct = (s: string | null) => (s === null ? '-' : `${s}%`);
@@ -101,7 +101,7 @@ export interface RootRow {
   path: string;
   createdAt: number | null;
   stats?: StatsView;
-  error?: { class: string; message: string };
+  error?: ErrorObject;
   ledger?: LedgerSession;
 }
 
