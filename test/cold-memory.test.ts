@@ -13,11 +13,14 @@ import { BIN, runNode } from './helpers/cli.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-cold-memory-'));
 const file = path.join(dir, 'root', '--home-dev-p--', 'cold', 'session.jsonl.zstd');
+/** No compaction: ~70 tool outputs of 300-500 KB, every one still on the surface at the end (~28 MB of them). */
+const bigTools = path.join(dir, 'root', '--home-dev-p--', 'big-tools', 'session.jsonl.zstd');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 beforeAll(async () => {
   await writeGeneratedArtifact(file, { seed: 16, id: 'cold', cwd: '/home/dev/p', targetBytes: 12_000_000, encoding: 'zstd' });
-}, 120_000);
+  await writeGeneratedArtifact(bigTools, { seed: 7, id: 'big-tools', cwd: '/home/dev/p', targetBytes: 30_000_000, encoding: 'zstd', randomFeatures: false, toolOutputBytes: [300_000, 500_000] });
+}, 180_000);
 
 /** test/helpers/heap-probe.cjs: the young generation's size and the largest ArrayBuffer total seen (MiB). */
 const PROBE = path.join(path.dirname(BIN), '..', 'test', 'helpers', 'heap-probe.cjs');
@@ -49,4 +52,16 @@ describe('issue #16: memory of the cold pass', () => {
     expect(r.code).toBe(0);
     expect(r.arrayBuffersMiB).toBeLessThan(4.5);
   }, 120_000);
+
+  it('the one-thread fold keeps a tool/result on the surface without its output (S12 needs only the rest): 28 MB of outputs fit a 24 MiB heap', async () => {
+    // The workers' path keeps a content-free key; before, the one-thread path kept every payload whole.
+    // (inspect in text form: --json holds the events it prints until DSH's verdict.)
+    for (const args of [['inspect', bigTools], ['check', bigTools, '--json']]) {
+      const workers = await runNode([BIN, ...args, '-j', '2'], { env: { DSH_NO_CACHE: '1', DSH_PARALLEL_MIN_BYTES: '0', NO_COLOR: '1' } });
+      expect(workers.code).toBe(0);
+      const capped = await runNode(['--max-old-space-size=24', BIN, ...args, '-j', '1'], { env: { DSH_NO_CACHE: '1', NO_COLOR: '1' } });
+      expect({ args: args[0], code: capped.code, stderr: capped.stderr.slice(0, 300) }).toEqual({ args: args[0], code: 0, stderr: '' });
+      expect(capped.stdout).toBe(workers.stdout);
+    }
+  }, 180_000);
 });

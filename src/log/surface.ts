@@ -151,15 +151,31 @@ class ContentFree {
   constructor(readonly key: string) {}
 }
 
+/** A retained tool/result payload with its tool-result block's content already taken out (`withoutContent`). */
+class ContentStripped {
+  constructor(readonly rest: unknown) {}
+}
+
+/**
+ * What the fold keeps of a tool/result: its content-free key (a worker parsed it), else the payload
+ * without its content, so the (large) tool output is garbage as soon as the event is folded
+ * instead of being copied by every young-generation collection and promoted; a payload whose
+ * shape has no content block to take out is kept whole.
+ */
 function retained(event: SessionEvent): unknown {
   const key = (event as PrunedEvent).contentFree;
-  return event instanceof PrunedEvent && key !== undefined ? new ContentFree(key) : event.data;
+  if (event instanceof PrunedEvent && key !== undefined) return new ContentFree(key);
+  try {
+    return new ContentStripped(withoutContent(event.data));
+  } catch {
+    return event.data;
+  }
 }
 
 /** S12: does `data` differ from the retained `original` only in its content? */
 function sameExceptContent(original: unknown, data: unknown): boolean {
   if (original instanceof ContentFree) return original.key === contentFreeKey(data);
-  return deepEqualJson(withoutContent(original), withoutContent(data));
+  return deepEqualJson(original instanceof ContentStripped ? original.rest : withoutContent(original), withoutContent(data));
 }
 
 /**
