@@ -92,3 +92,17 @@ export function clipLine(text: string, max: number, transform: (s: string) => st
     if (n >= max + 2 || whole) return whole && codePointLength(flat) <= max ? flat : headCodePoints(flat, max - 1) + '…';
   }
 }
+
+/**
+ * A number as `toLocaleString('en-US')` writes it (digit groups of three, comma-separated), without
+ * its cost for the common case: an integer is grouped here, since the first `toLocaleString` call
+ * loads ICU's number formatting (tens of ms of start-up for every text command). Other numbers
+ * (fractions, -0, beyond 2^53) are left to `toLocaleString`.
+ */
+export function formatCount(x: number): string {
+  if (!Number.isSafeInteger(x) || Object.is(x, -0)) return x.toLocaleString('en-US');
+  const digits = String(x < 0 ? -x : x);
+  let out = digits.length % 3 === 0 ? '' : digits.slice(0, digits.length % 3);
+  for (let i = digits.length % 3; i < digits.length; i += 3) out += (out === '' ? '' : ',') + digits.slice(i, i + 3);
+  return x < 0 ? '-' + out : out;
+}

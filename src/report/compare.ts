@@ -12,6 +12,7 @@ import type { Hunk, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers 
 import { costText } from '../views/diff.js';
 import { escapeHtml, pageHead } from './html.js';
 import { toJson } from '../core/json.js';
+import { formatCount } from '../core/text.js';
 
 const COMPARE_CSS = `
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--mut:#667;--line:#d0d7de;--add:#e6ffec;--del:#ffebe9;--hi:#fff3bf;--warn:#9a6700}
@@ -42,7 +43,7 @@ export function compareSecurityPolicy(): string {
 }
 
 const e = (s: unknown) => escapeHtml(String(s));
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 const LINE_LIMIT = 2000;
 
 function usageText(u: UsageNumbers | null): string {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT, jobsFor, type CommonOptions } from '../shared.js';
-import { UsageError, defaultRoot, VERSION, toJson } from '../../api/log.js';
+import { formatCount, UsageError, defaultRoot, VERSION, toJson } from '../../api/log.js';
 import { buildDataset, type DatasetSummary, schemaDocument } from '../../api/dataset.js';
 
 export interface DatasetBuildOptions extends CommonOptions {
@@ -47,7 +47,7 @@ export async function runBuild(io: Io, inputs: string[], out: string, opts: Data
 }
 
 function renderSummary(s: DatasetSummary): string {
-  const n = (x: number) => x.toLocaleString('en-US');
+  const n = formatCount;
   const rows = Object.entries(s.rows)
     .map(([t, c]) => `${t} ${n(c)}`)
     .join(', ');

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, cacheFor, decoderFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError, VERSION, toJson } from '../../api/log.js';
+import { formatCount, UsageError, VERSION, toJson } from '../../api/log.js';
 import { buildReport, reportParts, compareReportHtml, streamReport } from '../../api/report.js';
 import { DISPATCHES, SURFACE_EVENTS } from '../../api/views.js';
 import { abandonNewFile, prepareNewFile, writeNewFile, writeNewFileAsync, type NewFile } from '../../api/export.js';
@@ -84,7 +84,7 @@ Examples:
             const abs = out.abs;
             const bytes = await writeNewFileAsync(out, streamed.parts(), Boolean(opts.force));
             out = undefined;
-            io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
+            io.stderr.write(`dsh: wrote ${escapeControl(output)} (${formatCount(bytes)} bytes)\n`);
             if (opts.json) await writeOut(io.stdout, toJson({ output: abs, bytes, sessionId: streamed.sessionId, health: 'readable' }) + '\n');
             return EXIT.ok;
           } finally {
@@ -99,7 +99,7 @@ Examples:
           const abs = out.abs;
           const bytes = writeNewFile(out, parts, Boolean(opts.force));
           out = undefined;
-          io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
+          io.stderr.write(`dsh: wrote ${escapeControl(output)} (${formatCount(bytes)} bytes)\n`);
           if (opts.json) {
             const e = built.data.health.error;
             await writeOut(
@@ -138,7 +138,7 @@ async function writeCompare(io: Io, a: string, b: string, opts: ReportOptions, o
   }
   const abs = out.abs;
   const bytes = writeNewFile(out, [html], Boolean(opts.force));
-  io.stderr.write(`dsh: wrote ${escapeControl(output)} (${bytes.toLocaleString('en-US')} bytes)\n`);
+  io.stderr.write(`dsh: wrote ${escapeControl(output)} (${formatCount(bytes)} bytes)\n`);
   if (opts.json) {
     const fd = d.dispatches.firstDivergent;
     const pair = fd === null ? null : d.dispatches.pairs[fd];

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import { costText, pushAll, type MessageRef, type PairDiff, type SessionDiff, type TextDiff, type ToolCallFact, type UsageNumbers, type DispatchDiff } from '../../api/views.js';
-import { toJson } from '../../api/log.js';
+import { formatCount, toJson } from '../../api/log.js';
 import { finishShort } from './request.js';
 import { renderHunks } from './hunks.js';
 
@@ -12,7 +12,7 @@ export interface DiffRenderOptions {
   labels: { a: string; b: string };
 }
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 /** Divergent dispatches shown in detail unless --full (later ones get one line each). */
 const DETAILED_PAIRS = 10;
 function usageDeltaText(a: UsageNumbers | null, b: UsageNumbers | null, delta: UsageNumbers | null): string {

@@ -1,8 +1,9 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import type { ForkPlan } from '../../api/views.js';
+import { formatCount } from '../../api/log.js';
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 
 /** What the child inherits (pure). */
 export function renderFork(plan: ForkPlan, c: ChalkInstance, written: { path: string; dryRun: boolean } | null): string {

@@ -1,8 +1,9 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import { type HistoryPage, EVENT_PREVIEW_WIDTH, eventSummary } from '../../api/views.js';
+import { formatCount } from '../../api/log.js';
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 
 /** One page: its metadata line, then one line per raw event (pure). */
 export function renderHistoryPage(page: HistoryPage, c: ChalkInstance, index: number | null, counted: ReadonlySet<number> = new Set(page.countedMessageSeqs)): string {

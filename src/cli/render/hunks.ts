@@ -2,8 +2,9 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import { pushAll, type Hunk, type TextDiff } from '../../api/views.js';
+import { formatCount } from '../../api/log.js';
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 /** A run of added or removed lines longer than this is folded (head and tail kept). */
 const FOLD_RUN = 12;
 const FOLD_HEAD = 8;

@@ -5,8 +5,9 @@ export type { Health } from '../../api/views.js';
 
 export { healthOf };
 import { escapeControl } from '../io.js';
+import { formatCount } from '../../api/log.js';
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 
 function iso(ms: unknown): string {
   return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);

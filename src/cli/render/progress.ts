@@ -1,7 +1,8 @@
 /** The one-line progress display of a long reading pass (stderr, TTY only). */
 import type { ReadProgress } from '../../api/log.js';
+import { formatCount } from '../../api/log.js';
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 
 function size(bytes: number): string {
   if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(2)} GB`;

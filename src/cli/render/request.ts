@@ -1,10 +1,10 @@
 import type { ChalkInstance } from 'chalk';
-import { type SessionEvent, deriveEventMessage, toJson, codePointLength } from '../../api/log.js';
+import { formatCount, type SessionEvent, deriveEventMessage, toJson, codePointLength } from '../../api/log.js';
 import { type DispatchDiff, type DispatchEntry, type DispatchSummary, type SeqResolution, type DeepSeekBody, pushAll, textLines, unifiedDiff } from '../../api/views.js';
 import { escapeControl, preview } from '../io.js';
 import { renderHunks } from './hunks.js';
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = formatCount;
 
 function iso(ms: unknown): string {
   return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);

@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import type { SecretInSession, SecretsReport } from '../../api/redact.js';
+import { formatCount } from '../../api/log.js';
 
 const ranges = (rs: [number, number][]) => rs.map(([a, b]) => (a === b ? `#${a}` : `#${a}..#${b}`)).join(', ');
 
@@ -17,7 +18,7 @@ export function renderSecrets(r: SecretsReport, c: ChalkInstance, opts: { full?:
   const sessions = r.sessions.filter((s) => !s.error);
   const dispatches = sessions.reduce((n, s) => n + s.dispatches, 0);
   out.push(
-    `${c.bold('secrets')} ${r.secrets.length} distinct in ${r.sessions.length === 1 ? escapeControl(r.sessions[0]!.sessionId) : `${r.sessions.length} sessions`} (${dispatches.toLocaleString('en-US')} model dispatch(es) checked)`,
+    `${c.bold('secrets')} ${r.secrets.length} distinct in ${r.sessions.length === 1 ? escapeControl(r.sessions[0]!.sessionId) : `${r.sessions.length} sessions`} (${formatCount(dispatches)} model dispatch(es) checked)`,
   );
   if (r.secrets.length === 0) {
     out.push('no secret found by the detectors (add --pattern REGEX or --paths to look for more)');

@@ -1,9 +1,9 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import { type Buckets, type StatsView, billedInput, cacheHitPercent, type Cost, type ExplainRow, type Ledger, type LedgerSession, type Usage } from '../../api/views.js';
-import { placeText, stepKey, type ErrorObject } from '../../api/log.js';
+import { formatCount, placeText, stepKey, type ErrorObject } from '../../api/log.js';
 
-const n = (x: number | null | undefined) => (x === null || x === undefined ? '-' : x.toLocaleString('en-US'));
+const n = (x: number | null | undefined) => (x === null || x === undefined ? '-' : formatCount(x));
 const pct = (s: string | null) => (s === null ? '-' : `${s}%`);
 
 /** Right-aligned text table (first column left-aligned). */

@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl } from '../io.js';
 import type { SessionSummary, FollowState } from '../../api/views.js';
+import { formatCount } from '../../api/log.js';
 
 export interface WatchView {
   sessionId: string | null;
@@ -43,12 +44,12 @@ export function renderWatch(v: WatchView, c: ChalkInstance): string {
   const lines = [
     `${c.bold('session')}  ${escapeControl(v.sessionId ?? '(no header yet)')}  ${c.dim('watching, Ctrl-C to stop')}`,
     `file     ${escapeControl(v.path)}`,
-    `encoding ${v.encoding ?? '-'}  ${s.size.toLocaleString('en-US')} bytes, ${s.committed.toLocaleString('en-US')} committed`,
-    `events   ${s.events.toLocaleString('en-US')} committed${v.lastType ? `, last ${escapeControl(v.lastType)}` : ''}${v.summary.lastTime !== null ? ` at ${new Date(v.summary.lastTime).toISOString()}` : ''}`,
+    `encoding ${v.encoding ?? '-'}  ${formatCount(s.size)} bytes, ${formatCount(s.committed)} committed`,
+    `events   ${formatCount(s.events)} committed${v.lastType ? `, last ${escapeControl(v.lastType)}` : ''}${v.summary.lastTime !== null ? ` at ${new Date(v.summary.lastTime).toISOString()}` : ''}`,
     `turns    ${v.summary.turns.length}${last ? ` (turn ${last.turn} ${last.reason})` : ''}`,
     `in flight ${open ? c.yellow(`turn ${open.turn} since seq ${open.startSeq}, ${open.steps} step(s)`) : 'no turn open'}`,
     `tools    ${s.openToolCalls > 0 ? c.yellow(`${s.openToolCalls} call(s) without a result yet`) : 'no open tool calls'}`,
-    `tail     ${s.pending > 0 ? c.yellow(`${s.pending.toLocaleString('en-US')} bytes being written`) : 'clean (everything committed)'}`,
+    `tail     ${s.pending > 0 ? c.yellow(`${formatCount(s.pending)} bytes being written`) : 'clean (everything committed)'}`,
     `compact  ${s.compactions} compaction(s)/prune(s) so far`,
   ];
   if (s.gone) lines.push(c.red('removed  the log is gone; waiting for it to come back'));
