@@ -23,7 +23,7 @@ export { heldBytesBudget } from '../log/inspect.js';
 export type { InspectOptions, TornSummary, View } from '../log/inspect.js';
 export { encodeSegment, sessionPath } from '../log/layout.js';
 export type { StoredAt } from '../log/layout.js';
-export { SINGLE_PASS_BYTES, forEachLogicalEvent, logicalEventJson } from '../log/logical-stream.js';
+export { SINGLE_PASS_BYTES, forEachLogicalEvent, logicalEventJson, streamValidated, streamPassBytes, targetBytes, type LineEmit } from '../log/logical-stream.js';
 export type { Emit, Flushable } from '../log/logical-stream.js';
 export type { PipelineResume } from '../log/logical.js';
 export { PARALLEL_MIN_BYTES, defaultReadThreads, parallelStats, setReadJobs } from '../log/parallel.js';

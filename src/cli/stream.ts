@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { writeOut } from './io.js';
 import { UsageError } from '../api/log.js';
-export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, heldBytesBudget } from '../api/log.js';
+export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, heldBytesBudget, streamValidated, streamPassBytes, targetBytes, type LineEmit } from '../api/log.js';
 
 /**
  * Buffered output with backpressure: lines are appended synchronously (from
@@ -29,6 +29,16 @@ export class Output {
     const n = this.buf.write(text, this.used);
     this.used += n;
     this.size += n;
+  }
+  /** Append bytes as they are (copied: `bytes` may be a view of memory its owner reuses). */
+  pushBytes(bytes: Buffer): void {
+    if (this.used + bytes.length > this.buf.length) {
+      if (this.used > 0) this.done.push(this.buf.subarray(0, this.used));
+      this.buf = Buffer.allocUnsafe(Math.max(this.high + (this.high >> 2), bytes.length));
+      this.used = 0;
+    }
+    this.used += bytes.copy(this.buf, this.used);
+    this.size += bytes.length;
   }
   /** Bytes waiting to be written. */
   get pending(): number {

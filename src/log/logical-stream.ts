@@ -3,12 +3,15 @@
  * for small logs, two passes (validate, then stream) for large ones. Shared by
  * the streaming commands and the dataset writer.
  */
-import { inspectTarget, type SessionInspection } from './session.js';
+import { inspectTarget, inspectTargetIndexed, type SessionInspection } from './session.js';
 import type { ResolvedTarget } from './target.js';
-import { heldBytesBudget, replayLogical, type InspectOptions } from './inspect.js';
+import { heldBytesBudget, repairPlanOf, replayLogical, type InspectOptions } from './inspect.js';
 import { UsageError } from './errors.js';
 import type { SessionEvent } from './types.js';
-import { expandedChunkJson } from './rows.js';
+import { decodeStorageRecord, expandedChunkJson } from './rows.js';
+import { changed } from './reread.js';
+import { verbatimHead, type VerbatimHead } from './verbatim.js';
+import type { CacheConfig } from './index/cache.js';
 import { toJson } from '../core/json.js';
 
 /** Logs up to this many bytes on disk are read once with events held in memory. */
@@ -47,17 +50,7 @@ export async function forEachLogicalEvent(
   ready: (validated: SessionInspection) => Emit,
   out?: Flushable,
 ): Promise<SessionInspection> {
-  const size = (() => {
-    try {
-      const s = target.open();
-      const n = s.size;
-      s.close();
-      return n;
-    } catch {
-      return 0;
-    }
-  })();
-  if (size <= SINGLE_PASS_BYTES) {
+  if (targetBytes(target) <= SINGLE_PASS_BYTES) {
     const held: [SessionEvent, string | undefined][] = [];
     const budget = heldBytesBudget();
     let heldBytes = 0;
@@ -81,6 +74,18 @@ export async function forEachLogicalEvent(
     if (r) return emitHeld(r, held, ready, out);
   }
   return twoPasses(target, options, ready, out);
+}
+
+/** The target's size in bytes (0 when it cannot be opened: the read that follows says why). */
+export function targetBytes(target: ResolvedTarget): number {
+  try {
+    const s = target.open();
+    const n = s.size;
+    s.close();
+    return n;
+  } catch {
+    return 0;
+  }
 }
 
 class TooBigForOnePass extends UsageError {}
@@ -124,3 +129,92 @@ async function twoPasses(target: ResolvedTarget, options: InspectOptions, ready:
   return first;
 }
 
+
+/**
+ * Logs of at least this many bytes on disk are streamed by `streamValidated` (validate, then
+ * decode and print) rather than printed or held during the one validating pass:
+ * DSH_STREAM_PASS_BYTES, else 4 MiB.
+ */
+export function streamPassBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const fromEnv = Number(env['DSH_STREAM_PASS_BYTES']);
+  if (env['DSH_STREAM_PASS_BYTES'] !== undefined && env['DSH_STREAM_PASS_BYTES'] !== '' && Number.isFinite(fromEnv) && fromEnv >= 0) return fromEnv;
+  return 4 << 20;
+}
+
+/** Where `streamValidated` delivers the logical events. */
+export interface LineEmit {
+  /** A stored event whose logical JSON text is exactly `line` (a view of the decoded text, valid during the call). */
+  verbatim(head: VerbatimHead, line: Buffer): void;
+  /** Any other logical event (packed-row members, lines to re-serialize, closers last), as `Emit`. */
+  event: Emit;
+}
+
+/**
+ * Every logical event of a log DSH accepts, delivered only once the whole log is validated, in two
+ * passes whose memory follows the index and the surface, not the log: the validating pass (pruned,
+ * on the read's threads; answered by a saved index when `cache` holds one, saving one otherwise),
+ * then one that only decodes the frames and hands each stored line on: its bytes where they are
+ * the event's JSON text (`verbatimHead`), else parsed. The inspection's `repairPlan` is always
+ * filled. Undefined when the index cannot re-read the log (migrated legacy events): the caller
+ * then uses `forEachLogicalEvent`.
+ */
+export async function streamValidated(
+  target: ResolvedTarget,
+  options: InspectOptions,
+  cache: CacheConfig | undefined,
+  ready: (validated: SessionInspection) => LineEmit,
+  out?: Flushable,
+): Promise<SessionInspection | undefined> {
+  const indexed = await inspectTargetIndexed(target, { ...options, pruned: true }, cache ? { cache, folds: [], needs: [] } : undefined);
+  try {
+    const r = indexed.inspection;
+    if (r.error) return r;
+    const rereader = indexed.rereader;
+    if (!rereader) return undefined;
+    const total = r.storedEventCount;
+    if (r.repairPlan === null) {
+      // A saved index does not keep the plan: the torn frame's recovered events are re-read for it.
+      const first = r.torn?.recoveredEventSeqs[0];
+      const tail = first !== undefined ? [...(await rereader.events([[first, total - 1]])).values()] : [];
+      r.repairPlan = repairPlanOf(r.encoding, r.bytes, r.torn, r.closers, tail);
+    }
+    const emit = ready(r);
+    let seq = 0;
+    for await (const lines of rereader.lineBatches()) {
+      for (const line of lines) {
+        // Past the stored events: a torn tail the validating pass did not commit.
+        if (seq >= total) break;
+        const head = verbatimHead(line);
+        if (head) {
+          if (head.seq !== seq) throw changed();
+          emit.verbatim(head, line);
+          seq++;
+          continue;
+        }
+        // As the scanner: a plain event comes with its line's text, a packed row's members without.
+        const text = line.toString('utf8');
+        let parsed: unknown;
+        let events: SessionEvent[];
+        try {
+          parsed = JSON.parse(text);
+          events = decodeStorageRecord(parsed);
+        } catch {
+          throw changed();
+        }
+        const plain = events.length === 1 && events[0] === parsed;
+        for (const e of events) {
+          if (e === null || typeof e !== 'object' || e.seq !== seq) throw changed();
+          emit.event(e, plain ? text : undefined, false);
+          seq++;
+        }
+      }
+      if (out) await out.maybeFlush();
+      if (seq >= total) break;
+    }
+    if (seq !== total) throw changed();
+    for (const c of r.closers) emit.event(c, undefined, true);
+    return r;
+  } finally {
+    indexed.close();
+  }
+}

@@ -197,13 +197,9 @@ export class Rereader {
    * validating pass (or the saved index). Seqs are checked as `events` does.
    */
   async *batches(): AsyncGenerator<SessionEvent[]> {
-    const seqs = this.index.checkpointSeqs;
-    if (seqs.length === 0 || this.index.storedEventCount === 0) return;
-    let expected = seqs[0] as number;
-    if (expected !== 0) throw changed();
     const total = this.index.storedEventCount;
-    let lines: Buffer[] = [];
-    const take = (): SessionEvent[] => {
+    let expected = 0;
+    for await (const lines of this.lineBatches()) {
       const out: SessionEvent[] = [];
       for (const line of lines) {
         // Past the stored events: the torn tail the validating pass did not commit.
@@ -212,12 +208,31 @@ export class Rereader {
         expected += events.length;
         for (const e of events) out.push(e);
       }
-      lines = [];
-      return out;
-    };
+      if (out.length > 0) yield out;
+      if (expected >= total) break;
+    }
+    if (expected !== total) throw changed();
+  }
+
+  /**
+   * The stored lines in log order, from the first event's line on, in batches (one per decoded
+   * segment, or per raw chunk): each line without its LF, a view of the decoded text (valid until
+   * the next batch). Lines after the stored events may follow (a torn tail the validating pass did
+   * not commit): the caller counts events and stops at `storedEventCount`.
+   */
+  async *lineBatches(): AsyncGenerator<Buffer[]> {
+    const seqs = this.index.checkpointSeqs;
+    if (seqs.length === 0 || this.index.storedEventCount === 0) return;
+    if (seqs[0] !== 0) throw changed();
+    let lines: Buffer[] = [];
     const collect = (line: Buffer) => {
       lines.push(line);
       return true;
+    };
+    const take = (): Buffer[] => {
+      const batch = lines;
+      lines = [];
+      return batch;
     };
     const offset = this.index.checkpointOffsets[0] as number;
     if (this.index.encoding === 'none') {
@@ -226,20 +241,18 @@ export class Rereader {
         splitter.push(this.source.read(at, Math.min(this.source.size, at + RAW_CHUNK)));
         const batch = take();
         if (batch.length > 0) yield batch;
-        if (expected >= total) break;
       }
     } else {
       const segments = this.index.segments;
       let s = floorIndex(this.segmentStarts, offset);
       if (s < 0) throw changed();
-      for (; s < segments.length && expected < total; s++) {
-        // A streamed (big) frame's events come as one batch.
+      for (; s < segments.length; s++) {
+        // A streamed (big) frame's lines come as one batch.
         await this.feedSegment(segments[s] as PlaintextSegment, offset, new LineSplitter(collect));
         const batch = take();
         if (batch.length > 0) yield batch;
       }
     }
-    if (expected !== total) throw changed();
   }
 
   /** Visit complete lines from a logical offset on, until `visit` returns false or the text ends. */
@@ -304,7 +317,8 @@ function lineEvents(line: Buffer, expected: number): SessionEvent[] {
   return events;
 }
 
-function changed(): UsageError {
+/** The error of a re-read that does not match the validating pass (the file changed in between). */
+export function changed(): UsageError {
   return new UsageError('the log changed while it was being read (its second read does not match the first)', 'io');
 }
 

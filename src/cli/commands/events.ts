@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
-import { forEachLogicalEvent, heldBytesBudget, HeldOutput, HeldOutputFull, logicalEventJson, Output, SINGLE_PASS_BYTES } from '../stream.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { forEachLogicalEvent, heldBytesBudget, HeldOutput, HeldOutputFull, logicalEventJson, Output, SINGLE_PASS_BYTES, streamPassBytes, streamValidated, targetBytes } from '../stream.js';
+import { action, addCommon, cacheFor, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { Labels, labelNeedsFold, type SurfaceLabel, foldOf, TURN_STARTS, EVENT_PREVIEW_WIDTH, eventSummary } from '../../api/views.js';
 import { type SessionEvent, UsageError, inspectTarget, inspectTargetIndexed, type SessionInspection, type ResolvedTarget, floorIndexBy, toJson } from '../../api/log.js';
 import { progressOption } from '../progress.js';
@@ -20,6 +20,11 @@ interface EventsOptions extends CommonOptions {
   interval?: string;
 }
 
+
+/** The NDJSON record's first members, up to the event's time (its label, flags and the event follow). */
+function jsonHead(sessionIdJson: string, seq: number, type: string, time: unknown): string {
+  return `{"sessionId":${sessionIdJson},"seq":${seq},"type":${typeJson(type)},"time":${time}`;
+}
 
 const typeJsonCache = new Map<string, string>();
 /** JSON text of an event type (a log has a few dozen distinct ones). */
@@ -90,7 +95,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           let head: string;
           let tail: string;
           if (opts.json) {
-            head = `{"sessionId":${id},"seq":${e.seq},"type":${typeJson(e.type)},"time":${e.time}`;
+            head = jsonHead(id, e.seq, e.type, e.time);
             // The event's text is pushed on its own (not joined into one long string first).
             tail = `${synthetic ? ',"synthetic":true' : ''},"event":`;
           } else {
@@ -160,7 +165,36 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
           currentTurn = turnStart?.data?.turn;
         });
       } else {
-        r = await printedInThePass(resolved, opts, printer, labText, out, () => (currentTurn = undefined));
+        // NDJSON of a large log (--turn reads every event's turn): validated first, then each line's
+        // bytes copied out where they are its event's JSON; smaller logs print during the one pass.
+        const streamable = opts.json === true && turn === undefined;
+        if (!streamable || targetBytes(resolved) < streamPassBytes(io.env)) r = await printedInThePass(resolved, opts, printer, labText, out, () => (currentTurn = undefined));
+        if (!r && streamable) {
+          r = await streamValidated(
+            resolved,
+            { decoder: decoderFor(opts) },
+            cacheFor(io, opts),
+            (valid) => {
+              const labels = new Labels(valid.surface!.nodes, valid.surface!.replacements);
+              const id = toJson(String(valid.meta?.id ?? ''));
+              const fills = new Map<string, string>();
+              return {
+                verbatim: (h, line) => {
+                  if (!typeOk(h.type)) return;
+                  const label = labelNeedsFold(h.type) ? labels.of(h.seq) : 'log-only';
+                  if (opts.label && !opts.label.includes(label)) return;
+                  let rest = fills.get(label);
+                  if (rest === undefined) fills.set(label, (rest = `${labText(label)},"event":`));
+                  out.push(jsonHead(id, h.seq, h.type, h.time) + rest);
+                  out.pushBytes(line);
+                  out.push('}\n');
+                },
+                event: printer(labels, valid.meta?.id),
+              };
+            },
+            out,
+          );
+        }
         r ??= await forEachLogicalEvent(resolved, { decoder: decoderFor(opts) }, (valid) => printer(new Labels(valid.surface!.nodes, valid.surface!.replacements), valid.meta?.id), out);
       }
       await out.flush();
@@ -194,15 +228,7 @@ async function printedInThePass(
   out: Output,
   reset: () => void,
 ): Promise<SessionInspection | undefined> {
-  let size = 0;
-  try {
-    const s = resolved.open();
-    size = s.size;
-    s.close();
-  } catch {
-    return undefined;
-  }
-  if (size > SINGLE_PASS_BYTES) return undefined;
+  if (targetBytes(resolved) > SINGLE_PASS_BYTES) return undefined;
   const held = new HeldOutput(heldBytesBudget());
   let print: Printer | undefined;
   let failed = false;

@@ -2,12 +2,12 @@ import { progressOption } from '../progress.js';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions } from '../shared.js';
-import { UsageError, type ResolvedTarget, inspectDocument, inspectTarget, toJson } from '../../api/log.js';
+import { action, addCommon, cacheFor, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions } from '../shared.js';
+import { UsageError, type ResolvedTarget, type SessionEvent, type SessionInspection, inspectDocument, inspectTarget, toJson } from '../../api/log.js';
 import { Summarizer } from '../../api/views.js';
 import { salvageMayHelp, salvageWouldRecoverMore } from '../../api/salvage.js';
 import { renderInspect } from '../render/inspect.js';
-import { forEachLogicalEvent, logicalEventJson, Output } from '../stream.js';
+import { forEachLogicalEvent, logicalEventJson, Output, streamPassBytes, streamValidated, targetBytes } from '../stream.js';
 import { escapeControl } from '../io.js';
 
 interface InspectOptions extends CommonOptions {
@@ -38,19 +38,45 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
         // built into one string (bounded memory for large logs).
         const out = new Output(io.stdout);
         let first = true;
-        const r = await forEachLogicalEvent(
-          resolved,
-          { decoder: decoderFor(opts) },
-          (valid) => {
-            out.push(`{"meta":${toJson(valid.meta)},"encoding":${toJson(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
-            return (e, text) => {
-              if (!first) out.push(',');
-              out.push(logicalEventJson(e, text));
-              first = false;
-            };
-          },
-          out,
-        );
+        const open = (valid: SessionInspection) =>
+          out.push(`{"meta":${toJson(valid.meta)},"encoding":${toJson(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
+        const onEvent = (e: SessionEvent, text: string | undefined) => {
+          if (!first) out.push(',');
+          out.push(logicalEventJson(e, text));
+          first = false;
+        };
+        // A large log: validated first, then each line's bytes copied out where they are its event's JSON.
+        const streamed =
+          targetBytes(resolved) >= streamPassBytes(io.env)
+            ? await streamValidated(
+                resolved,
+                { decoder: decoderFor(opts) },
+                cacheFor(io, opts),
+                (valid) => {
+                  open(valid);
+                  return {
+                    verbatim: (_head, line) => {
+                      if (!first) out.push(',');
+                      out.pushBytes(line);
+                      first = false;
+                    },
+                    event: onEvent,
+                  };
+                },
+                out,
+              )
+            : undefined;
+        const r =
+          streamed ??
+          (await forEachLogicalEvent(
+            resolved,
+            { decoder: decoderFor(opts) },
+            (valid) => {
+              open(valid);
+              return onEvent;
+            },
+            out,
+          ));
         if (r.error) {
           await writeOut(io.stdout, toJson(inspectDocument(r, 'logical')) + '\n');
           return EXIT.failed;
