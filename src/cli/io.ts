@@ -24,10 +24,10 @@ export { escapeControl, preview } from '../api/log.js';
 
 export class BrokenPipe extends Error {}
 
-/** Write with backpressure; a closed pipe (`| head`) ends the command quietly. */
-export function writeOut(stream: Writable, text: string | Uint8Array): Promise<void> | void {
+/** Write with backpressure; a closed pipe (`| head`) ends the command quietly. `written`: the write's callback (the stream is done with the chunk). */
+export function writeOut(stream: Writable, text: string | Uint8Array, written?: (error?: Error | null) => void): Promise<void> | void {
   if ((stream as { destroyed?: boolean }).destroyed) throw new BrokenPipe();
-  const ok = stream.write(text);
+  const ok = written ? stream.write(text, written) : stream.write(text);
   if (ok) return;
   return new Promise((resolve, reject) => {
     const onDrain = () => {

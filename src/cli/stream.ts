@@ -9,34 +9,50 @@ export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, he
  * stream to drain, so a slow consumer never makes dsh buffer the whole log.
  */
 export class Output {
-  /** Filled buffers, then the one being filled. */
+  /** Filled buffers (each written up to its `doneUsed`), then the one being filled. */
   private done: Buffer[] = [];
+  private doneUsed: number[] = [];
   private buf: Buffer;
   private used = 0;
   private size = 0;
   private started = false;
+  /** Standard-size buffers whose writes completed, for reuse (no garbage per flush). */
+  private readonly free: Buffer[] = [];
+  private readonly chunk: number;
+  /** Only a stream over a file descriptor is surely done with a chunk once its write completed (a PassThrough keeps it). */
+  private readonly reuse: boolean;
   constructor(readonly stream: Writable, private readonly high = 1 << 20) {
-    this.buf = Buffer.allocUnsafe(high + (high >> 2));
+    this.chunk = high + (high >> 2);
+    this.buf = Buffer.allocUnsafe(this.chunk);
+    this.reuse = typeof (stream as { fd?: unknown }).fd === 'number';
+  }
+  /** A buffer of at least `bytes`. */
+  private fresh(bytes: number): Buffer {
+    if (bytes <= this.chunk) return this.free.pop() ?? Buffer.allocUnsafe(this.chunk);
+    return Buffer.allocUnsafe(bytes);
+  }
+  private next(bytes: number): void {
+    if (this.used > 0) {
+      this.done.push(this.buf);
+      this.doneUsed.push(this.used);
+    } else this.recycle(this.buf);
+    this.buf = this.fresh(bytes);
+    this.used = 0;
+  }
+  private recycle(buf: Buffer): void {
+    if (buf.length === this.chunk && this.free.length < 4) this.free.push(buf);
   }
   /** Append text, encoded straight into the output buffer (no join, no intermediate strings). */
   push(text: string): void {
     // UTF-8 needs at most 3 bytes per UTF-16 code unit.
-    if (this.used + text.length * 3 > this.buf.length) {
-      if (this.used > 0) this.done.push(this.buf.subarray(0, this.used));
-      this.buf = Buffer.allocUnsafe(Math.max(this.high + (this.high >> 2), text.length * 3));
-      this.used = 0;
-    }
+    if (this.used + text.length * 3 > this.buf.length) this.next(text.length * 3);
     const n = this.buf.write(text, this.used);
     this.used += n;
     this.size += n;
   }
   /** Append bytes as they are (copied: `bytes` may be a view of memory its owner reuses). */
   pushBytes(bytes: Buffer): void {
-    if (this.used + bytes.length > this.buf.length) {
-      if (this.used > 0) this.done.push(this.buf.subarray(0, this.used));
-      this.buf = Buffer.allocUnsafe(Math.max(this.high + (this.high >> 2), bytes.length));
-      this.used = 0;
-    }
+    if (this.used + bytes.length > this.buf.length) this.next(bytes.length);
     this.used += bytes.copy(this.buf, this.used);
     this.size += bytes.length;
   }
@@ -47,12 +63,27 @@ export class Output {
   async flush(): Promise<void> {
     if (this.size === 0) return;
     const parts = this.done;
-    if (this.used > 0) parts.push(this.buf.subarray(0, this.used));
+    const used = this.doneUsed;
+    if (this.used > 0) {
+      parts.push(this.buf);
+      used.push(this.used);
+      this.buf = this.fresh(this.chunk);
+    }
     this.done = [];
-    this.buf = Buffer.allocUnsafe(this.buf.length);
+    this.doneUsed = [];
     this.used = 0;
     this.size = 0;
-    await writeOut(this.stream, parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
+    if (!this.reuse) {
+      await writeOut(this.stream, parts.length === 1 ? (parts[0] as Buffer).subarray(0, used[0]) : Buffer.concat(parts.map((p, i) => p.subarray(0, used[i]))));
+      return;
+    }
+    // Each part written as it is (no joined copy), its buffer reused once the write completed.
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as Buffer;
+      await writeOut(this.stream, part.subarray(0, used[i]), (error) => {
+        if (!error) this.recycle(part);
+      });
+    }
   }
   /** Flush once enough is pending, and the very first time anything is (a first screen comes at once). */
   async maybeFlush(): Promise<void> {

@@ -8,7 +8,7 @@ import type { ResolvedTarget } from './target.js';
 import { heldBytesBudget, repairPlanOf, replayLogical, type InspectOptions } from './inspect.js';
 import { UsageError } from './errors.js';
 import type { SessionEvent } from './types.js';
-import { decodeStorageRecord, expandedChunkJson } from './rows.js';
+import { expandedChunkJson, forEachRowMemberJson, isRowRecord, MalformedRow } from './rows.js';
 import { changed } from './reread.js';
 import { verbatimHead, type VerbatimHead } from './verbatim.js';
 import type { CacheConfig } from './index/cache.js';
@@ -145,7 +145,9 @@ export function streamPassBytes(env: NodeJS.ProcessEnv = process.env): number {
 export interface LineEmit {
   /** A stored event whose logical JSON text is exactly `line` (a view of the decoded text, valid during the call). */
   verbatim(head: VerbatimHead, line: Buffer): void;
-  /** Any other logical event (packed-row members, lines to re-serialize, closers last), as `Emit`. */
+  /** A packed row's member (an assistant/chunk event): its seq, time and JSON text. */
+  chunk(seq: number, time: number, json: string): void;
+  /** Any other logical event (lines to re-serialize, closers last), as `Emit`. */
   event: Emit;
 }
 
@@ -191,22 +193,31 @@ export async function streamValidated(
           seq++;
           continue;
         }
-        // As the scanner: a plain event comes with its line's text, a packed row's members without.
         const text = line.toString('utf8');
         let parsed: unknown;
-        let events: SessionEvent[];
         try {
           parsed = JSON.parse(text);
-          events = decodeStorageRecord(parsed);
         } catch {
           throw changed();
         }
-        const plain = events.length === 1 && events[0] === parsed;
-        for (const e of events) {
-          if (e === null || typeof e !== 'object' || e.seq !== seq) throw changed();
-          emit.event(e, plain ? text : undefined, false);
-          seq++;
+        if (isRowRecord(parsed)) {
+          // A packed row's members, written out without building them.
+          try {
+            forEachRowMemberJson(parsed, (s, time, json) => {
+              if (s !== seq) throw changed();
+              emit.chunk(s, time, json);
+              seq++;
+            });
+          } catch (error) {
+            throw error instanceof MalformedRow ? changed() : error;
+          }
+          continue;
         }
+        // As the scanner: a plain event comes with its line's text.
+        const e = parsed as SessionEvent;
+        if (e === null || typeof e !== 'object' || e.seq !== seq) throw changed();
+        emit.event(e, text, false);
+        seq++;
       }
       if (out) await out.maybeFlush();
       if (seq >= total) break;

@@ -27,12 +27,19 @@ export function isRowRecord(value: unknown): value is Record<string, unknown> {
   return tag === 'text-chunks' || tag === 'reasoning-chunks' || tag === 'tool-call-chunks';
 }
 
-/**
- * DSH's `decodeStorageRecord`: a non-row value passes through as one event
- * (unvalidated); a row tag is validated in DSH's order and expanded.
- */
-export function decodeStorageRecord(value: unknown): SessionEvent[] {
-  if (!isRowRecord(value)) return [value as SessionEvent];
+/** A packed row that passed DSH's checks: what its members are expanded from. */
+interface CheckedRow {
+  tag: RowTag;
+  seq0: number;
+  time0: number;
+  data: Record<string, unknown>;
+  payload: string[];
+  gaps: number[];
+  tool: boolean;
+}
+
+/** DSH's checks of a packed row, in DSH's order (throws `MalformedRow`). */
+function checkedRow(value: Record<string, unknown>): CheckedRow {
   const tag = value['type'] as RowTag;
   const fail = (why: string): never => {
     throw new MalformedRow(`malformed ${tag} storage row: ${why}`);
@@ -74,14 +81,25 @@ export function decodeStorageRecord(value: unknown): SessionEvent[] {
     time += gap;
     if (!Number.isSafeInteger(time)) fail('member times must stay safe integers');
   }
+  return { tag, seq0: seq0 as number, time0: time0 as number, data, payload: payload as string[], gaps, tool };
+}
+
+/**
+ * DSH's `decodeStorageRecord`: a non-row value passes through as one event
+ * (unvalidated); a row tag is validated in DSH's order and expanded.
+ */
+export function decodeStorageRecord(value: unknown): SessionEvent[] {
+  if (!isRowRecord(value)) return [value as SessionEvent];
+  const { tag, seq0, time0, data, payload, gaps, tool } = checkedRow(value);
+  const members = payload.length;
   const turn = data['turn'];
   const step = data['step'];
   const index = data['index'];
   const out: SessionEvent[] = new Array(members);
-  time = time0 as number;
+  let time = time0;
   for (let k = 0; k < members; k++) {
     if (k > 0) time += gaps[k - 1] as number;
-    const piece = (payload as string[])[k] as string;
+    const piece = payload[k] as string;
     let chunk: Record<string, unknown>;
     if (tool) {
       chunk = { type: 'tool-call-delta', index, id: data['id'] };
@@ -90,9 +108,27 @@ export function decodeStorageRecord(value: unknown): SessionEvent[] {
     } else {
       chunk = { type: tag === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index, text: piece };
     }
-    out[k] = { type: 'assistant/chunk', seq: (seq0 as number) + k, time, data: { turn, step, chunk } };
+    out[k] = { type: 'assistant/chunk', seq: seq0 + k, time, data: { turn, step, chunk } };
   }
   return out;
+}
+
+/**
+ * A packed row's members as `decodeStorageRecord` expands them, without building them: each
+ * member's seq, time and JSON text (`expandedChunkJson` of the expanded event), in order. The
+ * row is checked as `decodeStorageRecord` checks it (throws `MalformedRow`).
+ */
+export function forEachRowMemberJson(row: Record<string, unknown>, each: (seq: number, time: number, json: string) => void): void {
+  const { tag, seq0, time0, data, payload, gaps, tool } = checkedRow(row);
+  const head = `,"data":{"turn":${data['turn']},"step":${data['step']},"chunk":`;
+  const mid = tool
+    ? `${head}{"type":"tool-call-delta","index":${data['index']},"id":${toJson(data['id'])}${Object.hasOwn(data, 'name') ? `,"name":${toJson(data['name'])}` : ''},"argumentsDelta":`
+    : `${head}{"type":"${tag === 'text-chunks' ? 'text-delta' : 'reasoning-delta'}","index":${data['index']},"text":`;
+  let time = time0;
+  for (let k = 0; k < payload.length; k++) {
+    if (k > 0) time += gaps[k - 1] as number;
+    each(seq0 + k, time, `{"type":"assistant/chunk","seq":${seq0 + k},"time":${time}${mid}${JSON.stringify(payload[k])}}}}`);
+  }
 }
 
 /**

@@ -178,16 +178,26 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
               const labels = new Labels(valid.surface!.nodes, valid.surface!.replacements);
               const id = toJson(String(valid.meta?.id ?? ''));
               const fills = new Map<string, string>();
+              // The record up to its event's JSON, or undefined when the filters leave the event out.
+              const opening = (seq: number, type: string, time: number): string | undefined => {
+                if (!typeOk(type)) return undefined;
+                const label = labelNeedsFold(type) ? labels.of(seq) : 'log-only';
+                if (opts.label && !opts.label.includes(label)) return undefined;
+                let rest = fills.get(label);
+                if (rest === undefined) fills.set(label, (rest = `${labText(label)},"event":`));
+                return jsonHead(id, seq, type, time) + rest;
+              };
               return {
                 verbatim: (h, line) => {
-                  if (!typeOk(h.type)) return;
-                  const label = labelNeedsFold(h.type) ? labels.of(h.seq) : 'log-only';
-                  if (opts.label && !opts.label.includes(label)) return;
-                  let rest = fills.get(label);
-                  if (rest === undefined) fills.set(label, (rest = `${labText(label)},"event":`));
-                  out.push(jsonHead(id, h.seq, h.type, h.time) + rest);
+                  const open = opening(h.seq, h.type, h.time);
+                  if (open === undefined) return;
+                  out.push(open);
                   out.pushBytes(line);
                   out.push('}\n');
+                },
+                chunk: (seq, time, json) => {
+                  const open = opening(seq, 'assistant/chunk', time);
+                  if (open !== undefined) out.push(open + json + '}\n');
                 },
                 event: printer(labels, valid.meta?.id),
               };

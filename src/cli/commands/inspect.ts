@@ -60,6 +60,10 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
                       out.pushBytes(line);
                       first = false;
                     },
+                    chunk: (_seq, _time, json) => {
+                      out.push(first ? json : ',' + json);
+                      first = false;
+                    },
                     event: onEvent,
                   };
                 },
