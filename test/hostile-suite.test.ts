@@ -11,11 +11,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
+import { HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { BIN, runInProcess } from './helpers/cli.js';
 import { spawn } from 'node:child_process';
-import { blockHeaderFlip, deepNesting, headerFieldType, missingNestedField, renamedEncoding, type Generated } from './helpers/hostile-gen.js';
-import { compressFrame } from '../src/physical/encoder.js';
+import { hostileBases, hostileMutation } from './helpers/hostile-gen.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -55,42 +54,11 @@ export const READ_COMMANDS: readonly string[][] = [
   ['sql', 'select count(*) as n from events', '^', '--dataset', '%-sql'],
 ];
 
-interface Base {
-  name: string;
-  text: string;
-  zstd: Buffer;
-}
-
-async function bases(): Promise<Base[]> {
-  const picked = corpusCases().filter((c) => c.artifact.endsWith('session.jsonl') && /synthetic\/(root-raw|damaged|refused)|dsh-snapshots\/root-raw\/--home-dsh-acp-advanced/.test(c.name));
-  const out: Base[] = [];
-  for (const c of picked) {
-    const text = readFileSync(c.artifact, 'utf8');
-    // Header in its own frame, the rest in a second one, as DSH writes batches.
-    const nl = text.indexOf('\n') + 1;
-    const zstd = Buffer.concat([await compressFrame(Buffer.from(text.slice(0, nl))), await compressFrame(Buffer.from(text.slice(nl) || '\n'))]);
-    out.push({ name: c.name, text, zstd });
-  }
-  const zstdCases = corpusCases().filter((c) => c.artifact.endsWith('.zstd') && /synthetic\/(root-zstd|damaged)/.test(c.name));
-  for (const c of zstdCases) out.push({ name: c.name, text: '', zstd: readFileSync(c.artifact) });
-  return out;
-}
-
-function generate(base: Base, seed: number): Generated {
-  const which = seed % 6;
-  if (base.text === '' || which === 4) return blockHeaderFlip(base.zstd, seed);
-  if (which === 0) return headerFieldType(base.text, seed);
-  if (which === 1) return missingNestedField(base.text, seed);
-  if (which === 2) return deepNesting(base.text, seed, seed % 12 === 2 ? 5000 : 1200);
-  if (which === 3) return renamedEncoding(seed % 2 ? base.zstd : Buffer.from(base.text), seed % 2 === 1);
-  return missingNestedField(base.text, seed * 31);
-}
-
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe.skipIf(!HAVE_CORPUS)('hostile suite: generated mutations through every read command', () => {
   it(`${SLOW ? '20,000' : 'a quick subset of'} mutations x read commands x {text, --json}: exit 0-2, no internal error, bounded memory, input unchanged`, async () => {
-    const all = await bases();
+    const all = await hostileBases();
     const N = Number(process.env['DSH_HOSTILE_N'] ?? (SLOW ? 20_000 : 500));
     const perMutation = SLOW ? 1 : 2;
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-hostile-suite-'));
@@ -101,7 +69,7 @@ describe.skipIf(!HAVE_CORPUS)('hostile suite: generated mutations through every 
     try {
       for (let seed = 1; seed <= N; seed++) {
         const base = all[seed % all.length]!;
-        const m = generate(base, seed);
+        const m = hostileMutation(base, seed);
         const root = path.join(dir, `r${seed % 8}`);
         rmSync(root, { recursive: true, force: true });
         const sessionDir = path.join(root, '--home-dsh-synthetic-project--', 'mutant');
@@ -137,7 +105,7 @@ describe.skipIf(!HAVE_CORPUS)('hostile suite: generated mutations through every 
   }, SLOW ? 7_200_000 : 300_000);
 
   it(`${SLOW ? '200' : '6'} mutations followed live (events --follow, inspect --watch; stopped with SIGINT): exit 0-2, no internal error, no hang, input unchanged`, async () => {
-    const all = await bases();
+    const all = await hostileBases();
     const N = SLOW ? 200 : 6;
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-hostile-follow-'));
     const failures: string[] = [];

@@ -5,7 +5,7 @@
  * event's JSON (src/log/verbatim.ts). The output must be byte-identical to the one-pass path's.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { writeGeneratedArtifact } from '../tools/generate.js';
 import { BIN, runInProcess, runNode } from './helpers/cli.js';
 import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { verbatimHead } from '../src/log/verbatim.js';
+import { hostileBases, hostileMutation } from './helpers/hostile-gen.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -74,7 +75,7 @@ describe('issue #16: JSON streams of a large log', () => {
     for (const args of [['events', file, '--json'], ['inspect', file, '--json'], ['events', file, '--json', '--label', 'current', '--type', 'tool/']]) {
       const cold = await runNode([BIN, ...args], { env: { DSH_NO_CACHE: '1' } });
       const writes = await runNode([BIN, ...args], { env });
-      expect(readdirSync(cache).length, 'an index entry was written').toBeGreaterThan(0);
+      expect(readdirSync(path.join(cache, 'index-v1')).length, 'an index entry was written').toBeGreaterThan(0);
       const warm = await runNode([BIN, ...args], { env });
       expect(cold.code, args.join(' ')).toBe(0);
       expect(writes.stdout, args.join(' ')).toBe(cold.stdout);
@@ -102,6 +103,31 @@ describe.skipIf(!HAVE_CORPUS)('the streamed path on every corpus artifact', () =
       }
     }
     expect(compared).toBe(4 * corpusCases().length);
+  }, 900_000);
+});
+
+describe.skipIf(!HAVE_CORPUS)('the streamed path on hostile mutations', () => {
+  it('prints what the one-pass path prints, with the same exit code (events --json, inspect --json, at -j 1 and -j 4)', async () => {
+    const bases = await hostileBases();
+    const N = Number(process.env['DSH_HOSTILE_N'] ?? 240);
+    const root = path.join(dir, 'hostile', '--home-dsh-synthetic-project--', 'mutant');
+    mkdirSync(root, { recursive: true });
+    let compared = 0;
+    for (let seed = 1; seed <= N; seed++) {
+      const m = hostileMutation(bases[seed % bases.length]!, seed);
+      const file = path.join(root, m.encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+      rmSync(path.join(root, 'session.jsonl.zstd'), { force: true });
+      rmSync(path.join(root, 'session.jsonl'), { force: true });
+      writeFileSync(file, m.bytes);
+      const args = [['events', file, '--json'], ['inspect', file, '--json']][seed % 2]!;
+      const jobs = seed % 4 < 2 ? ['-j', '1'] : ['-j', '4'];
+      const one = await runInProcess([...args, ...jobs], { DSH_NO_CACHE: '1' });
+      const two = await runInProcess([...args, ...jobs], { DSH_NO_CACHE: '1', DSH_STREAM_PASS_BYTES: '0' });
+      expect(two.code, `seed ${seed} [${m.name}] ${args[0]}`).toBe(one.code);
+      expect(two.stdout, `seed ${seed} [${m.name}] ${args[0]}`).toBe(one.stdout);
+      compared++;
+    }
+    expect(compared).toBe(N);
   }, 900_000);
 });
 

@@ -7,6 +7,9 @@
 import { frameBlocks } from '../../src/physical/zstd-frames.js';
 import { scanFrames } from '../../src/physical/zstd-frames.js';
 import { MemorySource } from '../../src/physical/source.js';
+import { compressFrame } from '../../src/physical/encoder.js';
+import { readFileSync } from 'node:fs';
+import { corpusCases } from './corpus.js';
 
 /** Deterministic PRNG (mulberry32) so every failure is reproducible by seed. */
 export function rng(seed: number): () => number {
@@ -197,4 +200,39 @@ export function blockHeaderFlip(bytes: Buffer, seed: number): Generated {
     return { name: `block header at ${at} bit ${bit} flipped, cut at ${cut}`, bytes: b.subarray(0, cut), encoding: 'zstd' };
   }
   return { name: `block header at ${at} bit ${bit} flipped`, bytes: b, encoding: 'zstd' };
+}
+
+/** A corpus session a hostile mutation starts from: its JSONL (raw artifacts) and zstd bytes. */
+export interface HostileBase {
+  name: string;
+  /** Decoded JSONL ('' for a zstd artifact, which only block-header flips mutate). */
+  text: string;
+  zstd: Buffer;
+}
+
+/** The corpus sessions the hostile suite mutates (synthetic raw, damaged, refused and one DSH snapshot; synthetic zstd). */
+export async function hostileBases(): Promise<HostileBase[]> {
+  const picked = corpusCases().filter((c) => c.artifact.endsWith('session.jsonl') && /synthetic\/(root-raw|damaged|refused)|dsh-snapshots\/root-raw\/--home-dsh-acp-advanced/.test(c.name));
+  const out: HostileBase[] = [];
+  for (const c of picked) {
+    const text = readFileSync(c.artifact, 'utf8');
+    // Header in its own frame, the rest in a second one, as DSH writes batches.
+    const nl = text.indexOf('\n') + 1;
+    const zstd = Buffer.concat([await compressFrame(Buffer.from(text.slice(0, nl))), await compressFrame(Buffer.from(text.slice(nl) || '\n'))]);
+    out.push({ name: c.name, text, zstd });
+  }
+  const zstdCases = corpusCases().filter((c) => c.artifact.endsWith('.zstd') && /synthetic\/(root-zstd|damaged)/.test(c.name));
+  for (const c of zstdCases) out.push({ name: c.name, text: '', zstd: readFileSync(c.artifact) });
+  return out;
+}
+
+/** Mutation `seed` of `base` (the generators in turn, by seed). */
+export function hostileMutation(base: HostileBase, seed: number): Generated {
+  const which = seed % 6;
+  if (base.text === '' || which === 4) return blockHeaderFlip(base.zstd, seed);
+  if (which === 0) return headerFieldType(base.text, seed);
+  if (which === 1) return missingNestedField(base.text, seed);
+  if (which === 2) return deepNesting(base.text, seed, seed % 12 === 2 ? 5000 : 1200);
+  if (which === 3) return renamedEncoding(seed % 2 ? base.zstd : Buffer.from(base.text), seed % 2 === 1);
+  return missingNestedField(base.text, seed * 31);
 }
