@@ -55,6 +55,9 @@ const CACHE_COMMANDS = [
   ['surface', '{file}', '--at', '{lastSummary}', '--json'],
   // The page embeds every event: written to stdout (discarded) as the log is re-read; peak RSS is the point.
   ['report', '{file}', '-o', '-'],
+  // JSON streams: with the index in the cache, only the decode-and-print pass is left.
+  ['events', '{file}', '--json'],
+  ['inspect', '{file}', '--json'],
 ];
 
 /** Commands whose time to first output is measured (spawned, killed after the first stdout bytes). */
