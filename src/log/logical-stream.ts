@@ -154,7 +154,7 @@ export interface LineEmit {
 /**
  * Every logical event of a log DSH accepts, delivered only once the whole log is validated, in two
  * passes whose memory follows the index and the surface, not the log: the validating pass (pruned,
- * on the read's threads; answered by a saved index when `cache` holds one, saving one otherwise),
+ * on the read's threads; answered by a saved index when `cache` (if enabled) holds one, saving one otherwise),
  * then one that only decodes the frames and hands each stored line on: its bytes where they are
  * the event's JSON text (`verbatimHead`), else parsed. The inspection's `repairPlan` is always
  * filled. Undefined when the index cannot re-read the log (migrated legacy events): the caller
@@ -163,11 +163,11 @@ export interface LineEmit {
 export async function streamValidated(
   target: ResolvedTarget,
   options: InspectOptions,
-  cache: CacheConfig | undefined,
+  cache: CacheConfig,
   ready: (validated: SessionInspection) => LineEmit,
   out?: Flushable,
 ): Promise<SessionInspection | undefined> {
-  const indexed = await inspectTargetIndexed(target, { ...options, pruned: true }, cache ? { cache, folds: [], needs: [] } : undefined);
+  const indexed = await inspectTargetIndexed(target, { ...options, pruned: true }, { cache, folds: [], needs: [], indexOnly: true });
   try {
     const r = indexed.inspection;
     if (r.error) return r;

@@ -117,6 +117,11 @@ export interface IndexUse {
   folds: readonly PersistentFold[];
   /** The folds this view reads (default: all of `folds`); an entry that lacks only others still answers. */
   needs?: readonly PersistentFold[];
+  /**
+   * A log with migrated legacy events cannot be re-read through an index: answer it without `events`,
+   * `stream` and `rereader` (the caller reads it another way) rather than holding its logical events.
+   */
+  indexOnly?: boolean;
 }
 
 /**
@@ -315,6 +320,7 @@ async function indexedPass(
   const closers = inspection.closers;
   for (const [, b] of builders) b.end?.(closers);
   const fill = sparseFill(inspection.storedEventCount + closers.length, closers);
+  if (inspection.migratedEvents > 0 && use?.indexOnly) return { inspection, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
   if (inspection.migratedEvents > 0) {
     // Migrated legacy events differ from their stored lines, so re-reading a line alone does not give
     // the logical event: hold this (old, small) log's logical events once and answer from them (never indexed).
