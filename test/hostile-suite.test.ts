@@ -112,7 +112,7 @@ describe.skipIf(!HAVE_CORPUS)('hostile suite: generated mutations through every 
     try {
       for (let seed = 1; seed <= N; seed++) {
         const base = all[(seed * 7) % all.length]!;
-        const m = generate(base, seed * 13);
+        const m = hostileMutation(base, seed * 13);
         const file = path.join(dir, `${seed}`, m.encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
         mkdirSync(path.dirname(file), { recursive: true });
         writeFileSync(file, m.bytes);
