@@ -1,32 +1,9 @@
 #!/usr/bin/env node
-import { spawnSync } from 'node:child_process';
-import os from 'node:os';
 import v8 from 'node:v8';
 import { EXIT } from '../dist/cli/exit.js';
 
-// Views that still hold the whole logical log (diff)
-// need more than V8's default heap on large logs; replay, transcript, history, compactions, fork and
-// report re-read the log with the final fold (or their plan) at hand and hold neither, so they run as they are. Unless
-// the user chose a heap size, run the holding ones once more with a heap sized
-// to the machine (3/4 of RAM, at most 32 GiB); DSH_NO_REEXEC=1 turns this off.
-const HOLDING = new Set(['diff']);
-const chosen = process.execArgv.some((a) => a.startsWith('--max-old-space-size')) || /--max-old-space-size/.test(process.env.NODE_OPTIONS ?? '');
-const wantMiB = Math.min(32 * 1024, Math.floor((os.totalmem() / 1024 / 1024) * 0.75));
-if (!chosen && !process.env.DSH_NO_REEXEC && HOLDING.has(process.argv[2] ?? '') && v8.getHeapStatistics().heap_size_limit / 1024 / 1024 < wantMiB * 0.9) {
-  const r = spawnSync(process.execPath, [...process.execArgv, `--max-old-space-size=${wantMiB}`, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, DSH_NO_REEXEC: '1' },
-  });
-  if (r.error) {
-    process.stderr.write(`dsh: could not start with a larger heap (${r.error.message}); continuing with the default\n`);
-  } else {
-    if (r.signal) process.kill(process.pid, r.signal);
-    process.exit(r.status ?? EXIT.internal);
-  }
-}
-
 // The heap of a cold pass (JSON.parse of every line, garbage at once; the fold keeps little: the
-// surface) is sized for memory, not V8's appetite, for every command but the holding views above:
+// surface) is sized for memory, not V8's appetite, for every command (none holds the whole log):
 // - the young generation stays at V8's initial size (1 MiB semi-spaces on Node 20) instead of
 //   growing to 16 MiB: 32 MiB of peak RSS for nothing;
 // - the old generation may grow by half its live size between full collections (V8 picks up to 4x):
@@ -35,16 +12,14 @@ if (!chosen && !process.env.DSH_NO_REEXEC && HOLDING.has(process.argv[2] ?? '') 
 // not capped. Flags the user gave node (or NODE_OPTIONS) for either generation win. Set before the
 // CLI's modules load.
 const heapFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-if (!HOLDING.has(process.argv[2] ?? '')) {
-  if (!heapFlags.some((a) => /^--(max-|min-)?semi-space-(size|growth-factor)/.test(a))) v8.setFlagsFromString('--semi-space-growth-factor=1');
-  // Not for text-mode events: for logs up to 48 MiB it holds its output (off-heap, ~2.5x the logical
-  // bytes) until DSH's verdict, its peak follows that output, and V8 counts the held buffers towards
-  // the same growth limit (28 full collections instead of 9 on the 50 MB log). `events --json` holds
-  // output only for logs under DSH_STREAM_PASS_BYTES (larger ones are validated, then streamed):
-  // 115 -> 90 MiB on the 50 MB log.
-  const holdsOutput = process.argv[2] === 'events' && !process.argv.includes('--json');
-  if (!holdsOutput && !heapFlags.some((a) => /^--heap-growing-percent/.test(a))) v8.setFlagsFromString('--heap-growing-percent=50');
-}
+if (!heapFlags.some((a) => /^--(max-|min-)?semi-space-(size|growth-factor)/.test(a))) v8.setFlagsFromString('--semi-space-growth-factor=1');
+// Not for text-mode events: for logs up to 48 MiB it holds its output (off-heap, ~2.5x the logical
+// bytes) until DSH's verdict, its peak follows that output, and V8 counts the held buffers towards
+// the same growth limit (28 full collections instead of 9 on the 50 MB log). `events --json` holds
+// output only for logs under DSH_STREAM_PASS_BYTES (larger ones are validated, then streamed):
+// 115 -> 90 MiB on the 50 MB log.
+const holdsOutput = process.argv[2] === 'events' && !process.argv.includes('--json');
+if (!holdsOutput && !heapFlags.some((a) => /^--heap-growing-percent/.test(a))) v8.setFlagsFromString('--heap-growing-percent=50');
 
 const { main } = await import('../dist/cli/main.js');
 

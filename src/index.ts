@@ -377,8 +377,8 @@ export class Session {
   }
 
   /** Compare with another session (`dsh diff <this> <other> --json`): this session is side a. */
-  diff(other: Session): Result<SessionDiff> {
-    return attempt(() => {
+  async diff(other: Session): Promise<Result<SessionDiff>> {
+    return attemptAsync(() => {
       const a = this.loaded();
       const b = other.loaded();
       return diffSessions(diffSide(a, this.dispatches(a)), diffSide(b, other.dispatches(b)));

@@ -186,7 +186,7 @@ describe('dsh diff on generated pairs with known differences', () => {
     const sa = await openSession(a);
     const sb = await openSession(b);
     if (!sa.ok || !sb.ok) throw new Error('open failed');
-    const api = sa.value.diff(sb.value);
+    const api = await sa.value.diff(sb.value);
     expect(api.ok && JSON.parse(JSON.stringify(api.value))).toEqual(d);
     const reqs0 = dispatchesOf(s.events);
     const two = sa.value.diffRequests({ step: reqs0[0]!.key }, reqs0[2]!.firstChunkSeq);

@@ -11,7 +11,7 @@ export { auditCompactions, auditCompactionsStreamed, compactionsJson } from '../
 export type { AuditedCompactions, BudgetInfo, CompactionAttempt, CompactionsReport, Verdict, VerdictState } from '../views/compactions.js';
 export { BodyError, deepseekBody } from '../views/deepseek-body.js';
 export type { DeepSeekBody, DeepSeekBodyResult } from '../views/deepseek-body.js';
-export { costText, diffSessions, diffSide, pushAll, sessionsDiffer, textLines, unifiedDiff } from '../views/diff.js';
+export { costText, diffSessions, diffSide, indexedDiffSide, pushAll, sessionsDiffer, streamedUnifiedDiff, textLines, unifiedDiff } from '../views/diff.js';
 export type { DiffLine, DiffSide, Hunk, MessageRef, PairDiff, SessionDiff, TextDiff, ToolCallFact, UsageNumbers } from '../views/diff.js';
 export { DISPATCHES } from '../views/dispatch-fold.js';
 export type { Dispatches, Fetch } from '../views/dispatch-fold.js';

@@ -13,14 +13,22 @@
  * Text comparisons (final surface, transcript, changed messages, system
  * prompts) are line diffs (`diffSequences`, Myers' O(ND) with the common
  * prefix and suffix trimmed and a cost cap) grouped into unified hunks.
- * Pure functions over held events; renderers live in the CLI layer.
+ *
+ * Neither log is held: each side (`DiffSide`) is walked in one pass that keeps
+ * digests of the equivalence keys and where calls and results lie, the
+ * divergent dispatches re-read their events a few at a time, the final
+ * surfaces are re-read, and the transcripts are diffed as streams
+ * (`streamedUnifiedDiff`). Renderers live in the CLI layer.
  */
+import { createHash } from 'node:crypto';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
+import type { IndexedInspection } from '../log/session.js';
+import type { SeqRange } from '../log/reread.js';
 import { deriveEventMessage } from '../log/surface.js';
-import { deriveDispatches, type DispatchEntry, type DispatchIndex, type RequestContext } from './requests.js';
+import { DispatchBuilder, lazySnapshot, type DispatchEntry, type DispatchIndex, type RequestContext } from './requests.js';
 import { headerChanges, type HeaderChange } from './header.js';
 import { foldSurfaceAt, type LoadedSession } from './messages.js';
-import { buildTranscript, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
+import { buildTranscript, streamedTranscript, TranscriptLinker, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
 import { toJson } from '../core/json.js';
 import { formatAtto, priceDispatch, shippedPriceTable } from './prices.js';
 
@@ -468,40 +476,85 @@ function pairCost(x: DispatchEntry | undefined, y: DispatchEntry | undefined): P
   return { a: a === null ? null : Number(a) / 1e18, b: b === null ? null : Number(b) / 1e18, delta: a !== null && b !== null ? Number(b - a) / 1e18 : null };
 }
 
-/** The views a session comparison reads, built once per side. */
+/**
+ * One side of a session comparison: what the comparison reads of a log. The
+ * log is walked (`stream`, `transcript`) and only a few events are re-read by
+ * seq (`fetch`), so nothing here needs the whole log held: `diffSide` serves a
+ * held session, `indexedDiffSide` an indexed one re-read from its file.
+ */
 export interface DiffSide {
-  session: LoadedSession;
-  index: DispatchIndex;
-  /** tool-call id → first append tool/result seq. */
-  results: Map<string, number>;
-  /** tool-call id → tool/call seq. */
-  calls: Map<string, number>;
+  sessionId: string;
+  header: SessionHeader;
+  /** Logical events (synthetic closers included). */
+  eventCount: number;
+  storedEventCount: number;
+  /** The final fold's surface node seqs. */
+  surfaceNodes: readonly number[];
+  /** Every logical event in order, in batches; each call is a new pass. */
+  stream(): AsyncIterable<readonly SessionEvent[]>;
+  /** The events with seqs in `ranges`, indexed by seq (others may be absent). */
+  fetch(ranges: readonly SeqRange[]): Promise<readonly SessionEvent[]>;
+  /** Sees every event of the comparison's first pass. */
+  observe?: (e: SessionEvent) => void;
+  /** The transcript entries in order; each call is a new pass (called after the first pass). */
+  transcript(): AsyncIterable<TranscriptEntry>;
+  /** The dispatch index, when already built (else the first pass builds it). */
+  index?: DispatchIndex;
 }
 
-/** One side of a session diff: the loaded session with its dispatches and tool-call positions. */
+/** A held session as a comparison side (`index`: its dispatches, when already derived). */
 export function diffSide(session: LoadedSession, index?: DispatchIndex): DiffSide {
   const events = session.events;
-  const results = new Map<string, number>();
-  const calls = new Map<string, number>();
-  for (const e of events) {
-    if (e.type === 'tool/result' && e.surfaceOp === 'append') {
-      const id = e.data?.message?.content?.[0]?.toolCallId ?? e.data?.message?.source?.callId;
-      if (typeof id === 'string' && !results.has(id)) results.set(id, e.seq);
-    } else if (e.type === 'tool/call' && typeof e.data?.callId === 'string' && !calls.has(e.data.callId)) calls.set(e.data.callId, e.seq);
-  }
-  return { session, index: index ?? deriveDispatches(events, { lazy: events }), results, calls };
+  let transcript: readonly TranscriptEntry[] | undefined;
+  return {
+    sessionId: session.sessionId,
+    header: session.header,
+    eventCount: events.length,
+    storedEventCount: session.storedEventCount,
+    surfaceNodes: session.surface?.nodes ?? foldSurfaceAt(events).nodes,
+    async *stream() {
+      yield events;
+    },
+    fetch: async () => events,
+    async *transcript() {
+      yield* (transcript ??= buildTranscript(session).entries);
+    },
+    ...(index ? { index } : {}),
+  };
 }
 
-function sideInfo(label: 'a' | 'b', s: DiffSide): SideInfo {
-  const h = s.session.header;
+/** An accepted, indexed log as a comparison side: walked and re-read from its file, never held. */
+export function indexedDiffSide(indexed: IndexedInspection): DiffSide {
+  const r = indexed.inspection;
+  const { stream, events } = indexed;
+  if (r.error || !r.meta || !r.surface || !stream || !events) throw new Error('indexedDiffSide needs an accepted log');
+  // The transcript's links are gathered on the comparison's first pass (no linking pass of its own).
+  const linker = new TranscriptLinker(r.surface.replacements);
+  return {
+    sessionId: r.meta.id,
+    header: r.meta,
+    eventCount: r.storedEventCount + r.closers.length,
+    storedEventCount: r.storedEventCount,
+    surfaceNodes: r.surface.nodes,
+    stream,
+    fetch: (ranges) => events(ranges),
+    observe: (e) => linker.observe(e),
+    async *transcript() {
+      yield* (await streamedTranscript(indexed, linker)).entries;
+    },
+  };
+}
+
+function sideInfo(label: 'a' | 'b', s: DiffSide, index: DispatchIndex): SideInfo {
+  const h = s.header;
   return {
     label,
-    sessionId: s.session.sessionId,
+    sessionId: s.sessionId,
     parentSession: typeof h.parentSession === 'string' ? h.parentSession : null,
     seedLength: typeof h.seedLength === 'number' ? h.seedLength : null,
-    events: s.session.events.length,
-    storedEventCount: s.session.storedEventCount,
-    dispatches: s.index.requests.length,
+    events: s.eventCount,
+    storedEventCount: s.storedEventCount,
+    dispatches: index.requests.length,
   };
 }
 
@@ -513,15 +566,21 @@ export function relationOf(a: SessionHeader, b: SessionHeader): Relation {
   return 'unrelated';
 }
 
-function sharedPrefixOf(a: readonly SessionEvent[], b: readonly SessionEvent[], relation: Relation, ha: SessionHeader, hb: SessionHeader, same: (i: number) => 0 | 1 | 2): SharedPrefix {
-  const stop = (events: readonly SessionEvent[], at: number) => (at < events.length ? { seq: (events[at] as SessionEvent).seq, type: (events[at] as SessionEvent).type } : null);
+/** The fork seed's length when one side is a fork of the other (0 otherwise). */
+function forkSeed(relation: Relation, ha: SessionHeader, hb: SessionHeader): number {
+  return relation === 'fork' ? (hb.seedLength as number) : relation === 'forked-from' ? (ha.seedLength as number) : 0;
+}
+
+type Stop = SharedPrefix['stopsAt']['a'];
+
+function sharedPrefixOf(lenA: number, lenB: number, relation: Relation, ha: SessionHeader, hb: SessionHeader, same: (i: number) => 0 | 1 | 2, stopsAt: (at: number) => SharedPrefix['stopsAt']): SharedPrefix {
   let firstInexact: number | null = null;
   if (relation === 'fork' || relation === 'forked-from') {
-    const seed = (relation === 'fork' ? hb.seedLength : ha.seedLength) as number;
-    const parent = relation === 'fork' ? a : b;
-    const child = relation === 'fork' ? b : a;
+    const seed = forkSeed(relation, ha, hb);
+    const parentLength = relation === 'fork' ? lenA : lenB;
+    const childLength = relation === 'fork' ? lenB : lenA;
     const mismatches: number[] = [];
-    const n = Math.min(seed, child.length);
+    const n = Math.min(seed, childLength);
     for (let i = 0; i < n; i++) {
       const k = same(i);
       if (k === 0) mismatches.push(i);
@@ -530,33 +589,44 @@ function sharedPrefixOf(a: readonly SessionEvent[], b: readonly SessionEvent[], 
     return {
       kind: 'fork-seed',
       events: n,
-      stopsAt: { a: stop(a, n), b: stop(b, n) },
-      identical: firstInexact === null && parent.length >= n,
+      stopsAt: stopsAt(n),
+      identical: firstInexact === null && parentLength >= n,
       firstInexactSeq: firstInexact,
       seedMismatches: mismatches,
-      seedBeyondParent: parent.length < seed,
+      seedBeyondParent: parentLength < seed,
     };
   }
   let n = 0;
-  for (let k = same(0); n < a.length && n < b.length && k !== 0; k = same(++n)) if (firstInexact === null && k !== 2) firstInexact = n;
-  return { kind: 'equivalent-run', events: n, stopsAt: { a: stop(a, n), b: stop(b, n) }, identical: firstInexact === null, firstInexactSeq: firstInexact };
+  for (let k = same(0); n < lenA && n < lenB && k !== 0; k = same(++n)) if (firstInexact === null && k !== 2) firstInexact = n;
+  return { kind: 'equivalent-run', events: n, stopsAt: stopsAt(n), identical: firstInexact === null, firstInexactSeq: firstInexact };
 }
 
 // --- per-dispatch facts ------------------------------------------------------
 
+/**
+ * What the comparison keeps of one dispatch: its entry and the equivalence
+ * keys of its input and output (digests, see `Keys`). The messages and tool
+ * outcomes themselves are re-read only for the pairs shown in detail (`Detail`).
+ */
 interface Facts {
   entry: DispatchEntry;
   ref: DispatchRef;
-  /** Messages sent, with the surface seq each came from. */
-  messages: { seq: number; message: unknown; key: string }[];
   headerKey: string;
   contextKey: string;
+  /** Key of the sequence of messages sent. */
+  messagesKey: string;
   inputKey: string;
   outputKey: string;
   finishKey: string;
-  toolCalls: ToolCallFact[];
   callsKey: string;
   outcomesKey: string;
+}
+
+/** The messages and tool calls of a dispatch shown in detail, from its re-read events. */
+interface Detail {
+  /** Messages sent, with the surface seq each came from. */
+  messages: { seq: number; message: unknown; key: string }[];
+  toolCalls: ToolCallFact[];
 }
 
 function toolResultText(e: SessionEvent | undefined): string | null {
@@ -566,89 +636,170 @@ function toolResultText(e: SessionEvent | undefined): string | null {
   return inner.map((x: any) => (x?.type === 'text' ? String(x.text ?? '') : `[${String(x?.type)}]`)).join('\n');
 }
 
+/** The tool calls an answer's content requests: id, name and arguments (as text). */
+function requestedCalls(content: unknown): { id: string; name: string; arguments: string }[] {
+  const out: { id: string; name: string; arguments: string }[] = [];
+  if (!Array.isArray(content)) return out;
+  for (const block of content) {
+    if (block?.type !== 'tool-call') continue;
+    out.push({ id: String(block.id), name: String(block.name), arguments: typeof block.arguments === 'string' ? block.arguments : toJson(block.arguments) });
+  }
+  return out;
+}
+
+/** How a tool call ended, from its first appended tool/result (`r`, absent: no result logged). */
+function outcomeOf(r: SessionEvent | undefined): Pick<ToolCallFact, 'outcome' | 'errorCode' | 'result'> {
+  const isError = Boolean(r?.data?.message?.content?.[0]?.isError);
+  const err = r?.data?.error;
+  return { outcome: r ? (isError ? 'error' : 'ok') : 'no result', errorCode: err ? String(err.code ?? err.name ?? 'error') : null, result: toolResultText(r) };
+}
+
 /**
- * Equivalence keys interned as short ids, shared by both sides: a message's
- * key is computed once per surface event (not once per dispatch that sent it),
- * and a dispatch's input key is a list of ids, not of message texts.
+ * Equivalence keys (`equivalenceKey`) kept as their SHA-256 digests, shared by
+ * both sides: equal keys are equal digests, and a key of any size (a message,
+ * a system prompt) costs 32 bytes. Memoized per object (dispatches share header
+ * objects; held events are keyed once).
  */
 class Keys {
-  private readonly ids = new Map<string, string>();
   private readonly objects = new WeakMap<object, string>();
-  private readonly messages = [new Map<number, { message: unknown; key: string } | null>(), new Map<number, { message: unknown; key: string } | null>()];
   of(value: unknown): string {
-    const cached = value !== null && typeof value === 'object' ? this.objects.get(value) : undefined;
+    const isObject = value !== null && typeof value === 'object';
+    const cached = isObject ? this.objects.get(value) : undefined;
     if (cached !== undefined) return cached;
-    const k = equivalenceKey(value);
-    let id = this.ids.get(k);
-    if (id === undefined) this.ids.set(k, (id = String(this.ids.size)));
-    if (value !== null && typeof value === 'object') this.objects.set(value, id);
-    return id;
-  }
-  /** The message a surface event contributes and its key (null: none), cached per side and seq. */
-  message(side: 0 | 1, e: SessionEvent): { message: unknown; key: string } | null {
-    const cache = this.messages[side] as Map<number, { message: unknown; key: string } | null>;
-    if (cache.has(e.seq)) return cache.get(e.seq) ?? null;
-    const m = deriveEventMessage(e);
-    const out = m === null || m === undefined ? null : { message: m, key: this.of(m) };
-    cache.set(e.seq, out);
-    return out;
+    const k = digestOf(equivalenceKey(value));
+    if (isObject) this.objects.set(value, k);
+    return k;
   }
 }
 
-function factsOf(side: DiffSide, which: 0 | 1, entry: DispatchEntry, keys: Keys): Facts {
-  const events = side.session.events;
-  const messages: Facts['messages'] = [];
-  for (const seq of entry.surfaceNodes) {
-    const e = events[seq];
-    if (!e) continue;
-    const m = keys.message(which, e);
-    if (m === null) continue;
-    messages.push({ seq, message: m.message, key: m.key });
+/** A fixed-length digest of a text (so that joined digests compare as the sequences they stand for). */
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest().toString('latin1');
+}
+
+/** Every surface node seq of a dispatch, without materializing a lazy entry's array. */
+function forEachNode(entry: DispatchEntry, visit: (seq: number) => void): void {
+  const snap = lazySnapshot(entry);
+  if (!snap) {
+    for (const s of entry.surfaceNodes) visit(s);
+    return;
   }
-  const headerKey = keys.of(entry.header);
-  const contextKey = keys.of(entry.requestContext);
-  const answer = entry.assistantMessageSeq !== null ? events[entry.assistantMessageSeq] : undefined;
-  const content = answer?.data?.message?.content;
-  const toolCalls: ToolCallFact[] = [];
-  if (Array.isArray(content)) {
-    for (const block of content) {
-      if (block?.type !== 'tool-call') continue;
-      const id = String(block.id);
-      const resultSeq = side.results.get(id) ?? null;
-      const r = resultSeq !== null ? events[resultSeq] : undefined;
-      const isError = Boolean(r?.data?.message?.content?.[0]?.isError);
-      const err = r?.data?.error;
-      toolCalls.push({
-        id,
-        name: String(block.name),
-        arguments: typeof block.arguments === 'string' ? block.arguments : toJson(block.arguments),
-        callSeq: side.calls.get(id) ?? null,
-        resultSeq,
-        outcome: r ? (isError ? 'error' : 'ok') : 'no result',
-        errorCode: err ? String(err.code ?? err.name ?? 'error') : null,
-        result: toolResultText(r),
-      });
+  const [nodes, length] = snap;
+  for (let i = 0; i < length; i++) visit(nodes[i] as number);
+}
+
+const NO_EVENTS: readonly SessionEvent[] = [];
+
+/**
+ * What the comparison's one pass over a side keeps: the key of every message,
+ * of every answer's content and tool calls, of every tool call's first result,
+ * where calls and results lie, and (unless given) the dispatch index.
+ */
+class SideFacts {
+  /** seq → key of the message the event contributes (none: no message). */
+  readonly messages = new Map<number, string>();
+  /** assistant/message seq → keys of its content and requested calls, and the call ids. */
+  readonly answers = new Map<number, { outputKey: string; callsKey: string; callIds: string[] }>();
+  /** tool-call id → its first appended tool/result: seq and outcome key. */
+  readonly results = new Map<string, { seq: number; key: string }>();
+  /** tool-call id → tool/call seq. */
+  readonly calls = new Map<string, number>();
+  private readonly builder: DispatchBuilder | undefined;
+
+  constructor(
+    readonly side: DiffSide,
+    private readonly keys: Keys,
+  ) {
+    this.builder = side.index ? undefined : new DispatchBuilder({ lazy: NO_EVENTS });
+  }
+
+  observe(e: SessionEvent): void {
+    this.builder?.apply(e);
+    this.side.observe?.(e);
+    const keys = this.keys;
+    if (e.type === 'user/message' || e.type === 'assistant/message' || e.type === 'tool/result') {
+      const m = deriveEventMessage(e);
+      if (m !== null && m !== undefined) this.messages.set(e.seq, keys.of(m));
+    }
+    if (e.type === 'assistant/message') {
+      const content = e.data?.message?.content;
+      const calls = requestedCalls(content);
+      this.answers.set(e.seq, { outputKey: keys.of(content ?? null), callsKey: keys.of(calls.map((t) => [t.name, t.arguments])), callIds: calls.map((t) => t.id) });
+    }
+    if (e.type === 'tool/result' && e.surfaceOp === 'append') {
+      const id = e.data?.message?.content?.[0]?.toolCallId ?? e.data?.message?.source?.callId;
+      if (typeof id === 'string' && !this.results.has(id)) {
+        const o = outcomeOf(e);
+        this.results.set(id, { seq: e.seq, key: keys.of([o.outcome, o.errorCode, o.result]) });
+      }
+    } else if (e.type === 'tool/call' && typeof e.data?.callId === 'string' && !this.calls.has(e.data.callId)) this.calls.set(e.data.callId, e.seq);
+  }
+
+  /** The dispatch index (after the pass). */
+  index(): DispatchIndex {
+    return this.side.index ?? (this.builder as DispatchBuilder).finish();
+  }
+
+  facts(entry: DispatchEntry): Facts {
+    const keys = this.keys;
+    const sent: string[] = [];
+    forEachNode(entry, (seq) => {
+      const k = this.messages.get(seq);
+      if (k !== undefined) sent.push(k);
+    });
+    const messagesKey = digestOf(sent.join(''));
+    const headerKey = keys.of(entry.header);
+    const contextKey = keys.of(entry.requestContext);
+    const answer = entry.assistantMessageSeq !== null ? this.answers.get(entry.assistantMessageSeq) : undefined;
+    const noResult = outcomeOf(undefined);
+    const outcomes = (answer?.callIds ?? []).map((id) => this.results.get(id)?.key ?? keys.of([noResult.outcome, noResult.errorCode, noResult.result]));
+    return {
+      entry,
+      ref: {
+        index: entry.index,
+        key: entry.key,
+        firstChunkSeq: entry.firstChunkSeq,
+        model: entry.header?.config?.model ?? entry.requestContext?.model ?? null,
+        messageCount: sent.length,
+      },
+      headerKey,
+      contextKey,
+      messagesKey,
+      inputKey: headerKey + contextKey + messagesKey,
+      outputKey: answer?.outputKey ?? keys.of(null),
+      finishKey: keys.of(entry.finish),
+      callsKey: answer?.callsKey ?? keys.of([]),
+      outcomesKey: digestOf(outcomes.join('')),
+    };
+  }
+
+  /** The seqs `detail(entry)` reads. */
+  detailSeqs(entry: DispatchEntry, into: Set<number>): void {
+    forEachNode(entry, (seq) => into.add(seq));
+    if (entry.assistantMessageSeq === null) return;
+    into.add(entry.assistantMessageSeq);
+    for (const id of this.answers.get(entry.assistantMessageSeq)?.callIds ?? []) {
+      const r = this.results.get(id);
+      if (r) into.add(r.seq);
     }
   }
-  return {
-    entry,
-    ref: {
-      index: entry.index,
-      key: entry.key,
-      firstChunkSeq: entry.firstChunkSeq,
-      model: entry.header?.config?.model ?? entry.requestContext?.model ?? null,
-      messageCount: messages.length,
-    },
-    messages,
-    headerKey,
-    contextKey,
-    inputKey: `${headerKey}:${contextKey}:${messages.map((m) => m.key).join(',')}`,
-    outputKey: equivalenceKey(content ?? null),
-    finishKey: equivalenceKey(entry.finish),
-    toolCalls,
-    callsKey: equivalenceKey(toolCalls.map((t) => [t.name, t.arguments])),
-    outcomesKey: equivalenceKey(toolCalls.map((t) => [t.outcome, t.errorCode, t.result])),
-  };
+
+  /** The messages and tool calls of a dispatch, from `events` (holding at least `detailSeqs`). */
+  detail(entry: DispatchEntry, events: readonly SessionEvent[]): Detail {
+    const messages: Detail['messages'] = [];
+    forEachNode(entry, (seq) => {
+      const e = events[seq];
+      const key = this.messages.get(seq);
+      if (!e || key === undefined) return;
+      messages.push({ seq, message: deriveEventMessage(e), key });
+    });
+    const answer = entry.assistantMessageSeq !== null ? events[entry.assistantMessageSeq] : undefined;
+    const toolCalls: ToolCallFact[] = requestedCalls(answer?.data?.message?.content).map((call) => {
+      const resultSeq = this.results.get(call.id)?.seq ?? null;
+      return { ...call, callSeq: this.calls.get(call.id) ?? null, resultSeq, ...outcomeOf(resultSeq !== null ? events[resultSeq] : undefined) };
+    });
+    return { messages, toolCalls };
+  }
 }
 
 function usageOf(entry: DispatchEntry): UsageNumbers | null {
@@ -718,11 +869,13 @@ export function messageLines(message: unknown, seq: number | null): DiffLine[] {
   return lines;
 }
 
-function surfaceLines(session: LoadedSession): DiffLine[] {
-  const nodes = session.surface?.nodes ?? foldSurfaceAt(session.events).nodes;
+/** The final surface as diff lines (its events re-read). */
+async function surfaceLines(side: DiffSide): Promise<DiffLine[]> {
+  const nodes = side.surfaceNodes;
+  const events = nodes.length > 0 ? await side.fetch(singleRanges(nodes)) : NO_EVENTS;
   const out: DiffLine[] = [];
   for (const seq of nodes) {
-    const e = session.events[seq];
+    const e = events[seq];
     const m = e ? deriveEventMessage(e) : null;
     if (m === null || m === undefined) continue;
     pushAll(out, messageLines(m, seq));
@@ -745,8 +898,28 @@ function callLines(call: TranscriptToolCall, seq: number): DiffLine[] {
 /** The transcript (what the user saw) as diff lines; seqs, ids and times left out of the text. */
 export function transcriptLines(entries: readonly TranscriptEntry[]): DiffLine[] {
   const out: DiffLine[] = [];
-  for (const e of entries) {
-    switch (e.kind) {
+  for (const e of entries) entryLines(e, out);
+  return out;
+}
+
+/** Transcript lines in batches of about `TRANSCRIPT_BATCH` lines, as the entries stream in. */
+async function* transcriptBatches(entries: AsyncIterable<TranscriptEntry>): AsyncGenerator<DiffLine[]> {
+  let out: DiffLine[] = [];
+  for await (const e of entries) {
+    entryLines(e, out);
+    if (out.length >= TRANSCRIPT_BATCH) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length > 0) yield out;
+}
+
+const TRANSCRIPT_BATCH = 4096;
+
+/** The diff lines of one transcript entry, appended to `out`. */
+function entryLines(e: TranscriptEntry, out: DiffLine[]): void {
+  switch (e.kind) {
       case 'turn':
         out.push({ text: `=== turn ${e.turn}`, seq: e.seq });
         break;
@@ -775,9 +948,7 @@ export function transcriptLines(entries: readonly TranscriptEntry[]): DiffLine[]
       case 'replacement':
         out.push({ text: `--- ${e.type} replaced earlier history for the model: ${e.text}`, seq: e.seq });
         break;
-    }
   }
-  return out;
 }
 
 // --- dispatch alignment ------------------------------------------------------
@@ -814,11 +985,18 @@ function msgRef(m: { seq: number; message: unknown }, position: number, events: 
   return { seq: m.seq, position, type: events[m.seq]?.type ?? '?', role: typeof msg['role'] === 'string' ? msg['role'] : null, source, preview: first };
 }
 
-function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide, differs: DivergenceReason[], reported: Set<string>): PairDiff {
-  const ea = sa.session.events;
-  const eb = sb.session.events;
-  const am = fa?.messages ?? [];
-  const bm = fb?.messages ?? [];
+function pairDiff(
+  fa: Facts | null,
+  fb: Facts | null,
+  da: Detail | null,
+  db: Detail | null,
+  ea: readonly SessionEvent[],
+  eb: readonly SessionEvent[],
+  differs: DivergenceReason[],
+  reported: Set<string>,
+): PairDiff {
+  const am = da?.messages ?? [];
+  const bm = db?.messages ?? [];
   const edits = diffSequences(
     am.map((m) => m.key),
     bm.map((m) => m.key),
@@ -850,12 +1028,12 @@ function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide
       flush();
       kept++;
     } else if (e.op === '-') {
-      const r = msgRef(am[e.a as number] as Facts['messages'][number], e.a as number, ea);
+      const r = msgRef(am[e.a as number] as Detail['messages'][number], e.a as number, ea);
       left.push(r);
       if (run.plus.length) flush();
       run.minus.push(r);
     } else {
-      const r = msgRef(bm[e.b as number] as Facts['messages'][number], e.b as number, eb);
+      const r = msgRef(bm[e.b as number] as Detail['messages'][number], e.b as number, eb);
       entered.push(r);
       run.plus.push(r);
     }
@@ -888,7 +1066,7 @@ function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide
     requestContext: { changed: Boolean(fa && fb && fa.contextKey !== fb.contextKey), a: fa?.entry.requestContext ?? null, b: fb?.entry.requestContext ?? null },
     usage: { a: ua, b: ub, delta: usageDelta(ua, ub) },
     cost: pairCost(fa?.entry, fb?.entry),
-    toolCalls: { a: fa?.toolCalls ?? [], b: fb?.toolCalls ?? [] },
+    toolCalls: { a: da?.toolCalls ?? [], b: db?.toolCalls ?? [] },
     finish: { a: fa ? fa.entry.finish : null, b: fb ? fb.entry.finish : null },
     output,
   };
@@ -897,7 +1075,7 @@ function pairDiff(fa: Facts | null, fb: Facts | null, sa: DiffSide, sb: DiffSide
 function reasonsOf(fa: Facts | null, fb: Facts | null): DivergenceReason[] {
   if (!fa || !fb) return ['unpaired'];
   const out: DivergenceReason[] = [];
-  if (fa.messages.map((m) => m.key).join('\u0000') !== fb.messages.map((m) => m.key).join('\u0000')) out.push('messages');
+  if (fa.messagesKey !== fb.messagesKey) out.push('messages');
   if (fa.headerKey !== fb.headerKey) out.push('header');
   if (fa.contextKey !== fb.contextKey) out.push('context');
   if (fa.outputKey !== fb.outputKey) out.push('output');
@@ -951,58 +1129,189 @@ export function alignDispatches(a: readonly Facts[], b: readonly Facts[]): { by:
   return { by: structure ? 'structure' : 'content', pairs };
 }
 
-/** Compare two loaded sessions. */
-export function diffSessions(a: DiffSide, b: DiffSide): SessionDiff {
-  const ea = a.session.events;
-  const eb = b.session.events;
-  const relation = relationOf(a.session.header, b.session.header);
-  // Position-by-position sameness, computed once per position (events are large).
-  const memo = new Int8Array(Math.min(ea.length, eb.length)).fill(-1);
-  const same = (i: number): 0 | 1 | 2 => {
-    if (i >= memo.length) return 0;
-    if ((memo[i] as number) < 0) memo[i] = sameness(ea[i], eb[i]);
-    return memo[i] as 0 | 1 | 2;
-  };
-  const sharedPrefix = sharedPrefixOf(ea, eb, relation, a.session.header, b.session.header, same);
-  let equivalent = ea.length === eb.length;
+/** Compare two sessions (each side walked a few times, never held by the comparison). */
+export async function diffSessions(a: DiffSide, b: DiffSide): Promise<SessionDiff> {
+  const relation = relationOf(a.header, b.header);
+  const keys = new Keys();
+  const sa = new SideFacts(a, keys);
+  const sb = new SideFacts(b, keys);
+  const lenA = a.eventCount;
+  const lenB = b.eventCount;
+  // Position-by-position sameness where the verdicts read it: the fork seed, and up to the first
+  // position that is not equivalent (computed once per position, as the two logs are walked together).
+  const seedEnd = Math.min(forkSeed(relation, a.header, b.header), relation === 'fork' ? lenB : lenA);
+  const memo = new Int8Array(Math.min(lenA, lenB)).fill(-1);
+  let firstApart = -1;
+  const stops = new Map<number, SharedPrefix['stopsAt']>();
+  const stopOf = (e: SessionEvent | undefined): Stop => (e ? { seq: e.seq, type: e.type } : null);
+  await lockstep(a.stream(), b.stream(), (x, y, i) => {
+    if (x) sa.observe(x);
+    if (y) sb.observe(y);
+    if (i < memo.length && (i < seedEnd || firstApart < 0)) {
+      const k = sameness(x, y);
+      memo[i] = k;
+      if (k === 0 && firstApart < 0) firstApart = i;
+    }
+    // Where the shared prefix may stop: the seed's end, the first position apart, or the shorter side's end.
+    if (i === seedEnd || i === firstApart || i === memo.length) stops.set(i, { a: stopOf(x), b: stopOf(y) });
+  });
+  const same = (i: number): 0 | 1 | 2 => (i < memo.length ? (memo[i] as 0 | 1 | 2) : 0);
+  const noStop = { a: null, b: null };
+  const sharedPrefix = sharedPrefixOf(lenA, lenB, relation, a.header, b.header, same, (at) => stops.get(at) ?? noStop);
+  let equivalent = lenA === lenB;
   let identical = equivalent;
-  for (let i = 0; equivalent && i < ea.length; i++) {
+  for (let i = 0; equivalent && i < lenA; i++) {
     const k = same(i);
     if (k === 0) equivalent = false;
     else if (k === 1) identical = false;
   }
   identical &&= equivalent;
-  const keys = new Keys();
-  const fa = a.index.requests.map((e) => factsOf(a, 0, e, keys));
-  const fb = b.index.requests.map((e) => factsOf(b, 1, e, keys));
-  const reported = new Set<string>();
+  const ia = sa.index();
+  const ib = sb.index();
+  const fa = ia.requests.map((e) => sa.facts(e));
+  const fb = ib.requests.map((e) => sb.facts(e));
   const aligned = alignDispatches(fa, fb);
   const pairs: SessionDiff['dispatches']['pairs'] = [];
-  const divergent: PairDiff[] = [];
   let firstDivergent: number | null = null;
-  const totalA: UsageNumbers = {};
-  const totalB: UsageNumbers = {};
+  const shown: [Facts | null, Facts | null, DivergenceReason[]][] = [];
   for (const [x, y] of aligned.pairs) {
     const differs = reasonsOf(x, y);
     pairs.push({ a: x?.entry.key ?? null, b: y?.entry.key ?? null, differs });
     if (firstDivergent === null && differs.length > 0) firstDivergent = pairs.length - 1;
-    if (firstDivergent !== null) divergent.push(pairDiff(x, y, a, b, differs, reported));
+    if (firstDivergent !== null) shown.push([x, y, differs]);
   }
+  // The divergent pairs in detail, their events re-read a few pairs at a time.
+  const divergent: PairDiff[] = [];
+  const reported = new Set<string>();
+  for (let at = 0; at < shown.length; at += DETAIL_PAIRS) {
+    const group = shown.slice(at, at + DETAIL_PAIRS);
+    const seqsA = new Set<number>();
+    const seqsB = new Set<number>();
+    for (const [x, y] of group) {
+      if (x) sa.detailSeqs(x.entry, seqsA);
+      if (y) sb.detailSeqs(y.entry, seqsB);
+    }
+    const ea = seqsA.size > 0 ? await a.fetch(singleRanges(seqsA)) : NO_EVENTS;
+    const eb = seqsB.size > 0 ? await b.fetch(singleRanges(seqsB)) : NO_EVENTS;
+    for (const [x, y, differs] of group) {
+      const da = x ? sa.detail(x.entry, ea) : null;
+      const db = y ? sb.detail(y.entry, eb) : null;
+      divergent.push(pairDiff(x, y, da, db, ea, eb, differs, reported));
+    }
+  }
+  const totalA: UsageNumbers = {};
+  const totalB: UsageNumbers = {};
   for (const f of fa) addUsage(totalA, usageOf(f.entry));
   for (const f of fb) addUsage(totalB, usageOf(f.entry));
+  const surface = unifiedDiff(await surfaceLines(a), await surfaceLines(b));
+  const transcript = await streamedUnifiedDiff(
+    () => transcriptBatches(a.transcript()),
+    () => transcriptBatches(b.transcript()),
+  );
   return {
-    a: sideInfo('a', a),
-    b: sideInfo('b', b),
+    a: sideInfo('a', a, ia),
+    b: sideInfo('b', b, ib),
     relation,
     sharedPrefix,
     equivalent,
     identical,
     dispatches: { alignedBy: aligned.by, pairs, firstDivergent, divergent },
     usageTotals: { a: totalA, b: totalB, delta: usageDelta(totalA, totalB) ?? {} },
-    ...sessionCost(a.index.requests, b.index.requests),
-    surface: unifiedDiff(surfaceLines(a.session), surfaceLines(b.session)),
-    transcript: unifiedDiff(transcriptLines(buildTranscript(a.session).entries), transcriptLines(buildTranscript(b.session).entries)),
+    ...sessionCost(ia.requests, ib.requests),
+    surface,
+    transcript,
   };
+}
+
+/** Divergent pairs whose events are re-read together. */
+const DETAIL_PAIRS = 16;
+
+function singleRanges(seqs: Iterable<number>): SeqRange[] {
+  return [...seqs].sort((x, y) => x - y).map((s) => [s, s] as const);
+}
+
+// --- walking two streams -----------------------------------------------------
+
+/** Walk two streams of batches side by side: `visit(x, y, i)` at every position of the longer one (undefined past a side's end). */
+async function lockstep<T>(a: AsyncIterable<readonly T[]>, b: AsyncIterable<readonly T[]>, visit: (x: T | undefined, y: T | undefined, i: number) => void): Promise<void> {
+  const ia = a[Symbol.asyncIterator]();
+  const ib = b[Symbol.asyncIterator]();
+  let ba: readonly T[] = [];
+  let bb: readonly T[] = [];
+  let pa = 0;
+  let pb = 0;
+  let doneA = false;
+  let doneB = false;
+  for (let i = 0; ; ) {
+    while (!doneA && pa >= ba.length) {
+      const r = await ia.next();
+      if (r.done) doneA = true;
+      else [ba, pa] = [r.value, 0];
+    }
+    while (!doneB && pb >= bb.length) {
+      const r = await ib.next();
+      if (r.done) doneB = true;
+      else [bb, pb] = [r.value, 0];
+    }
+    if (doneA && doneB) return;
+    const n = doneA ? bb.length - pb : doneB ? ba.length - pa : Math.min(ba.length - pa, bb.length - pb);
+    for (let k = 0; k < n; k++) visit(doneA ? undefined : ba[pa++], doneB ? undefined : bb[pb++], i++);
+  }
+}
+
+/** A stream of batches without its first `n` items. */
+async function* dropFirst<T>(stream: AsyncIterable<readonly T[]>, n: number): AsyncGenerator<readonly T[]> {
+  for await (const batch of stream) {
+    if (n >= batch.length) {
+      n -= batch.length;
+      continue;
+    }
+    yield n > 0 ? batch.slice(n) : batch;
+    n = 0;
+  }
+}
+
+/** Items `from` (inclusive) to `to` (exclusive) of a stream of batches. */
+async function itemsBetween<T>(stream: AsyncIterable<readonly T[]>, from: number, to: number): Promise<T[]> {
+  const out: T[] = [];
+  let i = 0;
+  for await (const batch of stream) {
+    for (const x of batch) {
+      if (i >= from && i < to) out.push(x);
+      i++;
+    }
+    if (i >= to) break;
+  }
+  return out;
+}
+
+/**
+ * `unifiedDiff` of two line streams, holding only the lines between their
+ * common prefix and common suffix (plus context): one pass finds the prefix
+ * (and each side's length), a second the suffix (the sides aligned at their
+ * ends), a third takes the lines in between. Equal streams take one pass.
+ * The hunks are those of `unifiedDiff` on the whole sequences: its edit script
+ * trims the same prefix and suffix and diffs the same middle.
+ */
+export async function streamedUnifiedDiff(a: () => AsyncIterable<readonly DiffLine[]>, b: () => AsyncIterable<readonly DiffLine[]>, context = 3): Promise<TextDiff> {
+  let lenA = 0;
+  let lenB = 0;
+  let prefix = -1;
+  await lockstep(a(), b(), (x, y, i) => {
+    if (x) lenA = i + 1;
+    if (y) lenB = i + 1;
+    if (prefix < 0 && (!x || !y || x.text !== y.text)) prefix = i;
+  });
+  if (prefix < 0) return { aLines: lenA, bLines: lenB, added: 0, removed: 0, hunks: [] };
+  let run = 0;
+  await lockstep(dropFirst(a(), Math.max(0, lenA - lenB)), dropFirst(b(), Math.max(0, lenB - lenA)), (x, y) => {
+    run = x && y && x.text === y.text ? run + 1 : 0;
+  });
+  const suffix = Math.min(run, Math.min(lenA, lenB) - prefix);
+  const from = prefix - Math.min(context, prefix);
+  const after = Math.min(context, suffix);
+  const w = unifiedDiff(await itemsBetween(a(), from, lenA - suffix + after), await itemsBetween(b(), from, lenB - suffix + after), context);
+  return { aLines: lenA, bLines: lenB, added: w.added, removed: w.removed, hunks: w.hunks.map((h) => ({ ...h, aStart: h.aStart + from, bStart: h.bStart + from })) };
 }
 
 function sessionCost(ea: readonly DispatchEntry[], eb: readonly DispatchEntry[]): Pick<SessionDiff, 'cost' | 'costNote'> {

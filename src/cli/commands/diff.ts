@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { errorDocument, inspectTarget, UsageError, toJson } from '../../api/log.js';
-import { loadedFromInspection, type LoadedSession, diffSessions, diffSide, sessionsDiffer, diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../api/views.js';
+import { progressOption } from '../progress.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { errorDocument, inspectTargetIndexed, UsageError, toJson } from '../../api/log.js';
+import { type DiffSide, type SessionDiff, diffSessions, indexedDiffSide, sessionsDiffer, diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../api/views.js';
 import { renderDiff } from '../render/request.js';
 import { renderFailure } from '../render/surface.js';
 import { renderDispatchStat, renderSessionDiff, renderSessionStat } from '../render/diff.js';
@@ -19,8 +20,17 @@ interface DiffOptions extends CommonOptions {
 
 type Side = 'a' | 'b';
 
-/** Load one side holding its events; DSH's error for that side (and exit 1) when it cannot be read. */
-export async function loadSide(io: Io, side: Side, target: string, opts: DiffOptions): Promise<LoadedSession | number> {
+/** One side of a session comparison, re-read from its file (the caller must `close()` it). */
+export interface OpenedSide {
+  side: DiffSide;
+  close(): void;
+}
+
+/**
+ * Open one side: one validating pass (or the saved session index), the log kept on disk, not in
+ * memory. DSH's error for that side (and exit 1) when it cannot be read.
+ */
+export async function openSide(io: Io, side: Side, target: string, opts: CommonOptions): Promise<OpenedSide | number> {
   let resolved;
   try {
     resolved = await resolveCli(target, opts);
@@ -28,15 +38,40 @@ export async function loadSide(io: Io, side: Side, target: string, opts: DiffOpt
     if (error instanceof UsageError) throw new UsageError(`side ${side} (${target}): ${error.message}`, error.kind === 'io' ? 'io' : 'usage');
     throw error;
   }
-  const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true, keepReplacements: true });
-  if (r.error || !r.events || !r.meta) {
-    const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+  const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, []));
+  const r = indexed.inspection;
+  if (r.error || !r.meta || !r.surface || !indexed.stream) {
+    indexed.close();
+    const e = r.error ?? { class: 'Error', message: 'the log could not be read' };
     if (opts.json) await writeOut(io.stdout, toJson({ error: { ...errorDocument(e).error, side, target } }) + '\n');
     else io.stderr.write(renderFailure(e, `side ${side} (${escapeControl(target)}): `));
     return EXIT.failed;
   }
   for (const w of r.warnings) io.stderr.write(`dsh: side ${side}: warning: ${escapeControl(w)}\n`);
-  return loadedFromInspection(r);
+  return { side: indexedDiffSide(indexed), close: () => indexed.close() };
+}
+
+/** Compare two sessions, each re-read from its file; `use` gets the comparison, then both sides are closed. */
+export async function compareSides<T>(io: Io, a: string, b: string, opts: CommonOptions, use: (d: SessionDiff) => Promise<T>): Promise<T | number> {
+  const sa = await openSide(io, 'a', a, opts);
+  if (typeof sa === 'number') return sa;
+  try {
+    const sb = await openSide(io, 'b', b, opts);
+    if (typeof sb === 'number') return sb;
+    try {
+      let d: SessionDiff;
+      try {
+        d = await diffSessions(sa.side, sb.side);
+      } catch (error) {
+        throw queryError(error);
+      }
+      return await use(d);
+    } finally {
+      sb.close();
+    }
+  } finally {
+    sa.close();
+  }
 }
 
 async function diffTwoDispatches(io: Io, target: string, first: string, second: string, opts: DiffOptions): Promise<number> {
@@ -105,21 +140,13 @@ Examples:
       if (third !== undefined) return diffTwoDispatches(io, a, b as string, third, opts);
       if (b === undefined) throw new UsageError('give two sessions (dsh diff <a> <b>), or one session and two dispatches (dsh diff <a> <seqA> <seqB>)');
       if (a === '-' && b === '-') throw new UsageError('only one side can be read from stdin');
-      const la = await loadSide(io, 'a', a, opts);
-      if (typeof la === 'number') return la;
-      const lb = await loadSide(io, 'b', b, opts);
-      if (typeof lb === 'number') return lb;
-      let d;
-      try {
-        d = diffSessions(diffSide(la), diffSide(lb));
-      } catch (error) {
-        throw queryError(error);
-      }
-      const labels = { a, b };
-      if (opts.json) await writeOut(io.stdout, toJson(d) + '\n');
-      else if (opts.stat) await writeOut(io.stdout, renderSessionStat(d, env.c, { labels }).join('\n') + '\n');
-      else await writeOut(io.stdout, renderSessionDiff(d, env.c, { labels, full: Boolean(opts.full) }));
-      return opts.exitCode && sessionsDiffer(d) ? EXIT.failed : EXIT.ok;
+      return compareSides(io, a, b, opts, async (d) => {
+        const labels = { a, b };
+        if (opts.json) await writeOut(io.stdout, toJson(d) + '\n');
+        else if (opts.stat) await writeOut(io.stdout, renderSessionStat(d, env.c, { labels }).join('\n') + '\n');
+        else await writeOut(io.stdout, renderSessionDiff(d, env.c, { labels, full: Boolean(opts.full) }));
+        return opts.exitCode && sessionsDiffer(d) ? EXIT.failed : EXIT.ok;
+      });
     }),
   );
 }

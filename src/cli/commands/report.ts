@@ -6,8 +6,7 @@ import { formatCount, UsageError, VERSION, toJson } from '../../api/log.js';
 import { buildReport, reportParts, compareReportHtml, streamReport } from '../../api/report.js';
 import { DISPATCHES, SURFACE_EVENTS } from '../../api/views.js';
 import { abandonNewFile, prepareNewFile, writeNewFile, writeNewFileAsync, type NewFile } from '../../api/export.js';
-import { diffSessions, diffSide } from '../../api/views.js';
-import { loadSide } from './diff.js';
+import { compareSides } from './diff.js';
 
 interface ReportOptions extends CommonOptions {
   output?: string;
@@ -126,11 +125,8 @@ Examples:
 
 /** `--compare`: both sides must be readable (a side DSH refuses: its error, exit 1, nothing written). */
 async function writeCompare(io: Io, a: string, b: string, opts: ReportOptions, output: string, out: NewFile | undefined): Promise<number> {
-  const la = await loadSide(io, 'a', a, opts);
-  if (typeof la === 'number') return la;
-  const lb = await loadSide(io, 'b', b, opts);
-  if (typeof lb === 'number') return lb;
-  const d = diffSessions(diffSide(la), diffSide(lb));
+  const d = await compareSides(io, a, b, opts, async (x) => x);
+  if (typeof d === 'number') return d;
   const html = compareReportHtml(d, { a, b }, VERSION);
   if (!out) {
     await writeOut(io.stdout, html);
