@@ -6,7 +6,7 @@
  * refused any log past a fifth of the heap) and prints exactly what the
  * library's holding path computes in this (big-heap) process.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,8 @@ import { childEvents, planFork } from '../src/views/fork.js';
 import { deepEqualJson } from '../src/log/surface.js';
 import { toJson } from '../src/core/json.js';
 import { buildReplay } from '../src/views/replay.js';
+import { diffSessions, diffSide } from '../src/views/diff.js';
+import { loadedFromInspection } from '../src/views/messages.js';
 
 const HEAP_MIB = 64;
 const LOGICAL_BYTES = 96_000_000;
@@ -32,8 +34,8 @@ beforeAll(async () => {
   expect(info.logicalBytes).toBeGreaterThan(LOGICAL_BYTES * 0.95);
 }, 300_000);
 
-/** The CLI under a small heap, with no re-exec and no cache (a cold pass). */
-const small = (args: string[], heap = HEAP_MIB) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${heap}`, DSH_NO_REEXEC: '1', DSH_NO_CACHE: '1' } });
+/** The CLI under a small heap, with no cache (a cold pass). */
+const small = (args: string[], heap = HEAP_MIB) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${heap}`, DSH_NO_CACHE: '1' } });
 
 let kept: Awaited<ReturnType<typeof inspectTarget>> | undefined;
 /** The logical events, held (in this process, whose heap is large). */
@@ -79,4 +81,36 @@ describe(`bounded memory: a ${LOGICAL_BYTES / 1e6} MB log under a ${HEAP_MIB} Mi
     expect(view.attempts.length).toBeGreaterThan(100);
     expect(got.stdout).toBe(toJson(view) + '\n');
   }, 300_000);
+
+  it('diff --json of the log with itself, and with a copy cut short (the log before its last appends, either way round), prints what the comparison of the held logs computes (holding them ran out of heap)', async () => {
+    // The copy: the log's bytes up to a line boundary ~98% in (what the log was before its last appends).
+    const size = statSync(file).size;
+    const fd = openSync(file, 'r');
+    const tail = Buffer.alloc(1 << 20);
+    readSync(fd, tail, 0, tail.length, Math.floor(size * 0.98));
+    const cutAt = Math.floor(size * 0.98) + tail.indexOf(0x0a) + 1;
+    const head = Buffer.alloc(cutAt);
+    readSync(fd, head, 0, cutAt, 0);
+    closeSync(fd);
+    const short = path.join(dir, 'short', 'session.jsonl');
+    mkdirSync(path.dirname(short), { recursive: true });
+    writeFileSync(short, head);
+    const r = await held();
+    const full = loadedFromInspection(r);
+    const cut = await inspectTarget(resolveTarget(short), { collect: true, keepReplacements: true });
+    const shortLoaded = loadedFromInspection(cut);
+    for (const [a, b, wa, wb] of [
+      [file, file, full, full],
+      [file, short, full, shortLoaded],
+      [short, file, shortLoaded, full],
+    ] as const) {
+      const got = await small(['diff', a, b, '--json']);
+      expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
+      const want = toJson(await diffSessions(diffSide(wa), diffSide(wb))) + '\n';
+      expect(got.stdout.length).toBe(want.length);
+      expect(got.stdout === want).toBe(true);
+      if (a === b) expect(JSON.parse(got.stdout)).toMatchObject({ identical: true, dispatches: { firstDivergent: null }, transcript: { hunks: [] } });
+      else expect(JSON.parse(got.stdout).transcript.hunks.length).toBeGreaterThan(0);
+    }
+  }, 600_000);
 });

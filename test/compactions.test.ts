@@ -530,7 +530,7 @@ describe('bounded memory (project generator)', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-compactions-chain-'));
   const file = path.join(dir, '--home-dev-p--', 'chain', 'session.jsonl');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const small = (args: string[]) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MIB}`, DSH_NO_REEXEC: '1', DSH_NO_CACHE: '1' } });
+  const small = (args: string[]) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MIB}`, DSH_NO_CACHE: '1' } });
 
   it(`re-compacting checkpoints: compactions --json under a ${HEAP_MIB} MiB heap prints what the holding audit computes`, async () => {
     const features: Record<number, ['compaction']> = {};

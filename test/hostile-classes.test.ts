@@ -254,7 +254,7 @@ describe.skipIf(!HAVE_CORPUS)('issue #23: a torn final frame that regenerates fa
     new Promise<{ code: number; stdout: string; stderr: string; maxRss: number }>((resolve) => {
       // The arguments travel in the environment: `node -e … inspect` would start node's own debugger.
       const code = `process.on('exit',()=>process.stderr.write('\\nMAXRSS '+process.resourceUsage().maxRSS+'\\n'));process.argv=[process.argv[0],${JSON.stringify(BIN)},...JSON.parse(process.env.DSH_TEST_ARGV)];import(${JSON.stringify(BIN)});`;
-      const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, NO_COLOR: '1', DSH_NO_REEXEC: '1', DSH_TEST_ARGV: JSON.stringify(args) } });
+      const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, NO_COLOR: '1', DSH_TEST_ARGV: JSON.stringify(args) } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.length < 1e6 && stdout.length < 1e6 ? d.toString() : ''));

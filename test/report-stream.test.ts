@@ -74,12 +74,12 @@ describe('report: streamed = held', () => {
 });
 
 describe('report: bounded memory', () => {
-  it('a 24 MB generated log under a 96 MiB heap, no re-exec: the held report, byte for byte (the holding writer refuses it: past a fifth of the heap)', async () => {
+  it('a 24 MB generated log under a 96 MiB heap: the held report, byte for byte (the holding writer refuses it: past a fifth of the heap)', async () => {
     const file = path.join(logs, '--home-dev-p--', 'mid', 'session.jsonl');
     const info = await writeGeneratedArtifact(file, { seed: 5, id: 'mid', cwd: '/home/dev/p', targetBytes: 24_000_000, encoding: 'none' });
     expect(info.logicalBytes).toBeGreaterThan(22_000_000);
     const out = path.join(dir, 'mid.html');
-    const got = await runCli(['report', file, '-o', out], { env: { NODE_OPTIONS: '--max-old-space-size=96', DSH_NO_REEXEC: '1', DSH_NO_CACHE: '1' } });
+    const got = await runCli(['report', file, '-o', out], { env: { NODE_OPTIONS: '--max-old-space-size=96', DSH_NO_CACHE: '1' } });
     expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
     const want = await heldHtml(file);
     // The page embeds every event: bigger than the log.
