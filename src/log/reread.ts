@@ -16,7 +16,7 @@ import type { Encoding, SessionEvent } from './types.js';
 
 /** Logical bytes between checkpoints. */
 const CHECKPOINT_BYTES = 256 << 10;
-const RAW_CHUNK = 4 << 20;
+const RAW_CHUNK = 1 << 20;
 
 export interface LogIndex {
   encoding: Encoding;

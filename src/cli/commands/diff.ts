@@ -48,6 +48,8 @@ export async function openSide(io: Io, side: Side, target: string, opts: CommonO
     return EXIT.failed;
   }
   for (const w of r.warnings) io.stderr.write(`dsh: side ${side}: warning: ${escapeControl(w)}\n`);
+  // The comparison reads none of the index's folds: a cold pass's (already saved) are let go, not kept for both sides.
+  indexed.folds = new Map();
   return { side: indexedDiffSide(indexed), close: () => indexed.close() };
 }
 
