@@ -691,6 +691,26 @@ function forEachNode(entry: DispatchEntry, visit: (seq: number) => void): void {
 const NO_EVENTS: readonly SessionEvent[] = [];
 
 /**
+ * One object per distinct JSON text, shared by both sides: every dispatch keeps its request header
+ * and context, and a long log re-sends the same header (system prompt, tools) tens of thousands of
+ * times, each parsed anew from its own event. Values with the same JSON are the same to every view.
+ */
+class SameJson {
+  private readonly byObject = new WeakMap<object, unknown>();
+  private readonly byText = new Map<string, unknown>();
+  one<T>(value: T): T {
+    if (value === null || typeof value !== 'object') return value;
+    const seen = this.byObject.get(value);
+    if (seen !== undefined) return seen as T;
+    const text = digestOf(toJson(value));
+    let kept = this.byText.get(text);
+    if (kept === undefined) this.byText.set(text, (kept = value));
+    this.byObject.set(value, kept);
+    return kept as T;
+  }
+}
+
+/**
  * What the comparison's one pass over a side keeps: the key of every message,
  * of every answer's content and tool calls, of every tool call's first result,
  * where calls and results lie, and (unless given) the dispatch index.
@@ -709,12 +729,22 @@ class SideFacts {
   constructor(
     readonly side: DiffSide,
     private readonly keys: Keys,
+    private readonly same: SameJson,
   ) {
     this.builder = side.index ? undefined : new DispatchBuilder({ lazy: NO_EVENTS });
   }
 
   observe(e: SessionEvent): void {
-    this.builder?.apply(e);
+    const b = this.builder;
+    if (b) {
+      const n = b.out.requests.length;
+      b.apply(e);
+      if (b.out.requests.length > n) {
+        const entry = b.out.requests[n] as DispatchEntry;
+        entry.header = this.same.one(entry.header);
+        entry.requestContext = this.same.one(entry.requestContext);
+      }
+    }
     this.side.observe?.(e);
     const keys = this.keys;
     if (e.type === 'user/message' || e.type === 'assistant/message' || e.type === 'tool/result') {
@@ -1133,8 +1163,9 @@ export function alignDispatches(a: readonly Facts[], b: readonly Facts[]): { by:
 export async function diffSessions(a: DiffSide, b: DiffSide): Promise<SessionDiff> {
   const relation = relationOf(a.header, b.header);
   const keys = new Keys();
-  const sa = new SideFacts(a, keys);
-  const sb = new SideFacts(b, keys);
+  const shared = new SameJson();
+  const sa = new SideFacts(a, keys, shared);
+  const sb = new SideFacts(b, keys, shared);
   const lenA = a.eventCount;
   const lenB = b.eventCount;
   // Position-by-position sameness where the verdicts read it: the fork seed, and up to the first
