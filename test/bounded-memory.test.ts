@@ -1,7 +1,7 @@
 /**
  * Views that used to hold the whole logical log now walk a re-read of it: on a
  * generated log of ~96 MB of logical text, each runs under a 64 MiB V8 heap
- * (fork, which writes the ~96 MB child, under 96 MiB)
+ * (fork, which writes the ~96 MB child, and diff, which walks two such logs at once, under 96 MiB)
  * (holding the log takes ~4x its logical bytes, ~400 MB; the holding path also
  * refused any log past a fifth of the heap) and prints exactly what the
  * library's holding path computes in this (big-heap) process.
@@ -82,7 +82,7 @@ describe(`bounded memory: a ${LOGICAL_BYTES / 1e6} MB log under a ${HEAP_MIB} Mi
     expect(got.stdout).toBe(toJson(view) + '\n');
   }, 300_000);
 
-  it('diff --json of the log with itself, and with a copy cut short (the log before its last appends, either way round), prints what the comparison of the held logs computes (holding them ran out of heap)', async () => {
+  it('diff --json of the log with itself, and with a copy cut short (the log before its last appends, either way round), prints what the comparison of the held logs computes, under a 96 MiB heap for two logs (holding them ran out of heap)', async () => {
     // The copy: the log's bytes up to a line boundary ~98% in (what the log was before its last appends).
     const size = statSync(file).size;
     const fd = openSync(file, 'r');
@@ -104,7 +104,7 @@ describe(`bounded memory: a ${LOGICAL_BYTES / 1e6} MB log under a ${HEAP_MIB} Mi
       [file, short, full, shortLoaded],
       [short, file, shortLoaded, full],
     ] as const) {
-      const got = await small(['diff', a, b, '--json']);
+      const got = await small(['diff', a, b, '--json'], 96);
       expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
       const want = toJson(await diffSessions(diffSide(wa), diffSide(wb))) + '\n';
       expect(got.stdout.length).toBe(want.length);
