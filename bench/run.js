@@ -38,7 +38,7 @@ const COMMANDS = [
   ['transcript', '{file}', '--json'],
   ['history', '{file}', '--all-pages', '--json'],
   ['compactions', '{file}', '--json'],
-  // replay streams its attempts (a plan, then one re-read); diff still holds both logs (here the log against itself).
+  // replay streams its attempts (a plan, then one re-read); diff walks both logs side by side (here the log against itself).
   ['replay', '{file}', '--json'],
   ['diff', '{file}', '{file}', '--stat'],
 ];

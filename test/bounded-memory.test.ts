@@ -112,5 +112,5 @@ describe(`bounded memory: a ${LOGICAL_BYTES / 1e6} MB log under a ${HEAP_MIB} Mi
       if (a === b) expect(JSON.parse(got.stdout)).toMatchObject({ identical: true, dispatches: { firstDivergent: null }, transcript: { hunks: [] } });
       else expect(JSON.parse(got.stdout).transcript.hunks.length).toBeGreaterThan(0);
     }
-  }, 600_000);
+  }, 1_500_000);
 });
