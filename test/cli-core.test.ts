@@ -48,16 +48,10 @@ describe('dsh as a process', () => {
 });
 
 describe('memory budget', () => {
-  it('a view that must hold the log refuses clearly (exit 2) past the budget; streaming commands are unaffected', async () => {
+  it('no command holds the log: a held-bytes budget far below the log stops none of them (diff, the last that held both logs, included)', async () => {
     const target = 'fixtures/incident/--home-dev-acme-api--/session-incident-1';
     const env = { DSH_MAX_HELD_BYTES: '20000' };
-    for (const args of [['diff', target, target]]) {
-      const r = await runCli(args, { env });
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr).toContain('holds the whole logical log in memory');
-      expect(r.stderr).not.toMatch(/\n\s+at /);
-    }
-    for (const args of [['inspect', target], ['events', target, '--json'], ['check', target], ['inspect', target, '--json'], ['surface', target, '--json'], ['surface', target, '--at', '300'], ['request', target, '--list'], ['request', target, '300', '--diff'], ['trace', target, '300', '--all'], ['stats', target], ['search', 'the', target], ['transcript', target], ['replay', target], ['history', target, '--all-pages'], ['compactions', target], ['fork', target], ['report', target, '-o', '-']]) {
+    for (const args of [['diff', target, target], ['inspect', target], ['events', target, '--json'], ['check', target], ['inspect', target, '--json'], ['surface', target, '--json'], ['surface', target, '--at', '300'], ['request', target, '--list'], ['request', target, '300', '--diff'], ['trace', target, '300', '--all'], ['stats', target], ['search', 'the', target], ['transcript', target], ['replay', target], ['history', target, '--all-pages'], ['compactions', target], ['fork', target], ['report', target, '-o', '-']]) {
       const r = await runCli(args, { env });
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     }
