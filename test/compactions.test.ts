@@ -520,6 +520,74 @@ describe('generated sessions (project generator)', () => {
   });
 });
 
+/**
+ * A chain of turns, each with its own large request header (a distinct system prompt of `systemBytes`), one
+ * dispatch, and a compaction of the whole surface (so each checkpoint re-compacts the previous one).
+ */
+function headerChain(turns: number, systemBytes: number): Ev[] {
+  const out: Ev[] = [];
+  let surface: number[] = [];
+  for (let t = 1; t <= turns; t++) {
+    const at = () => out.length;
+    out.push({ type: 'turn/start', data: { turn: t } });
+    out.push({ type: 'request/header', data: { header: { config: { provider: 'p', model: 'm' }, system: `turn ${t}: ${'x'.repeat(systemBytes)}`, tools: [{ name: `tool-${t}`, description: 'd', inputSchema: { type: 'object' } }] }, reason: t === 1 ? 'initial' : 'change' } });
+    out.push({ type: 'step/start', data: { turn: t, step: 1 } });
+    surface.push(at());
+    out.push(USER(`u${t}`, `question ${t}`));
+    const chunkSeq = at();
+    out.push({ type: 'assistant/chunk', data: { turn: t, step: 1, chunk: { type: 'finish', reason: { kind: 'stop' } } } });
+    surface.push(at());
+    out.push({ type: 'assistant/message', data: { turn: t, step: 1, message: { id: `a${t}`, role: 'assistant', content: [], source: MODEL } }, surfaceOp: 'append', sourceEventSeqs: [chunkSeq] });
+    out.push({ type: 'step/end', data: { turn: t, step: 1 } });
+    const startSeq = at();
+    out.push({ type: 'compaction/start', data: { compactionId: `k${t}`, turn: t } });
+    const summarySeq = at();
+    out.push(summaryEv(`k${t}`, surface));
+    const cp = at();
+    out.push(checkpoint(`k${t}`, startSeq, summarySeq, surface));
+    out.push({ type: 'compaction/end', data: { compactionId: `k${t}`, turn: t } });
+    out.push({ type: 'turn/end', data: { turn: t, reason: { kind: 'completed' } } });
+    surface = [cp];
+  }
+  return out;
+}
+
+describe('bounded memory with the session index (project writer)', () => {
+  // Each attempt's budget prices the request headers around it: the audit used to keep each attempt's
+  // folded header and to hydrate every dispatch it prices at once, so it held every header of the log.
+  const TURNS = 600;
+  const SYSTEM_BYTES = 64 * 1024;
+  const HEAP_MIB = 40;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-compactions-headers-'));
+  const cache = path.join(dir, 'cache');
+  const file = path.join(dir, '--home-dev-p--', 'hdrs', 'session.jsonl');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it(`compactions --json and text, warm, under a ${HEAP_MIB} MiB heap on a log of ${TURNS} distinct ${SYSTEM_BYTES / 1024} KiB request headers print what the holding audit computes`, async () => {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, logText(headerChain(TURNS, SYSTEM_BYTES), { id: 'hdrs', cwd: '/home/dev/p' }));
+    // The first (cold) read writes the index; the audited reads below load it.
+    const first = await runCli(['trace', file, '0'], { env: { DSH_CACHE_DIR: cache } });
+    expect(first.code, first.stderr).toBe(0);
+    expect(readdirSync(cache).length).toBeGreaterThan(0);
+    const small = (args: string[]) => runCli(args, { env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MIB}`, DSH_NO_REEXEC: '1', DSH_CACHE_DIR: cache } });
+    const got = await small(['compactions', file, '--json']);
+    expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
+    const r = await inspectTarget(resolveTarget(file), { collect: true });
+    if (r.error || !r.events) throw new Error(`log refused: ${r.error?.message}`);
+    const report = auditCompactions(r.events, { sessionId: r.meta?.id ?? null });
+    expect(report.counts.compactions).toBe(TURNS);
+    // Every attempt is priced against the headers around it.
+    expect(report.attempts.every((a) => a.budget !== null && a.budget.headerTokensNext > SYSTEM_BYTES / 4)).toBe(true);
+    const want = toJson(report) + '\n';
+    expect(got.stdout === want, 'stdout differs from the holding audit').toBe(true);
+    const text = await small(['compactions', file]);
+    expect(text.code, text.stderr.slice(0, 2000)).toBe(0);
+    const held = await runInProcess(['compactions', file], { DSH_NO_CACHE: '1' });
+    expect(text.stdout === held.stdout, 'text differs from the cold run').toBe(true);
+  }, 300_000);
+});
+
 describe('bounded memory (project generator)', () => {
   // Every turn compacts all before it, so each checkpoint re-compacts the previous one: what it stands for
   // (integrity.originSeqs) lists everything the previous one lists and more, and the audit grows with the

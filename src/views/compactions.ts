@@ -16,7 +16,8 @@ import { splitPairs, toolPairsOf, type SplitPair } from './tool-pairs.js';
 import type { SessionEvent } from '../log/types.js';
 import { SurfaceFold, SurfaceError, deriveEventMessage, isSurfaceEligibleType } from '../log/surface.js';
 import { canonicalHeader, type EpochHeader } from './header.js';
-import { deriveDispatches, type DispatchEntry } from './requests.js';
+import { deriveDispatches, releaseSurfaceNodes, type DispatchEntry } from './requests.js';
+import { spansOf, type Dispatches, type DispatchSpans, type Fetch } from './dispatch-fold.js';
 import { NodeValues } from './surface-nodes.js';
 import { toJson, toJsonAround } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
@@ -89,6 +90,26 @@ export function estimateToolsTokens(header: EpochHeader | null | undefined): num
   const t = header?.tools as unknown;
   if (t === undefined || t === null || (t as { length?: number }).length === 0) return 0;
   return Math.ceil((toJson(t) ?? '').length / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
+}
+
+/** A request header as the audit reads it: DSH's token-meter estimates of its system prompt and tools. */
+interface HeaderPrice {
+  system: number;
+  tools: number;
+}
+
+/** What the audit reads of a dispatch's text-valued fields: its header's estimates (null: no header) and its billed input. */
+interface DispatchPrice {
+  header: HeaderPrice | null;
+  billed: number | null;
+}
+
+function headerPrice(h: EpochHeader | null | undefined): HeaderPrice | null {
+  return h === null || h === undefined ? null : { system: estimateSystemTokens(h), tools: estimateToolsTokens(h) };
+}
+
+function dispatchPrice(d: DispatchEntry): DispatchPrice {
+  return { header: headerPrice(d.header), billed: billed(d.messageUsage ?? d.chunkUsage) };
 }
 
 /** The event with a seq, as far as the audit holds it (the surface's nodes and the event being visited). */
@@ -429,7 +450,7 @@ function billed(u: any): number | null {
 export function auditCompactions(events: readonly SessionEvent[], options: { sessionId?: string | null } = {}): CompactionsReport {
   const audit = new CompactionAudit(deriveDispatches(events, { lazy: events }).requests);
   for (const e of events) audit.push(e);
-  audit.end();
+  audit.price(audit.end());
   return audit.finishHeld(options.sessionId ?? null);
 }
 
@@ -447,22 +468,31 @@ export interface AuditedCompactions {
   json(a: CompactionAttempt): Iterable<string>;
 }
 
+/** Dispatches hydrated at a time for the audit's prices (each holds its request header until priced). */
+const HYDRATE_BATCH = 256;
+
 /**
  * {@link auditCompactions} over logical events that come in batches (a re-read of the log), never
- * holding them: `dispatches` is the session's dispatch index (complete before the walk), `hydrate`
- * fills the text-valued fields (header, usage) of the few entries the audit prices against.
+ * holding them: `dispatches` is the session's dispatch index (complete before the walk); the text-valued
+ * fields (header, usage) of the few entries the audit prices against are read back with `fetch`, a few
+ * hundred at a time, and only their estimates are kept.
  * Print it with {@link compactionsJson} (or attempt by attempt through `full`), never whole.
  */
 export async function auditCompactionsStreamed(
   batches: AsyncIterable<readonly SessionEvent[]>,
-  dispatches: readonly DispatchEntry[],
-  hydrate: (entries: readonly DispatchEntry[]) => Promise<void>,
+  dispatches: Dispatches,
+  fetch: Fetch,
   options: { sessionId?: string | null } = {},
 ): Promise<AuditedCompactions> {
-  const audit = new CompactionAudit(dispatches);
+  const audit = new CompactionAudit(dispatches.index.requests, dispatches.spans());
   for await (const batch of batches) for (const e of batch) audit.push(e);
-  // In one call: entries hydrated together share the header objects of the events they come from.
-  await hydrate(audit.end());
+  const wanted = audit.end();
+  for (let i = 0; i < wanted.length; i += HYDRATE_BATCH) {
+    const part = wanted.slice(i, i + HYDRATE_BATCH);
+    await dispatches.hydrate(part, fetch);
+    audit.price(part);
+    dispatches.release(part);
+  }
   return audit.finish(options.sessionId ?? null);
 }
 
@@ -598,7 +628,7 @@ function originCount(origins: readonly Origin[]): number {
 interface CommandState {
   runSeq: number;
   /** The folded request header before the command/run. */
-  header: EpochHeader | null;
+  header: HeaderPrice | null;
   name: unknown;
   doneSeq: number | null;
   doneKind: string | null;
@@ -617,14 +647,15 @@ interface CommandState {
  * folded surface (what DSH itself holds), never the log.
  */
 export class CompactionAudit {
-  private readonly dispatchByFinish = new Map<number, DispatchEntry>();
   private readonly lookup: DispatchLookup;
+  /** The estimates and billed input of the dispatches {@link finish} reads (see {@link price}). */
+  private readonly prices = new Map<number, DispatchPrice>();
   private readonly fold = new SurfaceFold(false);
   private readonly attempts: CompactionAttempt[] = [];
   private readonly byId = new Map<string, CompactionAttempt>();
   private readonly commands = new Map<string, CommandState>();
-  /** The folded request header before each attempt's first event. */
-  private readonly headerAt = new Map<CompactionAttempt, EpochHeader | null>();
+  /** The folded request header before each attempt's first event, priced. */
+  private readonly headerAt = new Map<CompactionAttempt, HeaderPrice | null>();
   /** The data of each attempt's compaction/summary and compaction/prune (read when its replacement lands). */
   private readonly summaryData = new Map<CompactionAttempt, Record<string, any>>();
   private readonly pruneData = new Map<CompactionAttempt, Record<string, any>>();
@@ -643,6 +674,8 @@ export class CompactionAudit {
   private readonly origin = new Map<number, Origin>();
   private readonly stands = new Map<CompactionAttempt, Origin>();
   private header: EpochHeader | null = null;
+  /** {@link header} priced (header objects stay in force for many attempts). */
+  private headerPriced: { of: EpochHeader | null; price: HeaderPrice | null } = { of: null, price: null };
   private openTurn: number | null = null;
   private lastStepOfTurn = 0;
   private step: StepState | null = null;
@@ -650,9 +683,25 @@ export class CompactionAudit {
   private foldError: CompactionsReport['foldError'] = null;
   private lastPrunes: CompactionAttempt[] = [];
 
-  constructor(private readonly dispatches: readonly DispatchEntry[]) {
-    this.lookup = new DispatchLookup(dispatches);
-    for (const d of this.dispatches) this.dispatchByFinish.set(d.lastChunkSeq, d);
+  /** `spans`: the dispatches' chunk spans, when known without reading every entry (a saved index). */
+  constructor(dispatches: readonly DispatchEntry[], spans: DispatchSpans = spansOf(dispatches)) {
+    this.lookup = new DispatchLookup(dispatches, spans);
+  }
+
+  /** The folded header before the event being visited, priced. */
+  private priceBefore(): HeaderPrice | null {
+    const h = this.headerBefore;
+    if (this.headerPriced.of !== h) this.headerPriced = { of: h, price: headerPrice(h) };
+    return this.headerPriced.price;
+  }
+
+  /** Keep the estimates and billed input of some (hydrated) entries of those {@link end} returned: {@link finish} reads only these. */
+  price(entries: readonly DispatchEntry[]): void {
+    for (const d of entries) this.prices.set(d.index, dispatchPrice(d));
+  }
+
+  private priceOf(d: DispatchEntry): DispatchPrice {
+    return this.prices.get(d.index) ?? dispatchPrice(d);
   }
 
   /** The next logical event (in log order). */
@@ -746,7 +795,7 @@ export class CompactionAudit {
     this.previous = e;
   }
 
-  private newAttempt(kind: AttemptKind, firstSeq: number, trigger: TriggerInfo, header: EpochHeader | null = this.headerBefore): CompactionAttempt {
+  private newAttempt(kind: AttemptKind, firstSeq: number, trigger: TriggerInfo, header: HeaderPrice | null = this.priceBefore()): CompactionAttempt {
     const a: CompactionAttempt = {
       index: this.attempts.length,
       kind,
@@ -792,7 +841,7 @@ export class CompactionAudit {
       if (f && (reason['kind'] === 'error' || reason['kind'] === 'aborted')) {
         const failure = rec(reason['failure']);
         const code = str(failure['code']);
-        const d = this.dispatchByFinish.get(f.seq);
+        const d = this.lookup.byLastChunk(f.seq);
         const failedDispatch = { key: d?.key ?? null, finishSeq: f.seq, code, message: str(failure['message']) };
         if (code === CWE) {
           return {
@@ -836,7 +885,7 @@ export class CompactionAudit {
 
   private onCommandRun(e: SessionEvent, d: Record<string, any>): void {
     const id = str(d['commandId']);
-    if (id !== null) this.commands.set(id, { runSeq: e.seq, header: this.headerBefore, name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
+    if (id !== null) this.commands.set(id, { runSeq: e.seq, header: this.priceBefore(), name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
   }
 
   private onCommandDone(e: SessionEvent, d: Record<string, any>): void {
@@ -1026,12 +1075,16 @@ export class CompactionAudit {
     classifyUnclosed(attempts);
     const finalNodes = this.fold.nodes.slice();
     resolveHolders(attempts, finalNodes);
+    const finalHeader = headerPrice(this.header);
+    const price = (d: DispatchEntry | null) => (d ? { d, ...this.priceOf(d) } : null);
     for (const a of attempts) {
-      const lastBefore = this.lookup.lastBefore(a.firstSeq);
-      const next = this.lookup.firstAfter(a.lastSeq);
-      a.nextRequest = nextRequest(a, next, this.at, attempts, this.header, finalNodes);
+      const lastBefore = price(this.lookup.lastBefore(a.firstSeq));
+      const next = price(this.lookup.firstAfter(a.lastSeq));
+      a.nextRequest = nextRequest(a, next, this.at, attempts, finalHeader, finalNodes);
       const priced = this.surfacePrices.get(a);
-      if (a.range && priced) a.budget = budget(priced, lastBefore, next, this.headerAt.get(a) ?? null, this.header);
+      if (a.range && priced) a.budget = budget(priced, lastBefore, next, this.headerAt.get(a) ?? null, finalHeader);
+      // An entry of a saved index reads its surface from a shared snapshot again when asked.
+      if (next) releaseSurfaceNodes(next.d);
     }
     const report: CompactionsReport = {
       sessionId,
@@ -1044,7 +1097,7 @@ export class CompactionAudit {
       foldError: this.foldError,
     };
     const { stands } = this;
-    report.verdicts = verdictsOf(report, this.dispatches, (replaced) => originCount(replaced.map((a) => stands.get(a)).filter((o): o is Origin => o !== undefined)));
+    report.verdicts = verdictsOf(report, this.lookup, (replaced) => originCount(replaced.map((a) => stands.get(a)).filter((o): o is Origin => o !== undefined)));
     const lists = new OriginLists();
     const full = (a: CompactionAttempt): CompactionAttempt => {
       const o = stands.get(a);
@@ -1141,28 +1194,42 @@ function orphanTrigger(t: TriggerInfo): TriggerInfo {
 }
 
 /**
- * The dispatches around an attempt: binary searches when the chunk spans ascend (as in any log DSH
- * writes: one dispatch at a time), else the scans they stand for.
+ * The dispatches around an attempt, found by their chunk spans (numbers: an entry of a saved index is
+ * built only when returned): binary searches when the spans ascend (as in any log DSH writes: one
+ * dispatch at a time), else the scans they stand for.
  */
 class DispatchLookup {
   private readonly ascending: boolean;
-  constructor(private readonly d: readonly DispatchEntry[]) {
+  private readonly n: number;
+  /** The dispatch whose last chunk has a seq (the last such one). */
+  private readonly byLast = new Map<number, number>();
+  private maxFirst = -Infinity;
+  constructor(
+    private readonly d: readonly DispatchEntry[],
+    private readonly spans: DispatchSpans,
+  ) {
+    const { first, last } = spans;
+    this.n = first.length;
     let ok = true;
-    for (let i = 1; ok && i < d.length; i++) {
-      const x = d[i - 1] as DispatchEntry;
-      const y = d[i] as DispatchEntry;
-      ok = x.firstChunkSeq <= y.firstChunkSeq && x.lastChunkSeq <= y.lastChunkSeq;
+    for (let i = 0; i < this.n; i++) {
+      this.byLast.set(last[i] as number, i);
+      if (i > 0) ok &&= (first[i - 1] as number) <= (first[i] as number) && (last[i - 1] as number) <= (last[i] as number);
+      if ((first[i] as number) > this.maxFirst) this.maxFirst = first[i] as number;
     }
     this.ascending = ok;
   }
 
-  /** The first index whose dispatch fails `before` (all before it pass), on ascending spans. */
-  private cut(before: (x: DispatchEntry) => boolean): number {
+  private at(i: number): DispatchEntry | null {
+    return i >= 0 && i < this.n ? (this.d[i] as DispatchEntry) : null;
+  }
+
+  /** The first index whose value fails `before` (all before it pass), on ascending spans. */
+  private cut(values: ArrayLike<number>, before: (v: number) => boolean): number {
     let lo = 0;
-    let hi = this.d.length;
+    let hi = this.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (before(this.d[mid] as DispatchEntry)) lo = mid + 1;
+      if (before(values[mid] as number)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -1170,30 +1237,39 @@ class DispatchLookup {
 
   /** The dispatch before the first one whose last chunk is not before `seq`. */
   lastBefore(seq: number): DispatchEntry | null {
-    if (this.ascending) {
-      const i = this.cut((x) => x.lastChunkSeq < seq);
-      return i > 0 ? (this.d[i - 1] as DispatchEntry) : null;
-    }
-    let out: DispatchEntry | null = null;
-    for (const x of this.d) {
-      if (x.lastChunkSeq < seq) out = x;
-      else break;
-    }
-    return out;
+    const { last } = this.spans;
+    if (this.ascending) return this.at(this.cut(last, (v) => v < seq) - 1);
+    let out = -1;
+    for (let i = 0; i < this.n && (last[i] as number) < seq; i++) out = i;
+    return this.at(out);
   }
 
   /** The first dispatch whose first chunk is after `seq`. */
   firstAfter(seq: number): DispatchEntry | null {
-    if (this.ascending) return this.d[this.cut((x) => x.firstChunkSeq <= seq)] ?? null;
-    return this.d.find((x) => x.firstChunkSeq > seq) ?? null;
+    const { first } = this.spans;
+    if (this.ascending) return this.at(this.cut(first, (v) => v <= seq));
+    for (let i = 0; i < this.n; i++) if ((first[i] as number) > seq) return this.at(i);
+    return null;
+  }
+
+  /** Whether any dispatch's first chunk is after `seq`. */
+  anyAfter(seq: number): boolean {
+    return this.maxFirst > seq;
+  }
+
+  /** The dispatch whose last chunk is `seq`, if any. */
+  byLastChunk(seq: number): DispatchEntry | undefined {
+    const i = this.byLast.get(seq);
+    return i === undefined ? undefined : (this.d[i] as DispatchEntry);
   }
 }
 
-function usagePoint(d: DispatchEntry | null): UsagePoint | null {
-  if (!d) return null;
-  const b = billed(d.messageUsage ?? d.chunkUsage);
-  if (b === null) return null;
-  return { key: d.key, firstChunkSeq: d.firstChunkSeq, billedInput: b };
+/** A dispatch next to an attempt, with its prices. */
+type PricedDispatch = DispatchPrice & { d: DispatchEntry };
+
+function usagePoint(p: PricedDispatch | null): UsagePoint | null {
+  if (!p || p.billed === null) return null;
+  return { key: p.d.key, firstChunkSeq: p.d.firstChunkSeq, billedInput: p.billed };
 }
 
 interface SurfacePrices {
@@ -1267,12 +1343,12 @@ function auditReplacement(
   return stands;
 }
 
-function budget(p: SurfacePrices, lastBefore: DispatchEntry | null, next: DispatchEntry | null, headerBefore: EpochHeader | null, finalHeader: EpochHeader | null): BudgetInfo {
+function budget(p: SurfacePrices, lastBefore: PricedDispatch | null, next: PricedDispatch | null, headerBefore: HeaderPrice | null, finalHeader: HeaderPrice | null): BudgetInfo {
   const hBefore = headerBefore ?? lastBefore?.header ?? null;
   const hNext = next ? next.header : finalHeader;
-  const headerTokensBefore = estimateSystemTokens(hBefore) + estimateToolsTokens(hBefore);
-  const systemTokensNext = estimateSystemTokens(hNext);
-  const toolsTokensNext = estimateToolsTokens(hNext);
+  const headerTokensBefore = (hBefore?.system ?? 0) + (hBefore?.tools ?? 0);
+  const systemTokensNext = hNext?.system ?? 0;
+  const toolsTokensNext = hNext?.tools ?? 0;
   const headerTokensNext = systemTokensNext + toolsTokensNext;
   const saved = p.before.tokens - p.after.tokens;
   const netGain = p.before.tokens + headerTokensBefore - (p.after.tokens + headerTokensNext);
@@ -1298,15 +1374,16 @@ function budget(p: SurfacePrices, lastBefore: DispatchEntry | null, next: Dispat
 
 function nextRequest(
   a: CompactionAttempt,
-  next: DispatchEntry | null,
+  priced: PricedDispatch | null,
   at: EventAt,
   attempts: readonly CompactionAttempt[],
-  finalHeader: EpochHeader | null,
+  finalHeader: HeaderPrice | null,
   finalNodes: readonly number[],
 ): NextRequestInfo {
+  const next = priced?.d;
   const rep = a.seqs.replacement;
   const shadowed = a.range?.shadowedSeqs ?? [];
-  const check = (nodes: readonly number[], hdr: EpochHeader | null, count: number): string | null => {
+  const check = (nodes: readonly number[], hdr: HeaderPrice | null, count: number): string | null => {
     if (hdr === null) return 'no request/header precedes it: system prompt, tools and model are unknown (DSH-F3)';
     if (count === 0) return 'its surface derives no messages';
     const set = new Set(nodes);
@@ -1321,7 +1398,7 @@ function nextRequest(
   };
   if (next) {
     const nodes = next.surfaceNodes;
-    const reason = check(nodes, next.header, next.messageCount);
+    const reason = check(nodes, priced!.header, next.messageCount);
     const retry = a.trigger.kind === 'context-overflow' || a.trigger.kind === 'request-error' ? next.turn === a.trigger.turn && next.step === a.trigger.step : false;
     return {
       status: reason === null ? 'ok' : 'not-reconstructable',
@@ -1360,7 +1437,7 @@ const TITLES: Record<Verdict['item'], string> = {
 };
 
 /** `appendOrigins`: how many distinct append-origin events the `integrity.originSeqs` of some attempts list together. */
-function verdictsOf(r: CompactionsReport, dispatches: readonly DispatchEntry[], appendOrigins: (attempts: readonly CompactionAttempt[]) => number): Verdict[] {
+function verdictsOf(r: CompactionsReport, dispatches: DispatchLookup, appendOrigins: (attempts: readonly CompactionAttempt[]) => number): Verdict[] {
   const v = (item: Verdict['item'], state: VerdictState, detail: string): Verdict => ({ item, title: TITLES[item], state, detail });
   const replaced = r.attempts.filter((a) => a.seqs.replacement !== null);
   const any = r.attempts.length > 0;
@@ -1439,7 +1516,7 @@ function verdictsOf(r: CompactionsReport, dispatches: readonly DispatchEntry[], 
       const f = a.failure as FailureInfo;
       if (f.class === 'other') warn.push(`${label(a)} failure not classified: ${toJson(f.text)}`);
       else info.push(`${label(a)} ${f.class}${f.reason !== f.class ? ` (${f.reason})` : ''}`);
-      if (f.class === 'commit' && dispatches.some((d) => d.firstChunkSeq > a.lastSeq)) warn.push(`${label(a)} commit-stage failure: the surface may be partly changed, yet execution continued`);
+      if (f.class === 'commit' && dispatches.anyAfter(a.lastSeq)) warn.push(`${label(a)} commit-stage failure: the surface may be partly changed, yet execution continued`);
     }
     const state: VerdictState = bad.length ? 'fail' : warn.length ? 'warn' : 'pass';
     out.push(v('failure', state, [...bad, ...warn, ...info].join('; ')));

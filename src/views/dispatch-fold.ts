@@ -22,13 +22,36 @@ interface Sources {
   usageSeq: (number | null)[];
 }
 
+/** Every dispatch's chunk span, in index order: `first[i]`/`last[i]` are dispatch i's first and last chunk seqs. */
+export interface DispatchSpans {
+  readonly first: ArrayLike<number>;
+  readonly last: ArrayLike<number>;
+}
+
+/** The chunk spans of some entries (reading each one). */
+export function spansOf(entries: readonly DispatchEntry[]): DispatchSpans {
+  const first = new Float64Array(entries.length);
+  const last = new Float64Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as DispatchEntry;
+    first[i] = e.firstChunkSeq;
+    last[i] = e.lastChunkSeq;
+  }
+  return { first, last };
+}
+
 export class Dispatches {
   private events: () => readonly SessionEvent[] = () => [];
   private readonly hydrated = new Set<number>();
   constructor(
     readonly index: DispatchIndex,
     private readonly sources: Sources | null,
+    private readonly savedSpans: DispatchSpans | null = null,
   ) {}
+  /** Every dispatch's chunk span (a saved index reads them without building its entries). */
+  spans(): DispatchSpans {
+    return this.savedSpans ?? spansOf(this.index.requests);
+  }
   /** The (sparse) logical events lazy entries derive their messages from. */
   useEvents(events: () => readonly SessionEvent[]): void {
     this.events = events;
@@ -58,6 +81,22 @@ export class Dispatches {
       const msg = at(e.assistantMessageSeq);
       e.messageUsage = msg ? (msg.data?.usage ?? null) : null;
       this.hydrated.add(e.index);
+    }
+  }
+  /**
+   * Let hydrated entries forget their text-valued fields again (a later {@link hydrate} re-reads
+   * them), so a walk over many dispatches holds the headers of a few at a time; a no-op for
+   * dispatches built by a full pass, whose entries hold their values.
+   */
+  release(entries: readonly DispatchEntry[]): void {
+    if (!this.sources) return;
+    for (const e of entries) {
+      if (!this.hydrated.delete(e.index)) continue;
+      e.header = null;
+      e.requestContext = null;
+      e.finish = null;
+      e.chunkUsage = null;
+      e.messageUsage = null;
     }
   }
 }
@@ -284,11 +323,13 @@ function savedDispatches(bytes: Buffer): Dispatches {
   }
   const recordAt = new Float64Array(r.uint());
   const firstChunk = new Float64Array(recordAt.length);
+  const lastChunk = new Float64Array(recordAt.length);
   for (let i = 0; i < recordAt.length; i++) {
     recordAt[i] = r.offset;
     r.skip(3);
     firstChunk[i] = r.uint();
-    r.skip(RECORD_VALUES - 6);
+    lastChunk[i] = r.uint();
+    r.skip(RECORD_VALUES - 7);
     if (r.uint() >= snapshotAt.length) throw new Error('dispatch snapshot out of range');
     r.uint();
   }
@@ -337,7 +378,7 @@ function savedDispatches(bytes: Buffer): Dispatches {
       return settle(this, 'steps', readSteps(at(stepsAt)));
     },
   };
-  result = new Dispatches(index, src);
+  result = new Dispatches(index, src, { first: firstChunk, last: lastChunk });
   return result;
 }
 

@@ -30,7 +30,7 @@ async function auditTarget(io: Io, target: ResolvedTarget, opts: CompactionsOpti
     const { stream, events } = indexed;
     if (r.error || !stream || !events) return { r };
     const dispatches = foldOf(indexed.folds, DISPATCHES);
-    const audit = await auditCompactionsStreamed(stream(), dispatches.index.requests, (entries) => dispatches.hydrate(entries, (ranges) => events(ranges)), {
+    const audit = await auditCompactionsStreamed(stream(), dispatches, (ranges) => events(ranges), {
       sessionId: r.meta?.id ?? null,
     });
     return { r, audit };
