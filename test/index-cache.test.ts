@@ -18,9 +18,13 @@ import { inspectTargetIndexed } from '../src/log/session.js';
 import { cacheConfig, clearEntries, listEntryFiles } from '../src/log/index/cache.js';
 import { CITATIONS, SESSION_FOLDS, foldOf } from '../src/views/index-folds.js';
 import { DISPATCHES } from '../src/views/dispatch-fold.js';
+import { REPLAY_PLAN } from '../src/views/replay.js';
+import { baseEvents, logText } from './helpers/logtext.js';
+import type { PersistentFold } from '../src/log/index/session-index.js';
 import { FrameWalker } from '../src/physical/zstd-frames.js';
 import { MemorySource } from '../src/physical/source.js';
 import type { SessionEvent } from '../src/log/types.js';
+import { toJson } from '../src/core/json.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
@@ -421,6 +425,33 @@ describe('a log that changes after it was indexed', () => {
       expect(total).toBeGreaterThan(10);
     }
   }, 300_000);
+});
+
+describe('the folds a validating pass builds', () => {
+  it('with no cache, only the folds the view reads; writing the index, every fold, but the view is handed only those it reads', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(TMP, 'folds-')), 'session.jsonl');
+    fs.writeFileSync(file, logText(baseEvents()));
+    let created: number[] = [];
+    const counted = SESSION_FOLDS.map((f): PersistentFold => ({ ...f, create: () => (created.push(f.tag), f.create()) }));
+    const needs = counted.filter((f) => f.tag === REPLAY_PLAN.tag);
+    const off = await inspectTargetIndexed(resolveTarget(file), {}, { cache: cacheConfig({ DSH_NO_CACHE: '1' }), folds: counted, needs });
+    off.close();
+    expect(off.inspection.error).toBeUndefined();
+    expect(created).toEqual([REPLAY_PLAN.tag]);
+    expect([...off.folds.keys()]).toEqual([REPLAY_PLAN.tag]);
+    created = [];
+    const cache = cacheConfig({ DSH_CACHE_DIR: freshCache() });
+    const on = await inspectTargetIndexed(resolveTarget(file), {}, { cache, folds: counted, needs });
+    on.close();
+    expect(created.sort()).toEqual(SESSION_FOLDS.map((f) => f.tag).sort());
+    expect([...on.folds.keys()]).toEqual([REPLAY_PLAN.tag]);
+    expect(toJson(on.folds.get(REPLAY_PLAN.tag))).toBe(toJson(off.folds.get(REPLAY_PLAN.tag)));
+    // The entry it wrote holds every fold: a view reading another one is answered warm.
+    const warm = await inspectTargetIndexed(resolveTarget(file), {}, { cache, folds: SESSION_FOLDS, needs: [DISPATCHES] });
+    warm.close();
+    expect(warm.warm).toBe(true);
+    expect(foldOf(warm.folds, DISPATCHES).index.requests.length).toBeGreaterThan(0);
+  });
 });
 
 describe('the cache directory', () => {

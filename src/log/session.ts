@@ -264,10 +264,14 @@ async function indexedPass(
 ): Promise<IndexedInspection | undefined> {
   const resume = prior ? await resumeState(target, source, options.decoder, prior) : undefined;
   const builder = prior ? LogIndexBuilder.resume(prior.logIndex, prior.resume!.eventLine) : new LogIndexBuilder(detectEncoding(source).encoding);
-  // The folds are the view's answer whether or not the index is saved (`--no-cache` included).
+  // The folds are the view's answer whether or not the index is saved (`--no-cache` included): with
+  // no index to write, only those the view reads are built; written, every fold, but the view is
+  // given (and holds) only those it reads.
   // Extending: the folds that can go on from their saved bytes (the others are left out of the new entry).
+  const reads = use?.needs ?? use?.folds ?? [];
+  const read = (tag: number) => reads.some((f) => f.tag === tag);
   const builders: [number, FoldBuilder<unknown>][] = [];
-  for (const f of use?.folds ?? []) {
+  for (const f of key ? (use?.folds ?? []) : reads) {
     if (!prior) builders.push([f.tag, f.create()]);
     else {
       const bytes = prior.foldBytes.get(f.tag);
@@ -334,7 +338,7 @@ async function indexedPass(
     async function* stream(): AsyncGenerator<SessionEvent[]> {
       yield held;
     }
-    return { inspection, events, stream, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
+    return { inspection, events, stream, folds: resultsOf(builders, read), warm: false, close };
   }
   const eventLine = builder.lastEventLine;
   const logIndex = builder.finish();
@@ -360,7 +364,12 @@ async function indexedPass(
   }
   const rereader = new Rereader(source, logIndex, options.decoder);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
-  return { inspection, events, stream: streamOf(rereader, closers), rereader, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, ...(prior ? { extended: true } : {}), close };
+  return { inspection, events, stream: streamOf(rereader, closers), rereader, folds: resultsOf(builders, read), warm: false, ...(prior ? { extended: true } : {}), close };
+}
+
+/** The results of the folds a view reads (the others, once saved, are let go). */
+function resultsOf(builders: readonly [number, FoldBuilder<unknown>][], read: (tag: number) => boolean): Map<number, unknown> {
+  return new Map(builders.filter(([t]) => read(t)).map(([t, b]) => [t, b.result()]));
 }
 
 /**

@@ -64,7 +64,7 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
       // One validating pass (or the saved index), then the log is re-read: once to plan the attempts
       // (numbers only), then once more (twice for text, whose summary comes first) to stream them.
       const resolved = await resolveCli(target, opts);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, []));
+      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [REPLAY_PLAN]));
       try {
         const r = indexed.inspection;
         if (r.error || !r.meta || !indexed.stream) return await reportLoadFailure(io, opts, r.error);
