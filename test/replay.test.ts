@@ -8,9 +8,12 @@ import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { sessionPath } from '../src/log/layout.js';
 import { writeGeneratedArtifact, generatedHeader } from '../tools/generate.js';
-import { REPLAY_PLAN, StreamAssembler, buildReplay, planReplay, streamReplay, type ReplayAttempt } from '../src/views/replay.js';
+import { REPLAY_PLAN, ReplayPlanner, StreamAssembler, buildReplay, planReplay, replayGapTotal, streamReplay, type ReplayAttempt, type ReplayPlan } from '../src/views/replay.js';
 import { toJson } from '../src/core/json.js';
-import { timedFrames } from '../src/cli/render/replay.js';
+import { ChunkGaps, timedFrames } from '../src/cli/render/replay.js';
+import { collectSession } from '../tools/generate.js';
+import { inspectText, logText } from './helpers/logtext.js';
+import type { SessionEvent } from '../src/log/types.js';
 
 
 describe('StreamAssembler (BlockAssembler rules)', () => {
@@ -87,6 +90,43 @@ describe('StreamAssembler (BlockAssembler rules)', () => {
     const frames = timedFrames(attempts, 1000, 2000);
     expect(frames.map((f) => f.delayMs).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1000);
     expect(frames[0]!.delayMs).toBe(0);
+  });
+});
+
+describe('the recorded gaps a timed replay plays, from the plan', () => {
+  /** What the timed replay used to sum in a pass of its own: each chunk's gap, over the wanted attempts in order. */
+  function counted(events: readonly SessionEvent[], wanted: (a: ReplayAttempt) => boolean): number {
+    const gaps = new ChunkGaps();
+    let total = 0;
+    for (const a of buildReplay('x', events, { keepChunks: true }).attempts) if (wanted(a)) for (const c of a.chunks ?? []) total += gaps.gap(c.time);
+    return total;
+  }
+  it('equal the sum over the replayed chunks, for the whole log and each step, cold and from the saved plan', async () => {
+    const { events } = collectSession({ seed: 11, id: 'gaps', turns: 30, features: { 4: ['retry'], 9: ['retry'] }, randomFeatures: true });
+    const r = await inspectText(logText(events.map(({ type, data, surfaceOp, sourceEventSeqs, time }) => ({ type, data, time, ...(surfaceOp !== undefined ? { surfaceOp } : {}), ...(sourceEventSeqs !== undefined ? { sourceEventSeqs } : {}) })), { id: 'gaps' }));
+    expect(r.error).toBeUndefined();
+    const logical = r.events!;
+    const planner = new ReplayPlanner();
+    for (const e of logical) planner.observe(e);
+    const cold = planner.finish();
+    const fold = REPLAY_PLAN.create();
+    for (const e of logical) fold.observe(e);
+    fold.end?.([]);
+    const saved = REPLAY_PLAN.decode(fold.encode()!) as ReplayPlan;
+    expect(saved).not.toBeNull();
+    const all = () => true;
+    const total = counted(logical, all);
+    expect(total).toBeGreaterThan(0);
+    expect(replayGapTotal(cold, all)).toBe(total);
+    expect(replayGapTotal(saved, all)).toBe(total);
+    const steps = [...new Map(cold.attempts.map((a) => [`${a.turn}/${a.step}`, a])).values()];
+    expect(steps.length).toBeGreaterThan(20);
+    for (const s of steps) {
+      const wanted = (a: { turn: unknown; step: unknown }) => a.turn === s.turn && a.step === s.step;
+      const want = counted(logical, wanted);
+      expect(replayGapTotal(cold, wanted)).toBe(want);
+      expect(replayGapTotal(saved, wanted)).toBe(want);
+    }
   });
 });
 

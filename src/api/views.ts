@@ -33,7 +33,7 @@ export { healthOf, listSessions, readHeaderFromSource, sessionKind } from '../vi
 export type { Health, ListOptions, ListedSession, Listing, ListingProblem, SessionKind, SessionRecord } from '../views/listing.js';
 export { EVENT_PREVIEW_WIDTH, SessionQueryError, StreamingSurface, eventSummary, loadedFromInspection } from '../views/messages.js';
 export type { LoadedSession, SurfaceView } from '../views/messages.js';
-export { planReplay, REPLAY_PLAN, streamReplay, type ReplayPlan } from '../views/replay.js';
+export { chunkGap, MAX_CHUNK_GAP_MS, planReplay, REPLAY_PLAN, replayGapTotal, streamReplay, type ReplayPlan } from '../views/replay.js';
 export type { ContentBlock, ReplayAttempt, ReplayChunk, ReplayOptions, ReplaySummary, ReplayView } from '../views/replay.js';
 export { diffDispatches, dispatchesDiffer, messagesOf, pickDispatch, pickDispatchPair, requestJson, summarizeDispatch } from '../views/requests.js';
 export type { DispatchDiff, DispatchEntry, DispatchIndex, DispatchSummary, SeqResolution, StepEntry } from '../views/requests.js';

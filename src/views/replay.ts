@@ -301,6 +301,14 @@ export function isTokenDelta(chunk: any): boolean {
   return false;
 }
 
+/** The longest recorded gap between two chunks a timed replay plays (ms). */
+export const MAX_CHUNK_GAP_MS = 2_000;
+
+/** The recorded gap a timed replay plays before a chunk at `time` (after one at `prev`; 0 for the first): clamped to [0, maxGapMs]. */
+export function chunkGap(prev: number | null, time: number, maxGapMs = MAX_CHUNK_GAP_MS): number {
+  return prev === null ? 0 : Math.min(maxGapMs, Math.max(0, time - prev));
+}
+
 /** Where an attempt's times are measured from: an event's seq and time (raw, as logged). */
 interface Anchor {
   seq: number;
@@ -369,6 +377,10 @@ interface AttemptPlan {
   attemptsInStep: number;
   firstChunkSeq: number | null;
   lastChunkSeq: number | null;
+  /** The times of its first and last chunk, and the gaps a timed replay plays between its chunks, summed ({@link chunkGap}). */
+  firstChunkTime: number | null;
+  lastChunkTime: number | null;
+  chunkGapsMs: number;
   anchor: Anchor | undefined;
   retryEventSeqs: number[];
   messageSeq: number | null;
@@ -440,8 +452,12 @@ export class ReplayPlanner {
     const d = e.data ?? {};
     if (place.starts || !this.open) this.open = this.start(d.turn, d.step, this.lastNonChunk);
     const a = this.open;
-    if (a.firstChunkSeq === null) a.firstChunkSeq = e.seq;
+    if (a.firstChunkSeq === null) {
+      a.firstChunkSeq = e.seq;
+      a.firstChunkTime = e.time;
+    } else a.chunkGapsMs += chunkGap(a.lastChunkTime, e.time);
     a.lastChunkSeq = e.seq;
+    a.lastChunkTime = e.time;
     this.markChunk(e.seq);
     if (place.ends) this.open = undefined;
   }
@@ -557,7 +573,22 @@ function withNeeds(attempts: AttemptPlan[], chunked: AttemptPlan[], orphanMessag
 }
 
 function plan(index: number, turn: unknown, step: unknown, attemptInStep: number, anchor: Anchor | undefined): AttemptPlan {
-  return { index, turn, step, attemptInStep, attemptsInStep: 0, firstChunkSeq: null, lastChunkSeq: null, anchor, retryEventSeqs: [], messageSeq: null, citation: null, citedBy: [], readyAt: -Infinity };
+  return { index, turn, step, attemptInStep, attemptsInStep: 0, firstChunkSeq: null, lastChunkSeq: null, firstChunkTime: null, lastChunkTime: null, chunkGapsMs: 0, anchor, retryEventSeqs: [], messageSeq: null, citation: null, citedBy: [], readyAt: -Infinity };
+}
+
+/**
+ * The recorded gaps a timed replay of some attempts (`wanted`, in the plan's order) plays, summed:
+ * the gaps ({@link chunkGap}) between consecutive chunks of those attempts, without reading them.
+ */
+export function replayGapTotal(p: ReplayPlan, wanted: (a: { turn: unknown; step: unknown }) => boolean): number {
+  let total = 0;
+  let prev: number | null = null;
+  for (const a of p.attempts) {
+    if (a.firstChunkTime === null || a.lastChunkTime === null || !wanted(a)) continue;
+    total += chunkGap(prev, a.firstChunkTime) + a.chunkGapsMs;
+    prev = a.lastChunkTime;
+  }
+  return total;
 }
 
 /** An attempt being assembled in the second pass. */
@@ -759,13 +790,20 @@ const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSaf
 const opt = (v: number | null) => (v === null ? 0 : v + 1);
 const unopt = (v: number) => (v === 0 ? null : v - 1);
 
+/** The encoding of the plan's bytes. */
+const PLAN_ENCODING = 2;
+
 /** A plan's bytes (numbers only), or undefined when a value is not a plain integer (the plan is then re-derived by re-reading). */
 function encodePlan(p: ReplayPlan): Buffer | undefined {
-  const w = new VarWriter().uint(1).uint(p.attempts.length);
+  const w = new VarWriter().uint(PLAN_ENCODING).uint(p.attempts.length);
   for (const a of p.attempts) {
     if (!isInt(a.turn) || !isInt(a.step) || (a.anchor && (!isInt(a.anchor.seq) || !isInt(a.anchor.time) || a.anchor.seq < 0))) return undefined;
+    const timed = a.firstChunkSeq !== null;
+    if (timed && (!isInt(a.firstChunkTime) || !isInt(a.lastChunkTime) || !isInt(a.chunkGapsMs) || a.chunkGapsMs < 0)) return undefined;
     w.int(a.turn).int(a.step).uint(a.attemptInStep).uint(a.attemptsInStep);
-    w.uint(opt(a.firstChunkSeq)).uint(opt(a.lastChunkSeq)).uint(a.anchor ? 1 : 0);
+    w.uint(opt(a.firstChunkSeq)).uint(opt(a.lastChunkSeq));
+    if (timed) w.int(a.firstChunkTime as number).int(a.lastChunkTime as number).uint(a.chunkGapsMs);
+    w.uint(a.anchor ? 1 : 0);
     if (a.anchor) w.uint(a.anchor.seq).int(a.anchor.time);
     w.uints(a.retryEventSeqs).uint(opt(a.messageSeq)).uint(CITATIONS.indexOf(a.citation)).uints(a.citedBy);
   }
@@ -774,13 +812,18 @@ function encodePlan(p: ReplayPlan): Buffer | undefined {
 
 function decodePlan(bytes: Buffer): ReplayPlan | null {
   const r = new VarReader(bytes);
-  if (r.uint() !== 1) return null;
+  if (r.uint() !== PLAN_ENCODING) return null;
   const attempts: AttemptPlan[] = [];
   for (let n = r.uint(), index = 0; index < n; index++) {
     const a = plan(index, r.int(), r.int(), r.uint(), undefined);
     a.attemptsInStep = r.uint();
     a.firstChunkSeq = unopt(r.uint());
     a.lastChunkSeq = unopt(r.uint());
+    if (a.firstChunkSeq !== null) {
+      a.firstChunkTime = r.int();
+      a.lastChunkTime = r.int();
+      a.chunkGapsMs = r.uint();
+    }
     if (r.uint() === 1) a.anchor = { seq: r.uint(), time: r.int() };
     a.retryEventSeqs = r.uints();
     a.messageSeq = unopt(r.uint());

@@ -4,7 +4,7 @@ import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseStepSpec, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
-import { planReplay, REPLAY_PLAN, streamReplay, type ReplayAttempt, type ReplayPlan } from '../../api/views.js';
+import { planReplay, REPLAY_PLAN, replayGapTotal, streamReplay, type ReplayAttempt, type ReplayPlan } from '../../api/views.js';
 import { attemptHeading, ChunkGaps, chunkText, gapScale, replayFootLines, replayHeadLines, scaledGap, StepHeadings } from '../render/replay.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 
@@ -61,8 +61,8 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
       if (opts.step !== undefined && !step) throw new UsageError(`--step must be T/S (turn/step numbers), got ${toJson(opts.step)}`);
       const maxDelay = intOption('--max-delay', opts.maxDelay) ?? 10_000;
       const timed = Boolean(opts.followTiming) && !opts.json;
-      // One validating pass (or the saved index), then the log is re-read: once to plan the attempts
-      // (numbers only), then once more (twice for text, whose summary comes first) to stream them.
+      // One validating pass (or the saved index) plans the attempts (numbers only), then the log is
+      // re-read once to stream them (twice for text, whose summary comes first).
       const resolved = await resolveCli(target, opts);
       const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [REPLAY_PLAN]));
       try {
@@ -93,13 +93,8 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
         if (timed) {
           const paced = Boolean(io.stdout.isTTY) || Boolean(opts.forceTiming);
           if (!paced) io.stderr.write('dsh: --follow-timing ignored: stdout is not a terminal (add --force-timing to pace anyway)\n');
-          // The recorded gaps are scaled to the whole replay's total: summed first, then played.
-          let total = 0;
-          const counted = new ChunkGaps();
-          await pass((a) => {
-            for (const c of a.chunks ?? []) total += counted.gap(c.time);
-          });
-          const k = gapScale(total, maxDelay);
+          // The recorded gaps are scaled to the whole replay's total, which the plan knows.
+          const k = gapScale(replayGapTotal(plan, wanted), maxDelay);
           const played = new ChunkGaps();
           await pass(async (a) => {
             let first = true;

@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
-import type { ContentBlock, ReplayAttempt, ReplayChunk, ReplaySummary, ReplayView } from '../../api/views.js';
+import { chunkGap, MAX_CHUNK_GAP_MS, type ContentBlock, type ReplayAttempt, type ReplayChunk, type ReplaySummary, type ReplayView } from '../../api/views.js';
 import { toJson, stepKey } from '../../api/log.js';
 
 function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
@@ -158,9 +158,9 @@ export interface TimedFrame {
 /** The recorded gap before each chunk of a timed replay, clamped to [0, maxGapMs] (feed the chunks in order). */
 export class ChunkGaps {
   private prev: number | null = null;
-  constructor(private readonly maxGapMs = 2_000) {}
+  constructor(private readonly maxGapMs = MAX_CHUNK_GAP_MS) {}
   gap(time: number): number {
-    const gap = this.prev === null ? 0 : Math.min(this.maxGapMs, Math.max(0, time - this.prev));
+    const gap = chunkGap(this.prev, time, this.maxGapMs);
     this.prev = time;
     return gap;
   }
@@ -181,7 +181,7 @@ export function scaledGap(gap: number, k: number): number {
  * each gap clamped to [0, maxGapMs], then scaled down so the whole replay
  * takes at most `maxTotalMs`.
  */
-export function timedFrames(attempts: readonly ReplayAttempt[], maxTotalMs = 10_000, maxGapMs = 2_000): TimedFrame[] {
+export function timedFrames(attempts: readonly ReplayAttempt[], maxTotalMs = 10_000, maxGapMs = MAX_CHUNK_GAP_MS): TimedFrame[] {
   const frames: TimedFrame[] = [];
   const gaps = new ChunkGaps(maxGapMs);
   for (const a of attempts) for (const c of a.chunks ?? []) frames.push({ delayMs: gaps.gap(c.time), attemptIndex: a.index, chunk: c });

@@ -16,7 +16,7 @@ export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
  * only, as runs of consecutive seqs, and entries are keyed by a tree hash of the artifact
  * (content-hash.ts).
  */
-export const INDEX_FORMAT_VERSION = 5;
+export const INDEX_FORMAT_VERSION = 6;
 const DIGEST_BYTES = 32;
 
 export class IndexFormatError extends Error {}
