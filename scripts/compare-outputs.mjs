@@ -2,6 +2,8 @@
 // Byte-compare two builds of dsh on every corpus artifact, for refactors that must not change output.
 //   node scripts/compare-outputs.mjs <baseline bin/dsh.js> [candidate bin/dsh.js]
 //   DSH_COMPARE_CMDS="check --json|stats --json"  (default: check, stats, replay, request --list, all --json)
+//   DSH_COMPARE_CACHE=DIR  each build keeps its session index in DIR/a or DIR/b (a first run builds them, a
+//   second is answered warm); without it both share the environment's cache (or DSH_NO_CACHE=1: none).
 // Make the baseline with: git worktree add /tmp/base main && (cd /tmp/base && npm ci && npx tsc -p tsconfig.json)
 // (or copy dist/, bin/, data/, proto/ and package.json of a main build elsewhere and link node_modules).
 // Paths of the two checkouts are normalised away (stats prints its price table's path). Exit 1 on any difference.
@@ -28,9 +30,10 @@ const walk = (d) => {
   }
 };
 walk(CORPUS);
+const cacheOf = (bin) => (process.env.DSH_COMPARE_CACHE ? { DSH_CACHE_DIR: path.join(process.env.DSH_COMPARE_CACHE, bin === A ? 'a' : 'b') } : {});
 const run = (bin, args) =>
   new Promise((resolve) => {
-    const c = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    const c = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1', ...cacheOf(bin) } });
     let o = '';
     let e = '';
     c.stdout.on('data', (d) => (o += d));
