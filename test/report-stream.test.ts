@@ -86,4 +86,22 @@ describe('report: bounded memory', () => {
     expect(want.length).toBeGreaterThan(24_000_000);
     expect(readFileSync(out, 'utf8') === want).toBe(true);
   }, 300_000);
+
+  it('a 68 MB generated log with ~15k tool results of ~4 KB under a 112 MiB heap, no re-exec: what each pass holds follows the surface and the index, not the log (the same bytes as without the limit)', async () => {
+    // Each distinct preview is cut from its event's text; held as a slice it kept that text alive
+    // (~4 KB a tool result here), so the facts of the events blob outgrew the heap in the third pass.
+    const file = path.join(logs, '--home-dev-p--', 'tools', 'session.jsonl');
+    const info = await writeGeneratedArtifact(file, { seed: 9, id: 'tools', cwd: '/home/dev/p', targetBytes: 64_000_000, encoding: 'none', toolOutputBytes: [4000, 4100] });
+    expect(info.logicalBytes).toBeGreaterThan(60_000_000);
+    const out = path.join(dir, 'tools.html');
+    // The build before this change needed more than 112 MiB here (it died in the third pass); this one fits in 96 MiB.
+    const got = await runCli(['report', file, '-o', out], { env: { NODE_OPTIONS: '--max-old-space-size=112', DSH_NO_REEXEC: '1', DSH_NO_CACHE: '1' } });
+    expect(got.code, got.stderr.slice(0, 2000)).toBe(0);
+    const free = path.join(dir, 'tools-free.html');
+    const want = await runInProcess(['report', file, '-o', free], { DSH_NO_CACHE: '1' });
+    expect(want.code, want.stderr.slice(0, 2000)).toBe(0);
+    const a = readFileSync(out);
+    expect(a.length).toBeGreaterThan(60_000_000);
+    expect(a.equals(readFileSync(free))).toBe(true);
+  }, 900_000);
 });

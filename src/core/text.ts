@@ -70,6 +70,15 @@ export function codePointLength(text: string): number {
 }
 
 /** `Array.from(text).slice(0, n).join('')`. */
+/**
+ * `s` as a string of its own: V8 keeps the whole parent of a slice (and every part of a
+ * concatenation) alive while the result lives, so a short text cut from a long one and then held
+ * (a distinct preview, kept for a whole pass) would hold the long one.
+ */
+export function ownString(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
+}
+
 export function headCodePoints(text: string, n: number): string {
   let i = 0;
   for (let k = 0; k < n && i < text.length; k++) i += unitsAt(text, i);

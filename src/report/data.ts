@@ -432,11 +432,14 @@ export function surfaceSection(view: SurfaceView): ReportData['surface'] {
   };
 }
 
+/** The members of the compaction audit the report keeps, in its order. */
+export const AUDIT_MEMBERS = ['counts', 'attempts', 'verdicts', 'foldError'] as const;
+
 /** The compaction audit as the report keeps it (or the audit's error). */
 export function auditSection(run: () => CompactionsReport): Pick<ReportData, 'audit' | 'auditError'> {
   try {
     const a = run();
-    return { audit: { counts: a.counts, attempts: a.attempts, verdicts: a.verdicts, foldError: a.foldError }, auditError: null };
+    return { audit: Object.fromEntries(AUDIT_MEMBERS.map((k) => [k, a[k]])) as NonNullable<ReportData['audit']>, auditError: null };
   } catch (error) {
     return { audit: null, auditError: (error as Error).message };
   }

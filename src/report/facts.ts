@@ -13,6 +13,7 @@ import { analysisOf, analyzeLog, type FoldLike, type LogAnalysis } from '../view
 import { embedJson, TextBatch } from './html.js';
 import { clip, eventSummary } from '../views/messages.js';
 import type { PageEventFacts } from './page/model.js';
+import { ownString } from '../core/text.js';
 
 /** Previews are cut here (the events list shows this much; the raw JSON has everything). */
 export const PREVIEW_LIMIT = 240;
@@ -51,9 +52,10 @@ class EventColumns {
       this.messages[String(e.seq)] = m;
     }
     this.message[i] = c.charCodeAt(0);
-    const p = clip(eventSummary(e), PREVIEW_LIMIT);
+    let p = clip(eventSummary(e), PREVIEW_LIMIT);
     let at = this.previewIndex.get(p);
     if (at === undefined) {
+      p = ownString(p);
       at = this.previews.length;
       this.previews.push(p);
       this.previewIndex.set(p, at);

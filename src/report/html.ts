@@ -32,10 +32,19 @@ export function embedJson(value: unknown): string {
 }
 
 /** {@link embedJson} in pieces (`toJsonParts`): the same text, for a document too long for one string. */
-export function* embedJsonParts(value: unknown, depth: number): Generator<string> {
+export function embedJsonParts(value: unknown, depth: number): Generator<string> {
+  return embedPieces(toJsonParts(value, depth));
+}
+
+/**
+ * JSON text given in pieces, escaped as {@link embedJson} escapes it and gathered into pieces of
+ * about 1 MiB. Each piece must end between JSON tokens or inside a number (never inside a string,
+ * so no escaped sequence is cut).
+ */
+export function* embedPieces(parts: Iterable<string>): Generator<string> {
   let batch: string[] = [];
   let size = 0;
-  for (const part of toJsonParts(value, depth)) {
+  for (const part of parts) {
     batch.push(part);
     size += part.length;
     if (size >= 1 << 20) {

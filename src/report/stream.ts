@@ -12,9 +12,14 @@
  * 3. the events blob, row by row, with the per-event facts.
  *
  * The output is byte-identical to {@link buildReport} + `reportParts` over
- * the held log (test/report-stream.test.ts); what is still held grows with the
- * log's dispatches, transcript size is not held, and the facts keep a few
- * bytes per event (labels, preview index, citers) plus the distinct previews.
+ * the held log (test/report-stream.test.ts). What the first pass fed (check's
+ * replay, the secrets fold, the audit's replay, the dispatch index) is let go
+ * before the second; the audit's attempts are written one at a time (their
+ * origin lists are never held as a whole). What is still held grows with the
+ * log's dispatches (their deflated JSON, the page's headers and contexts), the
+ * transcript size is not held, and the facts keep a few bytes per event
+ * (labels, preview index, citers) plus the distinct previews, each a string of
+ * its own.
  */
 import type { FrameDecoder } from '../physical/decoders.js';
 import { inspectTargetIndexed, type IndexedInspection, type IndexUse, type SessionInspection } from '../log/session.js';
@@ -32,9 +37,9 @@ import { foldOf, SURFACE_EVENTS } from '../views/index-folds.js';
 import { diffDispatches, releaseSurfaceNodes, type DispatchEntry } from '../views/requests.js';
 import { streamedTranscript, TranscriptLinker } from '../views/transcript.js';
 import { StreamingSurface } from '../views/messages.js';
-import { CompactionAudit } from '../views/compactions.js';
+import { CompactionAudit, compactionsJson, type AuditedCompactions } from '../views/compactions.js';
 import {
-  auditSection,
+  AUDIT_MEMBERS,
   deriveCompactions,
   DispatchRows,
   isCompactionRecord,
@@ -48,7 +53,7 @@ import {
 } from './data.js';
 import { CitationCounts, emptyFacts, eventFacts, StreamedEventFacts } from './facts.js';
 import { lineageOf, secretsInfo } from './build.js';
-import { BETWEEN_BLOBS, embedJson, embedJsonParts, EventRows, reportClosing, reportOpening, TextBatch } from './html.js';
+import { BETWEEN_BLOBS, embedJson, embedJsonParts, embedPieces, EventRows, reportClosing, reportOpening, TextBatch } from './html.js';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 export interface StreamOptions {
@@ -105,7 +110,88 @@ export async function streamReport(target: ResolvedTarget, options: StreamOption
   };
 }
 
+/** What the first pass leaves for writing the page: the rest of it is let go before the log is re-read again. */
+interface FirstPass {
+  /** The report document, its dispatches, transcript and audit left out (the writer splices them in). */
+  doc: ReportData;
+  /** The page's dispatches, each as its embedded JSON text. */
+  dispatches: PackedTexts;
+  /** The transcript's links (the second pass writes the transcript from them). */
+  linker: TranscriptLinker;
+  /** The audit's members as JSON text, in pieces (null: `doc.audit` and `doc.auditError` say why there is none). */
+  audit: (() => Generator<string>) | null;
+  /** Which earlier events each event cites (counted for the per-event facts). */
+  citations: CitationCounts;
+}
+
 async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, options: StreamOptions): AsyncGenerator<string> {
+  const base = indexed.inspection;
+  const surface = base.surface!;
+  const stream = indexed.stream!;
+  const total = base.storedEventCount + base.closers.length;
+  let first: FirstPass | undefined = await firstPass(target, indexed, options);
+  // The dispatch index and the surface events were for the first pass only.
+  indexed.folds.delete(DISPATCHES.tag);
+  indexed.folds.delete(SURFACE_EVENTS.tag);
+  const citations = first.citations;
+
+  // --- the page: the report document, member by member, its dispatches, transcript and audit spliced in as they come
+  yield reportOpening(first.doc);
+  let sep = '{';
+  for (const key of DATA_KEYS) {
+    yield `${sep}${JSON.stringify(key)}:`;
+    sep = ',';
+    if (key === 'dispatches') {
+      yield '[';
+      yield* first.dispatches.drain();
+      yield ']';
+    } else if (key === 'transcript') {
+      // --- pass 2: the transcript
+      const { entries } = await streamedTranscript(indexed, first.linker);
+      const out = new TextBatch({ separator: ',' });
+      yield '[';
+      for await (const x of entries) {
+        const t = out.push(embedJson(transcriptRow(x)));
+        if (t !== undefined) yield t;
+      }
+      yield `${out.take()}]`;
+    } else if (key === 'audit' && first.audit) yield* embedPieces(first.audit());
+    else yield* embedJsonParts(first.doc[key as keyof ReportData], 3);
+  }
+  yield '}';
+  yield BETWEEN_BLOBS;
+  // Nothing of the first pass is needed from here on but the citation counts.
+  first = undefined;
+
+  // --- pass 3: the events blob and the per-event facts
+  const facts = total > 0 && !citations.irregular ? new StreamedEventFacts(total, surface, citations) : undefined;
+  const held: SessionEvent[] | undefined = total > 0 && !facts ? [] : undefined;
+  const eventRows = new EventRows();
+  const batch = new TextBatch({ start: EventRows.OPEN });
+  for await (const events of stream()) {
+    for (const e of events) {
+      const piece = batch.push(eventRows.row(e));
+      facts?.observe(e);
+      held?.push(e);
+      if (piece !== undefined) yield piece;
+    }
+  }
+  batch.push(eventRows.close());
+  yield batch.take();
+  if (facts) yield* facts.json();
+  else yield embedJson(held ? eventFacts(held, surface) : emptyFacts());
+  yield '}';
+  yield reportClosing();
+}
+
+/**
+ * Pass 1: one re-read gives everything the report document needs before its transcript (summary,
+ * title, retries, check facts, secrets, the transcript's links, the compaction audit, citation
+ * counts, compaction records, every dispatch with its diff); then the document is built. What the
+ * pass held (the folds it fed, the dispatch index's hydrated texts, the audit's replay) is let go
+ * on return, save what {@link FirstPass} keeps.
+ */
+async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, options: StreamOptions): Promise<FirstPass> {
   const base = indexed.inspection;
   const meta = base.meta!;
   const surface = base.surface!;
@@ -115,7 +201,6 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
   const dispatches = foldOf(indexed.folds, DISPATCHES);
   const requests = dispatches.index.requests;
 
-  // --- pass 1: everything the report document needs before its transcript
   const summary = new Summarizer(base.storedEventCount);
   const title = new TitleOf();
   const retries = new RetryCounts();
@@ -182,8 +267,9 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
   const view = restored.view(meta.id, meta, base.storedEventCount);
   doc.surface = surfaceSection(view);
   doc.compactions = deriveCompactions(records, (seq) => kept.get(seq), view.surface.replacements, base.storedEventCount);
-  let section: Pick<ReportData, 'audit' | 'auditError'>;
+  // The audit is written attempt by attempt (an attempt's originSeqs can list millions of seqs).
   let priced: DispatchEntry[] | undefined;
+  let audited: AuditedCompactions | undefined;
   if (auditFailure === null) {
     try {
       priced = audit.end();
@@ -191,59 +277,18 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
       auditFailure = (error as Error).message;
     }
   }
-  if (auditFailure !== null || !priced) section = { audit: null, auditError: auditFailure };
-  else {
+  if (auditFailure === null && priced) {
     await dispatches.hydrate(priced, (ranges) => fetch(ranges));
-    section = auditSection(() => audit.finishHeld(meta.id));
-  }
-  doc.audit = section.audit;
-  doc.auditError = section.auditError;
-  if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
-
-  // --- the page: the report document, member by member, its dispatches and transcript spliced in as they come
-  yield reportOpening(doc);
-  let sep = '{';
-  for (const key of DATA_KEYS) {
-    yield `${sep}${JSON.stringify(key)}:`;
-    sep = ',';
-    if (key === 'dispatches') {
-      yield '[';
-      yield* differ.texts.drain();
-      yield ']';
-    } else if (key === 'transcript') {
-      // --- pass 2: the transcript
-      const { entries } = await streamedTranscript(indexed, linker);
-      const out = new TextBatch({ separator: ',' });
-      yield '[';
-      for await (const x of entries) {
-        const t = out.push(embedJson(transcriptRow(x)));
-        if (t !== undefined) yield t;
-      }
-      yield `${out.take()}]`;
-    } else yield* embedJsonParts(doc[key as keyof ReportData], 3);
-  }
-  yield '}';
-  yield BETWEEN_BLOBS;
-
-  // --- pass 3: the events blob and the per-event facts
-  const facts = total > 0 && !citations.irregular ? new StreamedEventFacts(total, surface, citations) : undefined;
-  const held: SessionEvent[] | undefined = total > 0 && !facts ? [] : undefined;
-  const eventRows = new EventRows();
-  const batch = new TextBatch({ start: EventRows.OPEN });
-  for await (const events of stream()) {
-    for (const e of events) {
-      const piece = batch.push(eventRows.row(e));
-      facts?.observe(e);
-      held?.push(e);
-      if (piece !== undefined) yield piece;
+    try {
+      audited = audit.finish(meta.id);
+    } catch (error) {
+      auditFailure = (error as Error).message;
     }
   }
-  batch.push(eventRows.close());
-  yield batch.take();
-  if (facts) yield* facts.json();
-  else yield embedJson(held ? eventFacts(held, surface) : emptyFacts());
-  yield '}';
-  yield reportClosing();
+  doc.auditError = audited ? null : auditFailure;
+  if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
+  const a = audited;
+  return { doc, dispatches: differ.texts, linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations };
 }
 
 /**

@@ -499,9 +499,15 @@ export async function auditCompactionsStreamed(
 /**
  * `toJson` of the report (with `attempts`, default all of them, in its place), in pieces: the text
  * around the attempts, then one attempt at a time. The same bytes, never the whole document at once.
+ * `members`: only these members of the report, in this order (default all of them).
  */
-export function* compactionsJson(audit: AuditedCompactions, attempts: readonly CompactionAttempt[] = audit.report.attempts): Generator<string> {
-  const { before, after } = toJsonAround({ ...audit.report, attempts: null }, 'attempts');
+export function* compactionsJson(
+  audit: AuditedCompactions,
+  attempts: readonly CompactionAttempt[] = audit.report.attempts,
+  members?: readonly (keyof CompactionsReport)[],
+): Generator<string> {
+  const doc: Record<string, unknown> = members ? Object.fromEntries(members.map((k) => [k, audit.report[k]])) : { ...audit.report };
+  const { before, after } = toJsonAround({ ...doc, attempts: null }, 'attempts');
   yield `${before}[`;
   let first = true;
   for (const a of attempts) {

@@ -59,6 +59,8 @@ export interface FoldBuilder<T> {
 /** The folds' results by tag. */
 export interface FoldResults {
   get(tag: number): unknown;
+  /** Let go of a fold's result (a view done with it; a saved fold is decoded again if read again). */
+  delete(tag: number): boolean;
 }
 
 /** Saved folds, each decoded on first use (a view loads only the folds it reads). */
@@ -78,6 +80,9 @@ class LazyFolds implements FoldResults {
     }
     this.done.set(tag, v);
     return v;
+  }
+  delete(tag: number): boolean {
+    return this.done.delete(tag);
   }
 }
 
