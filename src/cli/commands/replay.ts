@@ -3,7 +3,7 @@ import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
 import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseStepSpec, resolveCli, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
+import { failureObject, inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
 import { planReplay, REPLAY_PLAN, replayGapTotal, streamReplay, type ReplayAttempt, type ReplayPlan } from '../../api/views.js';
 import { attemptHeading, ChunkGaps, chunkText, gapScale, replayFootLines, replayHeadLines, scaledGap, StepHeadings } from '../render/replay.js';
 import { failureJson, renderFailure } from '../render/surface.js';
@@ -34,7 +34,7 @@ export async function loadTarget(io: Io, target: string, opts: CommonOptions): P
 
 /** Print why a log could not be read (`{error}` on stdout with --json, else stderr); the exit code (1). */
 export async function reportLoadFailure(io: Io, opts: CommonOptions, error: Parameters<typeof failureJson>[0] | undefined): Promise<number> {
-  const e = error ?? { class: 'Error', message: 'session events were not collected' };
+  const e = failureObject(error);
   if (opts.json) await writeOut(io.stdout, failureJson(e));
   else io.stderr.write(renderFailure(e));
   return EXIT.failed;

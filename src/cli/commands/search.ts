@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, intOption, parseSince, resolveOptionsFor, EXIT, type CommonOptions } from '../shared.js';
-import { inspectTarget, defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget, type ResolveOptions, UsageError, type SessionEvent, toJson } from '../../api/log.js';
+import { failureObject, inspectTarget, defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget, type ResolveOptions, UsageError, type SessionEvent, toJson } from '../../api/log.js';
 import { Labels, type SurfaceLabel, SessionQueryError, compileTextFilter, searchFold, type SearchHit } from '../../api/views.js';
 import { guardedConsumer } from '../stream.js';
 import { renderSearch } from '../render/search.js';
@@ -105,7 +105,7 @@ export function registerSearch(program: Command, io: Io, setExit: (code: number)
           onLogical: consumer.observe,
         });
         if (r.error || !r.meta || !r.surface || !fold) {
-          const e = r.error ?? { class: 'Error', message: 'session events were not collected' };
+          const e = failureObject(r.error);
           const id = r.meta?.id ?? r.artifact.meta?.id ?? t.expectedId;
           if (opts.session && id !== undefined && !opts.session.includes(id)) continue;
           result.failures.push({ path: t.path, ...(id !== undefined ? { sessionId: id } : {}), class: e.class, message: e.message });
