@@ -23,7 +23,8 @@ import { deriveEventMessage } from '../log/surface.js';
 import { Redactor, redactionToken, type RedactOptions } from './redactor.js';
 import type { SecretSpan } from './detectors.js';
 import { DeltaStreams, pieceAt, pieceStarts, type DeltaPiece } from './split.js';
-import { DispatchBuilder, summarizeDispatch, type DispatchEntry } from '../views/requests.js';
+import { DispatchStarts } from '../views/requests.js';
+import { SurfaceFold } from '../log/surface.js';
 import type { SurfaceLabel } from '../views/labels.js';
 import { sessionKind, sessionRecords } from '../views/listing.js';
 import { traceSession } from '../views/lineage.js';
@@ -169,7 +170,9 @@ const needsFullScan = (text: string): boolean => text.includes('\\u') || text.in
 export class SecretsFold {
   private readonly redactor: Redactor;
   private readonly prefilter: { test(text: string): boolean } | undefined;
-  private readonly dispatches = new DispatchBuilder({ lazy: () => [] });
+  /** DSH's surface fold (replacements, the final surface) and where each dispatch starts and goes. */
+  private readonly surface = new SurfaceFold(false);
+  private readonly dispatches = new DispatchStarts();
   private readonly streams: DeltaStreams;
   private readonly byKey = new Map<string, Holding>();
   /** Surface seq → keys of the secrets its model message holds. */
@@ -198,7 +201,8 @@ export class SecretsFold {
     this.count += 1;
     this.closed = undefined;
     this.streams.observe(event);
-    const rep = this.dispatches.apply(event);
+    const rep = this.surface.apply(event);
+    this.dispatches.observe(event);
     if (rep) {
       let touches = false;
       for (const s of rep.shadowedSeqs) {
@@ -341,37 +345,36 @@ export class SecretsFold {
 
   finish(): SessionSecrets {
     this.streams.flushAll();
-    const index = this.dispatches.finish();
-    const reqs = index.requests;
-    const finalNodes = new Set(this.dispatches.surface);
+    const d = this.dispatches;
+    const firsts = d.firstChunkSeqs;
+    const finalNodes = new Set(this.surface.nodes);
     // First dispatch whose first chunk is after `seq`.
     const after = (seq: number): number => {
       let lo = 0;
-      let hi = reqs.length;
+      let hi = firsts.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if ((reqs[mid] as DispatchEntry).firstChunkSeq > seq) hi = mid;
+        if ((firsts[mid] as number) > seq) hi = mid;
         else lo = mid + 1;
       }
       return lo;
     };
     const byHeader = new Map<number, [number, number]>();
     const byContext = new Map<number, [number, number]>();
-    for (const r of reqs) {
+    for (let i = 0; i < d.count; i++) {
       for (const [map, seq] of [
-        [byHeader, r.headerSeq],
-        [byContext, r.requestContextSeq],
+        [byHeader, d.headerSeqs[i]],
+        [byContext, d.contextSeqs[i]],
       ] as const) {
-        if (seq === null) continue;
+        if (seq === null || seq === undefined) continue;
         const span = map.get(seq);
-        if (span) span[1] = r.index;
-        else map.set(seq, [r.index, r.index]);
+        if (span) span[1] = i;
+        else map.set(seq, [i, i]);
       }
     }
     const ref = (i: number): DispatchRef => {
-      const r = reqs[i] as DispatchEntry;
-      const s = summarizeDispatch(r, null);
-      return { index: r.index, key: r.key, firstChunkSeq: r.firstChunkSeq, provider: s.provider, model: s.model };
+      const to = d.sentTo[i]!;
+      return { index: i, key: d.keys[i]!, firstChunkSeq: firsts[i]!, provider: to.provider, model: to.model };
     };
     const secrets: SessionSecret[] = [];
     for (const h of this.byKey.values()) {
@@ -379,7 +382,7 @@ export class SecretsFold {
       for (const a of h.nodes) {
         const lo = after(a);
         const r = this.shadowedAt.get(a);
-        const hi = r === undefined ? reqs.length : after(r);
+        const hi = r === undefined ? d.count : after(r);
         if (hi > lo) intervals.push([lo, hi - 1]);
       }
       for (const s of h.headers) {
@@ -418,7 +421,7 @@ export class SecretsFold {
         }
         if (cause) {
           const next = lastSent >= 0 ? lastSent + 1 : after(cause.seq);
-          removed = { ...cause, noLongerSentFrom: next < reqs.length ? ref(next) : null };
+          removed = { ...cause, noLongerSentFrom: next < d.count ? ref(next) : null };
         }
       }
       const events = [...h.events.values()].sort((a, b) => a.seq - b.seq);
@@ -440,7 +443,7 @@ export class SecretsFold {
       });
     }
     secrets.sort(compareExposure);
-    return { sessionId: this.sessionId, events: this.count, dispatches: reqs.length, secrets };
+    return { sessionId: this.sessionId, events: this.count, dispatches: d.count, secrets };
   }
 }
 

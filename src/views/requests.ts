@@ -428,6 +428,63 @@ export class DispatchBuilder {
   }
 }
 
+/**
+ * The dispatches of a log as a view that needs only where each starts and whom it went to sees them
+ * (`secrets`): per dispatch its index, key, first chunk seq, request header and context seqs, provider
+ * and model, in arrays of numbers and shared values. It segments as {@link DispatchBuilder} does and
+ * keeps no header, context or message: a log of many large request headers costs a few numbers each.
+ */
+export class DispatchStarts {
+  private readonly attempts = new AttemptBoundaries();
+  private readonly attemptsByStep = new Map<string, number>();
+  private open = false;
+  private header: EpochHeader | null = null;
+  private headerSeq: number | null = null;
+  private context: RequestContext | null = null;
+  private contextSeq: number | null = null;
+  /** The provider and model of the last dispatch (shared by the dispatches that repeat them). */
+  private to: { provider: string | null; model: string | null } | undefined;
+  readonly keys: string[] = [];
+  readonly firstChunkSeqs: number[] = [];
+  readonly headerSeqs: (number | null)[] = [];
+  readonly contextSeqs: (number | null)[] = [];
+  readonly sentTo: { readonly provider: string | null; readonly model: string | null }[] = [];
+
+  get count(): number {
+    return this.keys.length;
+  }
+
+  observe(event: SessionEvent): void {
+    const place = this.attempts.observe(event);
+    if (place === null) {
+      if (this.open && !this.attempts.isOpen) this.open = false;
+      if (event.type === 'request/header') {
+        this.header = canonicalHeader(event.data?.header);
+        this.headerSeq = event.seq;
+      } else if (event.type === 'request/context') {
+        this.context = event.data ?? null;
+        this.contextSeq = event.seq;
+      }
+      return;
+    }
+    if (place.starts || !this.open) {
+      const { turn, step } = event.data ?? {};
+      const key = stepKey(turn, step);
+      const attempt = this.attemptsByStep.get(key) ?? 0;
+      this.attemptsByStep.set(key, attempt + 1);
+      this.keys.push(dispatchKey(turn, step, attempt));
+      this.firstChunkSeqs.push(event.seq);
+      this.headerSeqs.push(this.headerSeq);
+      this.contextSeqs.push(this.contextSeq);
+      const provider = dispatchProvider(this.header, this.context);
+      const model = dispatchModel(this.header, this.context);
+      if (!this.to || this.to.provider !== provider || this.to.model !== model) this.to = { provider, model };
+      this.sentTo.push(this.to);
+    }
+    this.open = !(place as ChunkPlace).ends;
+  }
+}
+
 /** The surface fold state of a prefix a builder resumes after. */
 export interface SurfaceState {
   nodes: readonly number[];
@@ -650,6 +707,16 @@ export interface DispatchSummary {
   startTime: number;
 }
 
+/** The provider a dispatch went to: its request header's, else its request context's. */
+export function dispatchProvider(header: EpochHeader | null, context: RequestContext | null): string | null {
+  return header?.config?.provider ?? context?.provider ?? null;
+}
+
+/** The model a dispatch asked for: its request header's, else its request context's. */
+export function dispatchModel(header: EpochHeader | null, context: RequestContext | null): string | null {
+  return header?.config?.model ?? context?.model ?? null;
+}
+
 /** One row of `dsh request --list`: a dispatch with its header changes since the previous one. */
 export function summarizeDispatch(entry: DispatchEntry, prev: DispatchEntry | null): DispatchSummary {
   const changes = prev === null ? (entry.header ? ['initial'] : []) : headerChanges(prev.header, entry.header).map((c) => c.field);
@@ -659,8 +726,8 @@ export function summarizeDispatch(entry: DispatchEntry, prev: DispatchEntry | nu
     key: entry.key,
     firstChunkSeq: entry.firstChunkSeq,
     lastChunkSeq: entry.lastChunkSeq,
-    provider: entry.header?.config?.provider ?? entry.requestContext?.provider ?? null,
-    model: entry.header?.config?.model ?? entry.requestContext?.model ?? null,
+    provider: dispatchProvider(entry.header, entry.requestContext),
+    model: dispatchModel(entry.header, entry.requestContext),
     messageCount: entry.messageCount,
     headerChanges: changes,
     headerSeq: entry.headerSeq,
