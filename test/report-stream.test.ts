@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HAVE_CORPUS, SKIP_REASON, corpusCases } from './helpers/corpus.js';
 import { runCli, runInProcess } from './helpers/cli.js';
 import { writeGeneratedArtifact } from '../tools/generate.js';
-import { hostileLog } from './helpers/logtext.js';
+import { hostileLog, logText, type Ev } from './helpers/logtext.js';
 import { resolveTarget } from '../src/log/target.js';
 import { buildReport } from '../src/report/build.js';
 import { renderReportHtml } from '../src/report/html.js';
@@ -61,6 +61,40 @@ describe('report: streamed = held', () => {
     const file = path.join(d, 'session.jsonl');
     writeFileSync(file, hostileLog());
     await expectStreamedEqualsHeld(file, 'hostile');
+  });
+
+  it('a log whose events cite earlier ones in every way (runs, gaps, descending, overlapping, a crash tail)', async () => {
+    // The page's citers come from the session index's citations (a sweep over their runs) when it has
+    // them; the held report counts them per seq. Cited seqs here are shared by overlapping runs of
+    // several citers, cited out of order and cited apart from their neighbours.
+    let x = 7;
+    const rand = (k: number) => ((x = (x * 1103515245 + 12345) % 2147483648), x % k);
+    const events: Ev[] = [];
+    for (let i = 0; i < 400; i++) {
+      const sources: number[] = [];
+      if (i > 3) {
+        const kind = rand(5);
+        const a = rand(i);
+        const len = 1 + rand(Math.min(40, i - a));
+        for (let s = a; s < a + len && s < i; s++) sources.push(s);
+        if (kind === 1) sources.push(rand(i));
+        if (kind === 2) sources.reverse();
+        if (kind === 3) sources.push(rand(i), rand(i));
+        if (kind === 4) sources.splice(0, sources.length, ...sources.filter((_, k) => k % 3 !== 1));
+      }
+      // DSH refuses a list with duplicates.
+      const unique = [...new Set(sources)];
+      events.push({ type: 'user/message', data: { id: `u${i}`, role: 'user', content: [{ type: 'text', text: `m${i}` }], source: { kind: 'user' } }, surfaceOp: 'append', ...(i > 3 ? { sourceEventSeqs: unique } : {}) });
+    }
+    events.push({ type: 'turn/start', data: { turn: 1 } });
+    const d = path.join(logs, '--w--', 'cites-1');
+    mkdirSync(d, { recursive: true });
+    const file = path.join(d, 'session.jsonl');
+    writeFileSync(file, logText(events, { id: 'cites-1', cwd: '/w' }));
+    const inspected = await runInProcess(['inspect', file, '--json', '--no-cache']);
+    expect(inspected.code, inspected.stdout.slice(0, 600)).toBe(0);
+    expect(JSON.parse(inspected.stdout).closers.length).toBeGreaterThan(0);
+    await expectStreamedEqualsHeld(file, 'citations');
   });
 
   it.skipIf(!HAVE_CORPUS)('every corpus artifact', async () => {

@@ -13,6 +13,8 @@ import { clientScript } from '../src/report/client.js';
 import { REPORT_CSS } from '../src/report/style.js';
 import { openSession } from '../src/index.js';
 import { clip, eventSummary } from '../src/views/messages.js';
+import { deriveEventMessage } from '../src/log/surface.js';
+import { writeGeneratedArtifact } from '../tools/generate.js';
 import type { PageEventFacts } from '../src/report/page/model.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
@@ -288,4 +290,39 @@ describe('dsh report (CLI)', () => {
     }
     console.info(`report.test: ${n} corpus reports written from ${CORPUS}`);
   });
+});
+
+describe('report facts of a long log', () => {
+  // The per-event columns (labels, message places, preview indexes) are kept in deflated blocks of
+  // 65,536 events; this log spans several blocks, and its facts must still be every event's, in order.
+  it('labels, message places, previews and citers of ~150k events equal the public API', async () => {
+    const dir = tmp();
+    const file = path.join(dir, '--home-dev-p--', 'long', 'session.jsonl.zstd');
+    await writeGeneratedArtifact(file, { seed: 11, id: 'long', cwd: '/home/dev/p', targetBytes: 24_000_000, encoding: 'zstd' });
+    const r = await runInProcess(['report', file, '-o', '-'], { DSH_CACHE_DIR: path.join(dir, 'cache') });
+    expect(r.code, r.stderr).toBe(0);
+    const page = facts(r.stdout);
+    const opened = await openSession(file);
+    if (!opened.ok) throw new Error(opened.error.message);
+    const listed = opened.value.events();
+    if (!listed.ok) throw new Error(listed.error.message);
+    const events = listed.value;
+    expect(events.length).toBeGreaterThan(2 * 65536);
+    expect(page.f.labels.length).toBe(events.length);
+    expect(page.f.message.length).toBe(events.length);
+    expect(page.f.preview.length).toBe(events.length);
+    const citers = new Map<number, number[]>();
+    for (const x of events) {
+      for (const s of Array.isArray(x.event.sourceEventSeqs) ? (x.event.sourceEventSeqs as number[]) : []) if (s < x.seq) (citers.get(s) ?? citers.set(s, []).get(s)!).push(x.seq);
+    }
+    let bad = 0;
+    for (const x of events) {
+      const want = { label: x.surface, preview: clip(eventSummary(x.event), page.f.previewLimit), derived: citers.get(x.seq) ?? [], message: deriveEventMessage(x.event) ?? null };
+      const got = { label: page.label(x.seq), preview: page.preview(x.seq), derived: page.trace(x.seq, []).derivedEventSeqs, message: page.message(x.event) ?? null };
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        if (bad++ < 3) expect(got, `#${x.seq}`).toEqual(want);
+      }
+    }
+    expect(bad).toBe(0);
+  }, 300_000);
 });

@@ -7,6 +7,7 @@
  * {@link PageEventFacts}): a character per event for labels and messages, a
  * string table for previews, run-length coded citers.
  */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { SessionEvent } from '../log/types.js';
 import { deriveEventMessage } from '../log/surface.js';
 import { analysisOf, analyzeLog, type FoldLike, type LogAnalysis } from '../views/trace.js';
@@ -14,6 +15,7 @@ import { embedJson, TextBatch } from './html.js';
 import { clip, eventSummary } from '../views/messages.js';
 import type { PageEventFacts } from './page/model.js';
 import { ownString } from '../core/text.js';
+import type { Citations } from '../views/index-folds.js';
 
 /** Previews are cut here (the events list shows this much; the raw JSON has everything). */
 export const PREVIEW_LIMIT = 240;
@@ -25,23 +27,58 @@ export function emptyFacts(): PageEventFacts {
   return { labels: '', previews: [], preview: [], previewLimit: PREVIEW_LIMIT, message: '', messages: {}, replacedBy: [], replaced: [], derived: [] };
 }
 
+/**
+ * A column of numbers filled in order and read back once, in order: kept deflated in blocks of
+ * {@link PackedColumn.BLOCK} values (a log's label and preview columns repeat a few values), so a
+ * long log's columns cost a fraction of a typed array per event.
+ */
+class PackedColumn<A extends Uint8Array | Uint32Array> {
+  static readonly BLOCK = 65536;
+  private readonly blocks: Buffer[] = [];
+  private block: A;
+  private at = 0;
+  constructor(private readonly make: (n: number) => A) {
+    this.block = make(PackedColumn.BLOCK);
+  }
+  push(v: number): void {
+    this.block[this.at++] = v;
+    if (this.at === PackedColumn.BLOCK) {
+      this.blocks.push(deflateRawSync(bytesOf(this.block), { level: 1 }));
+      this.at = 0;
+    }
+  }
+  /** The values, block by block, in order. */
+  *values(): Generator<A> {
+    for (const b of this.blocks) {
+      const raw = inflateRawSync(b);
+      const out = this.make(raw.byteLength / this.block.BYTES_PER_ELEMENT);
+      bytesOf(out).set(raw);
+      yield out;
+    }
+    if (this.at > 0) yield this.block.subarray(0, this.at) as A;
+  }
+}
+
+function bytesOf(a: Uint8Array | Uint32Array): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** A one-byte-per-event column as latin1 text, in pieces. */
+function* latin1Pieces(column: PackedColumn<Uint8Array>): Generator<string> {
+  for (const block of column.values()) yield bytesOf(block).toString('latin1');
+}
+
 /** The per-event columns of the facts (labels, messages, previews), one event at a time in log order. */
 class EventColumns {
-  readonly labels: Uint8Array;
-  readonly message: Uint8Array;
-  readonly preview: Uint32Array;
+  readonly labels = new PackedColumn((n) => new Uint8Array(n));
+  readonly message = new PackedColumn((n) => new Uint8Array(n));
+  readonly preview = new PackedColumn((n) => new Uint32Array(n));
   readonly messages: Record<string, unknown> = {};
   readonly previews: string[] = [];
   private readonly previewIndex = new Map<string, number>();
-  private n = 0;
-  constructor(private readonly a: Pick<LogAnalysis, 'labels'>, events: number) {
-    this.labels = new Uint8Array(events);
-    this.message = new Uint8Array(events);
-    this.preview = new Uint32Array(events);
-  }
+  constructor(private readonly a: Pick<LogAnalysis, 'labels'>) {}
   observe(e: SessionEvent): void {
-    const i = this.n++;
-    this.labels[i] = LABEL_CHAR[this.a.labels.of(e.seq)].charCodeAt(0);
+    this.labels.push(LABEL_CHAR[this.a.labels.of(e.seq)].charCodeAt(0));
     const m = deriveEventMessage(e);
     let c: string;
     if (m === null || m === undefined) c = '-';
@@ -51,7 +88,7 @@ class EventColumns {
       c = 'x';
       this.messages[String(e.seq)] = m;
     }
-    this.message[i] = c.charCodeAt(0);
+    this.message.push(c.charCodeAt(0));
     let p = clip(eventSummary(e), PREVIEW_LIMIT);
     let at = this.previewIndex.get(p);
     if (at === undefined) {
@@ -60,16 +97,19 @@ class EventColumns {
       this.previews.push(p);
       this.previewIndex.set(p, at);
     }
-    this.preview[i] = at;
-  }
-  get count(): number {
-    return this.n;
+    this.preview.push(at);
   }
   labelsText(): string {
-    return Buffer.from(this.labels.buffer, this.labels.byteOffset, this.n).toString('latin1');
+    return [...latin1Pieces(this.labels)].join('');
   }
   messageText(): string {
-    return Buffer.from(this.message.buffer, this.message.byteOffset, this.n).toString('latin1');
+    return [...latin1Pieces(this.message)].join('');
+  }
+  /** Each event's preview's index in {@link previews}. */
+  previewIndexes(): number[] {
+    const out: number[] = [];
+    for (const block of this.preview.values()) for (const v of block) out.push(v);
+    return out;
   }
 }
 
@@ -88,15 +128,15 @@ function replacementFacts(a: Pick<LogAnalysis, 'replacedBy' | 'replacedEventSeqs
 /** The facts of a loaded log; `fold`: its final surface (the inspection's; refolded when absent). */
 export function eventFacts(events: readonly SessionEvent[], fold?: FoldLike): PageEventFacts {
   const a = analyzeLog(events, fold);
-  const cols = new EventColumns(a, events.length);
+  const cols = new EventColumns(a);
   for (const e of events) cols.observe(e);
   const seqs = [...a.derived.keys()].sort((x, y) => x - y);
   const derived: number[] = [];
-  for (const run of derivedRuns(seqs.map((s) => [s, a.derived.get(s) as number[]] as const))) pushAll(derived, run);
+  for (const run of derivedRuns(seqs.map((s) => [s, s + 1, a.derived.get(s) as number[]] as const))) pushAll(derived, run);
   return {
     labels: cols.labelsText(),
     previews: cols.previews,
-    preview: Array.from(cols.preview.subarray(0, cols.count)),
+    preview: cols.previewIndexes(),
     previewLimit: PREVIEW_LIMIT,
     message: cols.messageText(),
     messages: cols.messages,
@@ -106,10 +146,11 @@ export function eventFacts(events: readonly SessionEvent[], fold?: FoldLike): Pa
 }
 
 /**
- * Run-length code seq → citers (ascending seqs): consecutive seqs with equal citer lists share one
- * run `[firstSeq, runLength, n, citer₁ … citerₙ]`, yielded one run at a time.
+ * Run-length code seq → citers (ascending, disjoint segments `[first, end, citers]`: every seq in
+ * `[first, end)` has those citers): consecutive seqs with equal citer lists share one run
+ * `[firstSeq, runLength, n, citer₁ … citerₙ]`, yielded one run at a time.
  */
-function* derivedRuns(entries: Iterable<readonly [number, ArrayLike<number>]>): Generator<number[]> {
+function* derivedRuns(entries: Iterable<readonly [number, number, ArrayLike<number>]>): Generator<number[]> {
   let first = -1;
   let length = 0;
   let list: ArrayLike<number> = [];
@@ -118,14 +159,14 @@ function* derivedRuns(entries: Iterable<readonly [number, ArrayLike<number>]>): 
     for (let k = 0; k < list.length; k++) out.push(list[k] as number);
     return out;
   };
-  for (const [seq, citers] of entries) {
+  for (const [seq, end, citers] of entries) {
     if (length > 0 && seq === first + length && sameList(citers, list)) {
-      length++;
+      length += end - seq;
       continue;
     }
     if (length > 0) yield run();
     first = seq;
-    length = 1;
+    length = end - seq;
     list = citers;
   }
   if (length > 0) yield run();
@@ -154,43 +195,59 @@ function sameList(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
  * computed from the held events instead).
  */
 export class CitationCounts {
-  readonly counts: Uint32Array;
+  /** Citers per seq; null when only checked (the citers come from the session index's citations). */
+  readonly counts: Uint32Array | null;
   citations = 0;
   irregular = false;
-  constructor(events: number) {
-    this.counts = new Uint32Array(events);
+  constructor(
+    private readonly events: number,
+    count = true,
+  ) {
+    this.counts = count ? new Uint32Array(events) : null;
   }
   observe(e: SessionEvent): void {
     if (!Array.isArray(e.sourceEventSeqs)) return;
     for (const s of e.sourceEventSeqs as unknown[]) {
       if (!((s as number) < e.seq)) continue;
-      if (!(Number.isSafeInteger(s) && (s as number) >= 0 && (s as number) < this.counts.length)) {
+      if (!(Number.isSafeInteger(s) && (s as number) >= 0 && (s as number) < this.events)) {
         this.irregular = true;
         continue;
       }
-      this.counts[s as number]! += 1;
+      if (this.counts) this.counts[s as number]! += 1;
       this.citations++;
     }
   }
 }
 
+/** The citers of a log as the session index keeps them: its citations fold, and the closers after it. */
+export interface SavedCiters {
+  citations: Citations;
+  closers: readonly SessionEvent[];
+}
+
 /**
  * {@link eventFacts} without holding the events: fed every logical event in order (after a
- * {@link CitationCounts} pass over the same events), it yields the facts' JSON text as
- * `embedJson(eventFacts(events, fold))` would write it.
+ * {@link CitationCounts} pass over the same events, or with the session index's citations), it
+ * yields the facts' JSON text as `embedJson(eventFacts(events, fold))` would write it.
  */
 export class StreamedEventFacts {
   private readonly cols: EventColumns;
   private readonly a: Pick<LogAnalysis, 'labels' | 'replacedBy' | 'replacedEventSeqs'>;
   /** Per cited seq: where its next citer goes (after the pass: where its citers end). */
-  private readonly cursor: Uint32Array;
-  private readonly citers: Uint32Array;
+  private readonly cursor: Uint32Array | null = null;
+  private readonly citers: Uint32Array | null = null;
+  private readonly saved: SavedCiters | null = null;
 
-  constructor(events: number, fold: FoldLike, citations: CitationCounts) {
+  constructor(events: number, fold: FoldLike, citations: CitationCounts | SavedCiters) {
     this.a = analysisOf(fold, new Map());
-    this.cols = new EventColumns(this.a, events);
+    this.cols = new EventColumns(this.a);
+    if (!(citations instanceof CitationCounts)) {
+      this.saved = citations;
+      return;
+    }
     // Exclusive prefix sums, in place: counts become each seq's first citer slot.
     const c = citations.counts;
+    if (!c) throw new Error('StreamedEventFacts needs counted citations');
     let sum = 0;
     for (let i = 0; i < c.length; i++) {
       const n = c[i] as number;
@@ -203,35 +260,41 @@ export class StreamedEventFacts {
 
   observe(e: SessionEvent): void {
     this.cols.observe(e);
-    if (!Array.isArray(e.sourceEventSeqs)) return;
+    const { citers, cursor } = this;
+    if (!citers || !cursor || !Array.isArray(e.sourceEventSeqs)) return;
     for (const s of e.sourceEventSeqs as number[]) {
       if (!(s < e.seq)) continue;
-      this.citers[this.cursor[s]!++] = e.seq;
+      citers[cursor[s]!++] = e.seq;
     }
   }
 
   /** The facts' JSON text, in pieces (call once, after the last event). */
   *json(): Generator<string> {
     const cols = this.cols;
-    yield `{"labels":${embedJson(cols.labelsText())},"previews":[`;
+    yield '{"labels":"';
+    yield* embeddedText(cols.labels);
+    yield '","previews":[';
     yield* joined(cols.previews, (p) => embedJson(p));
     yield `],"preview":[`;
-    yield* joined(cols.preview.subarray(0, cols.count), String);
-    yield `],"previewLimit":${PREVIEW_LIMIT},"message":${embedJson(cols.messageText())},"messages":${embedJson(cols.messages)}`;
+    yield* joined(flat(cols.preview.values()), String);
+    yield `],"previewLimit":${PREVIEW_LIMIT},"message":"`;
+    yield* embeddedText(cols.message);
+    yield `","messages":${embedJson(cols.messages)}`;
     const { replacedBy, replaced } = replacementFacts(this.a);
     yield `,"replacedBy":${embedJson(replacedBy)},"replaced":${embedJson(replaced)},"derived":[`;
     const cursor = this.cursor;
     const citers = this.citers;
-    function* lists(): Generator<readonly [number, Uint32Array]> {
+    function* lists(): Generator<readonly [number, number, Uint32Array]> {
+      if (!cursor || !citers) return;
       for (let s = 0; s < cursor.length; s++) {
         const start = s === 0 ? 0 : (cursor[s - 1] as number);
         const end = cursor[s] as number;
-        if (end > start) yield [s, citers.subarray(start, end)];
+        if (end > start) yield [s, s + 1, citers.subarray(start, end)];
       }
     }
     let first = true;
     let batch: string[] = [];
-    for (const run of derivedRuns(lists())) {
+    for (const run of derivedRuns(this.saved ? this.saved.citations.citedSegments(this.saved.closers) : lists())) {
       batch.push((first ? '' : ',') + run.join(','));
       first = false;
       if (batch.length >= 4096) {
@@ -242,6 +305,15 @@ export class StreamedEventFacts {
     batch.push(']}');
     yield batch.join('');
   }
+}
+
+/** A one-byte-per-event column as the inside of its {@link embedJson} string, in pieces (escaping is per character). */
+function* embeddedText(column: PackedColumn<Uint8Array>): Generator<string> {
+  for (const piece of latin1Pieces(column)) yield embedJson(piece).slice(1, -1);
+}
+
+function* flat(blocks: Iterable<Uint32Array>): Generator<number> {
+  for (const b of blocks) yield* b;
 }
 
 /** `items` as the inside of a JSON array, in pieces of about 1 MiB. */

@@ -33,7 +33,7 @@ import { checkInspection, rootLookup, StreamedFactsCollector } from '../check/en
 import { SecretsFold, secretsOfFold } from '../redact/secrets.js';
 import { Summarizer } from '../views/summary.js';
 import { DISPATCHES, type Dispatches } from '../views/dispatch-fold.js';
-import { foldOf, SURFACE_EVENTS } from '../views/index-folds.js';
+import { CITATIONS, foldOf, SURFACE_EVENTS, type Citations } from '../views/index-folds.js';
 import { diffDispatches, releaseSurfaceNodes, type DispatchEntry } from '../views/requests.js';
 import { streamedTranscript, TranscriptLinker } from '../views/transcript.js';
 import { StreamingSurface } from '../views/messages.js';
@@ -51,7 +51,7 @@ import {
   transcriptRow,
   type ReportData,
 } from './data.js';
-import { CitationCounts, emptyFacts, eventFacts, StreamedEventFacts } from './facts.js';
+import { CitationCounts, emptyFacts, eventFacts, StreamedEventFacts, type SavedCiters } from './facts.js';
 import { lineageOf, secretsInfo } from './build.js';
 import { BETWEEN_BLOBS, embedJson, embedJsonParts, embedPieces, EventRows, reportClosing, reportOpening, TextBatch } from './html.js';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -120,8 +120,10 @@ interface FirstPass {
   linker: TranscriptLinker;
   /** The audit's members as JSON text, in pieces (null: `doc.audit` and `doc.auditError` say why there is none). */
   audit: (() => Generator<string>) | null;
-  /** Which earlier events each event cites (counted for the per-event facts). */
+  /** Which earlier events each event cites (checked; counted for the per-event facts when `saved` is null). */
   citations: CitationCounts;
+  /** The session index's citations (the per-event facts' citers come from them). */
+  saved: SavedCiters | null;
 }
 
 async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, options: StreamOptions): AsyncGenerator<string> {
@@ -134,6 +136,7 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
   indexed.folds.delete(DISPATCHES.tag);
   indexed.folds.delete(SURFACE_EVENTS.tag);
   const citations = first.citations;
+  const saved = first.saved;
 
   // --- the page: the report document, member by member, its dispatches, transcript and audit spliced in as they come
   yield reportOpening(first.doc);
@@ -164,7 +167,7 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
   first = undefined;
 
   // --- pass 3: the events blob and the per-event facts
-  const facts = total > 0 && !citations.irregular ? new StreamedEventFacts(total, surface, citations) : undefined;
+  const facts = total > 0 && !citations.irregular ? new StreamedEventFacts(total, surface, saved ?? citations) : undefined;
   const held: SessionEvent[] | undefined = total > 0 && !facts ? [] : undefined;
   const eventRows = new EventRows();
   const batch = new TextBatch({ start: EventRows.OPEN });
@@ -210,7 +213,10 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
   const linker = new TranscriptLinker(surface.replacements);
   const audit = new CompactionAudit(requests);
   let auditFailure: string | null = null;
-  const citations = new CitationCounts(total);
+  // The citers come from the index's citations when it has them all (a typed array per event otherwise).
+  const cited = indexed.folds.get(CITATIONS.tag) as Citations | undefined;
+  const saved = cited?.complete ? { citations: cited, closers: base.closers } : null;
+  const citations = new CitationCounts(total, saved === null);
   const ignorableUnknown: number[] = [];
   const records: SessionEvent[] = [];
   const kept = new Map<number, SessionEvent>();
@@ -288,7 +294,7 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
   doc.auditError = audited ? null : auditFailure;
   if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
   const a = audited;
-  return { doc, dispatches: differ.texts, linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations };
+  return { doc, dispatches: differ.texts, linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations, saved };
 }
 
 /**

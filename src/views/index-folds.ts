@@ -22,7 +22,11 @@ import { REPLAY_PLAN } from './replay.js';
  * 2 GB log).
  */
 export class Citations {
-  constructor(private readonly bytes: Buffer) {}
+  /** `complete`: every event was folded (false: the log's seqs were not contiguous, the fold stopped). */
+  constructor(
+    private readonly bytes: Buffer,
+    readonly complete = true,
+  ) {}
   /** For each of `seqs`, the later events that cite it, in log order (closers and other `extra` events after). */
   derivedOf(seqs: Iterable<number>, extra: readonly SessionEvent[] = []): Map<number, number[]> {
     const out = new Map<number, number[]>();
@@ -35,16 +39,77 @@ export class Citations {
         const first = seq - r.uint();
         const last = first + r.uint();
         // The wanted seqs in [first, last], each cited once by this run.
-        for (let i = firstAtLeast(wanted, first); i < wanted.length && (wanted[i] as number) <= last; i++) out.get(wanted[i] as number)!.push(seq);
+        for (let i = lowerBound(wanted, first); i < wanted.length && (wanted[i] as number) <= last; i++) out.get(wanted[i] as number)!.push(seq);
       }
     }
     for (const e of extra) for (const s of citedBefore(e)) out.get(s)?.push(e.seq);
     return out;
   }
+
+  /**
+   * Every cited seq's citers, as segments `[first, end, citers]`: each seq in `[first, end)` is cited by
+   * `citers` (ascending; a citer that cites a seq n times is there n times), the stored events' citations
+   * then those of `extra` (closers, later seqs). Segments are ascending and disjoint, seqs between them
+   * are cited by none, and two adjacent segments may have the same list. A sweep over the runs' ends:
+   * it holds the runs, never a list per seq.
+   */
+  *citedSegments(extra: readonly SessionEvent[] = []): Generator<[number, number, number[]]> {
+    const starts: number[] = [];
+    const ends: number[] = [];
+    const citers: number[] = [];
+    const r = new VarReader(this.bytes);
+    for (let seq = -1; !r.atEnd; ) {
+      seq += 1 + r.uint();
+      for (let runs = r.uint(); runs > 0; runs--) {
+        const first = seq - r.uint();
+        starts.push(first);
+        ends.push(first + r.uint() + 1);
+        citers.push(seq);
+      }
+    }
+    for (const e of extra) {
+      let open = -1;
+      let prev = -1;
+      for (const s of citedBefore(e)) {
+        if (open >= 0 && s === prev + 1) {
+          prev = s;
+          continue;
+        }
+        if (open >= 0) {
+          starts.push(open);
+          ends.push(prev + 1);
+          citers.push(e.seq);
+        }
+        open = prev = s;
+      }
+      if (open >= 0) {
+        starts.push(open);
+        ends.push(prev + 1);
+        citers.push(e.seq);
+      }
+    }
+    const n = starts.length;
+    const byStart = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => (starts[a] as number) - (starts[b] as number));
+    const byEnd = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => (ends[a] as number) - (ends[b] as number));
+    const active: number[] = [];
+    let i = 0;
+    let j = 0;
+    while (j < n) {
+      const at = Math.min(i < n ? (starts[byStart[i] as number] as number) : Infinity, ends[byEnd[j] as number] as number);
+      for (; j < n && ends[byEnd[j] as number] === at; j++) active.splice(lowerBound(active, citers[byEnd[j] as number] as number), 1);
+      for (; i < n && starts[byStart[i] as number] === at; i++) {
+        const c = citers[byStart[i] as number] as number;
+        active.splice(upperBound(active, c), 0, c);
+      }
+      if (active.length === 0) continue;
+      const next = Math.min(i < n ? (starts[byStart[i] as number] as number) : Infinity, ends[byEnd[j] as number] as number);
+      yield [at, next, active.slice()];
+    }
+  }
 }
 
 /** The position of the first value >= x in ascending `values` (its length if none). */
-function firstAtLeast(values: readonly number[], x: number): number {
+function lowerBound(values: readonly number[], x: number): number {
   let lo = 0;
   let hi = values.length;
   while (lo < hi) {
@@ -54,6 +119,19 @@ function firstAtLeast(values: readonly number[], x: number): number {
   }
   return lo;
 }
+
+/** The position of the first value > x in ascending `values` (its length if none). */
+function upperBound(values: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((values[mid] as number) <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 
 function citedBefore(e: SessionEvent): number[] {
   if (!Array.isArray(e.sourceEventSeqs)) return [];
@@ -86,7 +164,7 @@ function citationsBuilder(events: number, lastCiting: number, before: Buffer): F
       for (const [first, last] of runs) w.uint(e.seq - first).uint(last - first);
       lastCiting = e.seq;
     },
-    result: () => new Citations(body()),
+    result: () => new Citations(body(), !broken),
     encode: () => (broken ? undefined : Buffer.concat([new VarWriter().uint(events).uint(lastCiting + 1).done(), body()])),
   };
 }

@@ -4,7 +4,7 @@ import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, cacheFor, decoderFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
 import { formatCount, UsageError, VERSION, toJson } from '../../api/log.js';
 import { buildReport, reportParts, compareReportHtml, streamReport } from '../../api/report.js';
-import { DISPATCHES, SURFACE_EVENTS } from '../../api/views.js';
+import { CITATIONS, DISPATCHES, SURFACE_EVENTS } from '../../api/views.js';
 import { abandonNewFile, prepareNewFile, writeNewFile, writeNewFileAsync, type NewFile } from '../../api/export.js';
 import { compareSides } from './diff.js';
 
@@ -65,7 +65,7 @@ Examples:
       if (output !== '-') out = prepareNewFile(output, Boolean(opts.force), 0o644, [resolved.path]);
       try {
         // An accepted log: written as it is re-read, from the validating pass or the saved session index.
-        const use = indexUseFor(io, opts, [DISPATCHES, SURFACE_EVENTS]);
+        const use = indexUseFor(io, opts, [DISPATCHES, SURFACE_EVENTS, CITATIONS]);
         const streamed = await streamReport(resolved, {
           decoder: decoderFor(opts),
           ...(opts.root ? { root: opts.root } : {}),
