@@ -14,6 +14,7 @@ import { REPORT_CSS } from '../src/report/style.js';
 import { openSession } from '../src/index.js';
 import { clip, eventSummary } from '../src/views/messages.js';
 import { deriveEventMessage } from '../src/log/surface.js';
+import { PREVIEW_WINDOW } from '../src/report/facts.js';
 import { writeGeneratedArtifact } from '../tools/generate.js';
 import type { PageEventFacts } from '../src/report/page/model.js';
 
@@ -294,11 +295,12 @@ describe('dsh report (CLI)', () => {
 
 describe('report facts of a long log', () => {
   // The per-event columns (labels, message places, preview indexes) are kept in deflated blocks of
-  // 65,536 events; this log spans several blocks, and its facts must still be every event's, in order.
-  it('labels, message places, previews and citers of ~150k events equal the public API', async () => {
+  // 65,536 events and previews are looked up within a window of 65,536 distinct ones; this log spans
+  // several blocks and windows, and its facts must still be every event's, in order.
+  it('labels, message places, previews and citers of ~300k events equal the public API', async () => {
     const dir = tmp();
     const file = path.join(dir, '--home-dev-p--', 'long', 'session.jsonl.zstd');
-    await writeGeneratedArtifact(file, { seed: 11, id: 'long', cwd: '/home/dev/p', targetBytes: 24_000_000, encoding: 'zstd' });
+    await writeGeneratedArtifact(file, { seed: 11, id: 'long', cwd: '/home/dev/p', targetBytes: 48_000_000, encoding: 'zstd' });
     const r = await runInProcess(['report', file, '-o', '-'], { DSH_CACHE_DIR: path.join(dir, 'cache') });
     expect(r.code, r.stderr).toBe(0);
     const page = facts(r.stdout);
@@ -311,6 +313,9 @@ describe('report facts of a long log', () => {
     expect(page.f.labels.length).toBe(events.length);
     expect(page.f.message.length).toBe(events.length);
     expect(page.f.preview.length).toBe(events.length);
+    // Past the preview window: the lookup started afresh at least once (a preview may then be listed twice).
+    expect(page.f.previews.length).toBeGreaterThan(PREVIEW_WINDOW);
+    expect(new Set(page.f.previews).size).toBeLessThan(page.f.previews.length);
     const citers = new Map<number, number[]>();
     for (const x of events) {
       for (const s of Array.isArray(x.event.sourceEventSeqs) ? (x.event.sourceEventSeqs as number[]) : []) if (s < x.seq) (citers.get(s) ?? citers.set(s, []).get(s)!).push(x.seq);

@@ -68,13 +68,40 @@ function* latin1Pieces(column: PackedColumn<Uint8Array>): Generator<string> {
   for (const block of column.values()) yield bytesOf(block).toString('latin1');
 }
 
+/** Strings appended in order and read back once, in order: kept as deflated JSON arrays of {@link PackedStrings.BLOCK}. */
+class PackedStrings {
+  static readonly BLOCK = 4096;
+  private readonly blocks: Buffer[] = [];
+  private block: string[] = [];
+  length = 0;
+  push(text: string): void {
+    this.block.push(text);
+    this.length++;
+    if (this.block.length === PackedStrings.BLOCK) {
+      this.blocks.push(deflateRawSync(JSON.stringify(this.block), { level: 1 }));
+      this.block = [];
+    }
+  }
+  *values(): Generator<string> {
+    for (const b of this.blocks) yield* JSON.parse(inflateRawSync(b).toString('utf8')) as string[];
+    yield* this.block;
+  }
+}
+
+/**
+ * A preview is looked up among the distinct previews of the last stretch of the log: when this many are
+ * held, the lookup starts afresh (a preview seen before then gets a new entry in the table), so a log of
+ * millions of distinct previews (each chunk's delta) holds a bounded map, not one entry per preview.
+ */
+export const PREVIEW_WINDOW = 65536;
+
 /** The per-event columns of the facts (labels, messages, previews), one event at a time in log order. */
 class EventColumns {
   readonly labels = new PackedColumn((n) => new Uint8Array(n));
   readonly message = new PackedColumn((n) => new Uint8Array(n));
   readonly preview = new PackedColumn((n) => new Uint32Array(n));
   readonly messages: Record<string, unknown> = {};
-  readonly previews: string[] = [];
+  readonly previews = new PackedStrings();
   private readonly previewIndex = new Map<string, number>();
   constructor(private readonly a: Pick<LogAnalysis, 'labels'>) {}
   observe(e: SessionEvent): void {
@@ -95,6 +122,7 @@ class EventColumns {
       p = ownString(p);
       at = this.previews.length;
       this.previews.push(p);
+      if (this.previewIndex.size === PREVIEW_WINDOW) this.previewIndex.clear();
       this.previewIndex.set(p, at);
     }
     this.preview.push(at);
@@ -135,7 +163,7 @@ export function eventFacts(events: readonly SessionEvent[], fold?: FoldLike): Pa
   for (const run of derivedRuns(seqs.map((s) => [s, s + 1, a.derived.get(s) as number[]] as const))) pushAll(derived, run);
   return {
     labels: cols.labelsText(),
-    previews: cols.previews,
+    previews: [...cols.previews.values()],
     preview: cols.previewIndexes(),
     previewLimit: PREVIEW_LIMIT,
     message: cols.messageText(),
@@ -274,7 +302,7 @@ export class StreamedEventFacts {
     yield '{"labels":"';
     yield* embeddedText(cols.labels);
     yield '","previews":[';
-    yield* joined(cols.previews, (p) => embedJson(p));
+    yield* joined(cols.previews.values(), (p) => embedJson(p));
     yield `],"preview":[`;
     yield* joined(flat(cols.preview.values()), String);
     yield `],"previewLimit":${PREVIEW_LIMIT},"message":"`;

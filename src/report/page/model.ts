@@ -322,7 +322,7 @@ export interface PageEvent {
 export interface PageEventFacts {
   /** Surface label of each event: `c` current, `s` shadowed, `l` log-only (views/labels.ts). */
   labels: string;
-  /** The distinct one-line previews (views eventSummary, clipped to `previewLimit` code points). */
+  /** The one-line previews (views eventSummary, clipped to `previewLimit` code points), each distinct within a window of 65,536 (`PREVIEW_WINDOW`). */
   previews: string[];
   /** Index into `previews` of each event's preview. */
   preview: number[];
