@@ -19,12 +19,11 @@ import { failureObject, type ErrorObject } from '../core/errors.js';
  * context, in the dispatches that header or context was in force for.
  */
 import type { SessionEvent, SessionHeader } from '../log/types.js';
-import { deriveEventMessage } from '../log/surface.js';
+import { deriveEventMessage, SurfaceFold } from '../log/surface.js';
 import { Redactor, redactionToken, type RedactOptions } from './redactor.js';
 import type { SecretSpan } from './detectors.js';
 import { DeltaStreams, pieceAt, pieceStarts, type DeltaPiece } from './split.js';
 import { DispatchStarts } from '../views/requests.js';
-import { SurfaceFold } from '../log/surface.js';
 import type { SurfaceLabel } from '../views/labels.js';
 import { sessionKind, sessionRecords } from '../views/listing.js';
 import { traceSession } from '../views/lineage.js';

@@ -32,18 +32,24 @@ export class Citations {
     const out = new Map<number, number[]>();
     for (const s of seqs) out.set(s, []);
     const wanted = [...out.keys()].sort((a, b) => a - b);
+    for (const [seq, first, last] of this.runs()) {
+      // The wanted seqs in [first, last], each cited once by this run.
+      for (let i = lowerBound(wanted, first); i < wanted.length && (wanted[i] as number) <= last; i++) out.get(wanted[i] as number)!.push(seq);
+    }
+    for (const e of extra) for (const s of citedBefore(e)) out.get(s)?.push(e.seq);
+    return out;
+  }
+
+  /** Every run of cited seqs, as `[citer, first, last]`, in log order. */
+  private *runs(): Generator<[number, number, number]> {
     const r = new VarReader(this.bytes);
     for (let seq = -1; !r.atEnd; ) {
       seq += 1 + r.uint();
       for (let runs = r.uint(); runs > 0; runs--) {
         const first = seq - r.uint();
-        const last = first + r.uint();
-        // The wanted seqs in [first, last], each cited once by this run.
-        for (let i = lowerBound(wanted, first); i < wanted.length && (wanted[i] as number) <= last; i++) out.get(wanted[i] as number)!.push(seq);
+        yield [seq, first, first + r.uint()];
       }
     }
-    for (const e of extra) for (const s of citedBefore(e)) out.get(s)?.push(e.seq);
-    return out;
   }
 
   /**
@@ -57,37 +63,13 @@ export class Citations {
     const starts: number[] = [];
     const ends: number[] = [];
     const citers: number[] = [];
-    const r = new VarReader(this.bytes);
-    for (let seq = -1; !r.atEnd; ) {
-      seq += 1 + r.uint();
-      for (let runs = r.uint(); runs > 0; runs--) {
-        const first = seq - r.uint();
-        starts.push(first);
-        ends.push(first + r.uint() + 1);
-        citers.push(seq);
-      }
-    }
-    for (const e of extra) {
-      let open = -1;
-      let prev = -1;
-      for (const s of citedBefore(e)) {
-        if (open >= 0 && s === prev + 1) {
-          prev = s;
-          continue;
-        }
-        if (open >= 0) {
-          starts.push(open);
-          ends.push(prev + 1);
-          citers.push(e.seq);
-        }
-        open = prev = s;
-      }
-      if (open >= 0) {
-        starts.push(open);
-        ends.push(prev + 1);
-        citers.push(e.seq);
-      }
-    }
+    const add = (citer: number, first: number, last: number) => {
+      starts.push(first);
+      ends.push(last + 1);
+      citers.push(citer);
+    };
+    for (const [seq, first, last] of this.runs()) add(seq, first, last);
+    for (const e of extra) for (const [first, last] of citedRuns(e)) add(e.seq, first, last);
     const n = starts.length;
     const byStart = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => (starts[a] as number) - (starts[b] as number));
     const byEnd = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => (ends[a] as number) - (ends[b] as number));
@@ -138,6 +120,17 @@ function citedBefore(e: SessionEvent): number[] {
   return e.sourceEventSeqs.filter((s): s is number => Number.isSafeInteger(s) && s >= 0 && s < e.seq);
 }
 
+/** The earlier seqs `e` cites, in its order, as runs `[first, last]` of consecutive ascending seqs. */
+function citedRuns(e: SessionEvent): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const s of citedBefore(e)) {
+    const run = runs[runs.length - 1];
+    if (run && s === run[1] + 1) run[1] = s;
+    else runs.push([s, s]);
+  }
+  return runs;
+}
+
 /**
  * The citations builder, going on after `events` events (the last that cites something being
  * `lastCiting`, -1 for none) whose encoding is `before` (empty: a fresh one).
@@ -152,14 +145,8 @@ function citationsBuilder(events: number, lastCiting: number, before: Buffer): F
       if (e.seq !== events) broken = true;
       events++;
       if (broken) return;
-      const cited = citedBefore(e);
-      if (cited.length === 0) return;
-      const runs: [number, number][] = [];
-      for (const s of cited) {
-        const run = runs[runs.length - 1];
-        if (run && s === run[1] + 1) run[1] = s;
-        else runs.push([s, s]);
-      }
+      const runs = citedRuns(e);
+      if (runs.length === 0) return;
       w.uint(e.seq - lastCiting - 1).uint(runs.length);
       for (const [first, last] of runs) w.uint(e.seq - first).uint(last - first);
       lastCiting = e.seq;
