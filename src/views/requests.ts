@@ -142,13 +142,9 @@ export class DispatchBuilder {
   private readonly nodeMsgs = new Map<number, { id: unknown; json: string | null; message: unknown }>();
   /** Append-only mirror of `fold.nodes`, replaced (not mutated) on every surface replacement. */
   private mirror: number[] = [];
-  private header: EpochHeader | undefined;
-  private headerSeq: number | null = null;
-  private context: RequestContext | null = null;
-  private contextSeq: number | null = null;
+  private readonly segments = new DispatchSegmenter();
+  /** The dispatch whose chunk stream is open (the segmenter's open dispatch). */
   private open: { entry: DispatchEntry } | undefined;
-  private readonly attempts = new AttemptBoundaries();
-  private readonly attemptsByStep = new Map<string, number>();
   private readonly callOwner = new Map<string, number>();
   private readonly openSteps = new Map<string, StepEntry>();
   private readonly lastStepByKey = new Map<string, StepEntry>();
@@ -180,10 +176,10 @@ export class DispatchBuilder {
     const rep = this.fold.apply(event);
     this.out.eventCount += 1;
     const out = this.out;
-    const place = this.attempts.observe(event);
-    if (this.open && place === null) {
+    const seg = this.segments.observe(event);
+    if (seg & IN_SPAN) {
       out.inSpan.add(event.seq);
-      if (!this.attempts.isOpen) this.open = undefined;
+      if (!this.segments.isOpen) this.open = undefined;
     }
     switch (event.type) {
       case 'user/message':
@@ -206,15 +202,9 @@ export class DispatchBuilder {
         return rep;
       }
       case 'request/header': {
-        this.header = canonicalHeader(event.data?.header);
-        this.headerSeq = event.seq;
         if (this.lastStep) this.lastStep.requestHeaderSeqs.push(event.seq);
         return rep;
       }
-      case 'request/context':
-        this.context = event.data ?? null;
-        this.contextSeq = event.seq;
-        return rep;
       case 'step/start': {
         const s: StepEntry = { turn: event.data?.turn, step: event.data?.step, startSeq: event.seq, endSeq: null, requestHeaderSeqs: [], requestIndexes: [] };
         out.steps.push(s);
@@ -245,49 +235,50 @@ export class DispatchBuilder {
         return rep;
       }
       case 'assistant/chunk':
-        this.onChunk(event, place as ChunkPlace);
+        this.onChunk(event, seg);
         return rep;
       default:
         return rep;
     }
   }
 
-  private onChunk(event: SessionEvent, place: ChunkPlace): void {
-    const { turn, step, chunk } = event.data ?? {};
-    if (place.starts || !this.open) this.open = { entry: this.startDispatch(event, turn, step, stepKey(turn, step)) };
-    const entry = this.open.entry;
+  private onChunk(event: SessionEvent, seg: number): void {
+    const chunk = event.data?.chunk;
+    if (seg & STARTS) this.open = { entry: this.startDispatch(event) };
+    // The segmenter's open dispatch is this.open (both close on the same events).
+    const entry = (this.open as { entry: DispatchEntry }).entry;
     entry.lastChunkSeq = event.seq;
     entry.lastChunkTime = event.time;
     entry.chunkCount += 1;
     if (chunk?.type === 'usage') entry.chunkUsage = chunk.usage ?? null;
-    if (place.ends) {
+    if (seg & ENDS) {
       entry.finish = chunk.reason ?? null;
       this.open = undefined;
     }
   }
 
-  private startDispatch(event: SessionEvent, turn: number, step: number, stepKey: string): DispatchEntry {
+  private startDispatch(event: SessionEvent): DispatchEntry {
     const out = this.out;
-    const attempt = this.attemptsByStep.get(stepKey) ?? 0;
-    this.attemptsByStep.set(stepKey, attempt + 1);
+    const seg = this.segments;
+    const stepKey = seg.stepKey;
     const snapshot = this.mirror;
     const snapshotLength = snapshot.length;
     const fields = {
       index: out.requests.length,
-      key: dispatchKey(turn, step, attempt),
-      turn,
-      step,
-      attemptInStep: attempt,
+      key: seg.key,
+      turn: seg.turn as number,
+      step: seg.step as number,
+      attemptInStep: seg.attempt,
       firstChunkSeq: event.seq,
       lastChunkSeq: event.seq,
       chunkCount: 0,
       finish: null,
       assistantMessageSeq: null,
       prefixEventCount: event.seq,
-      headerSeq: this.headerSeq,
-      header: this.header ?? null,
-      requestContextSeq: this.contextSeq,
-      requestContext: this.context,
+      headerSeq: seg.headerSeq,
+      header: seg.header,
+      requestContextSeq: seg.contextSeq,
+      requestContext: seg.context,
     };
     const extras = {
       messageCount: this.nodeMsgs.size,
@@ -355,6 +346,7 @@ export class DispatchBuilder {
 
   finish(): DispatchIndex {
     this.open = undefined;
+    this.segments.close();
     return this.out;
   }
 
@@ -370,8 +362,8 @@ export class DispatchBuilder {
     return {
       eventCount: this.out.eventCount,
       openIndex: this.open ? this.open.entry.index : null,
-      headerSeq: this.headerSeq,
-      contextSeq: this.contextSeq,
+      headerSeq: this.segments.headerSeq,
+      contextSeq: this.segments.contextSeq,
       silentNodes: this.fold.nodes.filter((s) => !this.nodeMsgs.has(s)),
       mirrorLength: this.mirror.length,
       mirrorShared: snap !== undefined && snap[0] === this.mirror,
@@ -405,7 +397,6 @@ export class DispatchBuilder {
     }
     const lastStep = out.steps[out.steps.length - 1];
     if (lastStep && lastStep.endSeq === null) b.lastStep = lastStep;
-    for (const [k, list] of Object.entries(out.requestIndexesByStep)) b.attemptsByStep.set(k, list.length);
     b.fold.restore({ count, nodes: surface.nodes, replaceGeneration: surface.replaceGeneration, replacements: [], toolResults: surface.toolResults });
     const silent = new Set(state.silentNodes);
     for (const s of surface.nodes) if (!silent.has(s)) b.nodeMsgs.set(s, { id: null, json: null, message: null });
@@ -416,13 +407,10 @@ export class DispatchBuilder {
       shared.length = state.mirrorLength;
       b.mirror = shared;
     } else b.mirror = surface.nodes.slice();
-    b.headerSeq = state.headerSeq;
-    b.contextSeq = state.contextSeq;
-    if (state.openIndex !== null) {
-      const entry = out.requests[state.openIndex] as DispatchEntry;
-      b.open = { entry };
-      b.attempts.restoreOpen(entry.turn, entry.step);
-    }
+    const open = state.openIndex !== null ? (out.requests[state.openIndex] as DispatchEntry) : undefined;
+    if (open) b.open = { entry: open };
+    const perStep = Object.entries(out.requestIndexesByStep).map(([k, list]) => [k, list.length] as const);
+    b.segments.restore(state.headerSeq, state.contextSeq, perStep, open);
     b.priorCallOwners = state.callOwners;
     return b;
   }
@@ -431,17 +419,11 @@ export class DispatchBuilder {
 /**
  * The dispatches of a log as a view that needs only where each starts and whom it went to sees them
  * (`secrets`): per dispatch its index, key, first chunk seq, request header and context seqs, provider
- * and model, in arrays of numbers and shared values. It segments as {@link DispatchBuilder} does and
+ * and model, in arrays of numbers and shared values. Its segmenter is {@link DispatchBuilder}'s; it
  * keeps no header, context or message: a log of many large request headers costs a few numbers each.
  */
 export class DispatchStarts {
-  private readonly attempts = new AttemptBoundaries();
-  private readonly attemptsByStep = new Map<string, number>();
-  private open = false;
-  private header: EpochHeader | null = null;
-  private headerSeq: number | null = null;
-  private context: RequestContext | null = null;
-  private contextSeq: number | null = null;
+  private readonly segments = new DispatchSegmenter();
   /** The provider and model of the last dispatch (shared by the dispatches that repeat them). */
   private to: { provider: string | null; model: string | null } | undefined;
   readonly keys: string[] = [];
@@ -455,9 +437,53 @@ export class DispatchStarts {
   }
 
   observe(event: SessionEvent): void {
+    const seg = this.segments;
+    if (!(seg.observe(event) & STARTS)) return;
+    this.keys.push(seg.key);
+    this.firstChunkSeqs.push(event.seq);
+    this.headerSeqs.push(seg.headerSeq);
+    this.contextSeqs.push(seg.contextSeq);
+    const provider = dispatchProvider(seg.header, seg.context);
+    const model = dispatchModel(seg.header, seg.context);
+    if (!this.to || this.to.provider !== provider || this.to.model !== model) this.to = { provider, model };
+    this.sentTo.push(this.to);
+  }
+}
+
+/** {@link DispatchSegmenter.observe}: a non-chunk event logged while a dispatch's chunk stream was open. */
+const IN_SPAN = 1;
+/** {@link DispatchSegmenter.observe}: this chunk starts a dispatch (its key and step: the segmenter's). */
+const STARTS = 2;
+/** {@link DispatchSegmenter.observe}: this chunk ends its dispatch (a `finish` chunk). */
+const ENDS = 4;
+
+/**
+ * Where each model dispatch starts and ends, its number within its step, and the request header and
+ * context in force when it starts: the one place {@link DispatchBuilder} and {@link DispatchStarts}
+ * segment a log. Attempt boundaries are {@link AttemptBoundaries}'; a dispatch is numbered by the
+ * dispatches of its `(turn, step)` before it; the header and context are the last `request/header`
+ * and `request/context` before its first chunk.
+ */
+class DispatchSegmenter {
+  private readonly attempts = new AttemptBoundaries();
+  private readonly perStep = new Map<string, number>();
+  private open = false;
+  header: EpochHeader | null = null;
+  headerSeq: number | null = null;
+  context: RequestContext | null = null;
+  contextSeq: number | null = null;
+  /** Of the dispatch the last {@link STARTS} began. */
+  turn: unknown;
+  step: unknown;
+  stepKey = '';
+  attempt = 0;
+
+  /** Fold one event (in seq order): {@link IN_SPAN}, {@link STARTS} and {@link ENDS} bits, or 0. */
+  observe(event: SessionEvent): number {
     const place = this.attempts.observe(event);
     if (place === null) {
-      if (this.open && !this.attempts.isOpen) this.open = false;
+      const was = this.open;
+      if (was && !this.attempts.isOpen) this.open = false;
       if (event.type === 'request/header') {
         this.header = canonicalHeader(event.data?.header);
         this.headerSeq = event.seq;
@@ -465,23 +491,50 @@ export class DispatchStarts {
         this.context = event.data ?? null;
         this.contextSeq = event.seq;
       }
-      return;
+      return was ? IN_SPAN : 0;
     }
-    if (place.starts || !this.open) {
-      const { turn, step } = event.data ?? {};
-      const key = stepKey(turn, step);
-      const attempt = this.attemptsByStep.get(key) ?? 0;
-      this.attemptsByStep.set(key, attempt + 1);
-      this.keys.push(dispatchKey(turn, step, attempt));
-      this.firstChunkSeqs.push(event.seq);
-      this.headerSeqs.push(this.headerSeq);
-      this.contextSeqs.push(this.contextSeq);
-      const provider = dispatchProvider(this.header, this.context);
-      const model = dispatchModel(this.header, this.context);
-      if (!this.to || this.to.provider !== provider || this.to.model !== model) this.to = { provider, model };
-      this.sentTo.push(this.to);
+    let bits = 0;
+    if ((place as ChunkPlace).starts || !this.open) {
+      const d = event.data;
+      this.turn = d?.turn;
+      this.step = d?.step;
+      this.stepKey = stepKey(this.turn, this.step);
+      this.attempt = this.perStep.get(this.stepKey) ?? 0;
+      this.perStep.set(this.stepKey, this.attempt + 1);
+      bits |= STARTS;
     }
+    if ((place as ChunkPlace).ends) bits |= ENDS;
     this.open = !(place as ChunkPlace).ends;
+    return bits;
+  }
+
+  /** `turn/step#attempt` of the dispatch the last {@link STARTS} began. */
+  get key(): string {
+    return dispatchKey(this.turn, this.step, this.attempt);
+  }
+
+  /** Whether a dispatch's chunk stream is open. */
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  /** The log has ended: a chunk after this starts a dispatch. */
+  close(): void {
+    this.open = false;
+  }
+
+  /**
+   * Go on from a prefix: the seqs of its last header and context (their values are not kept), the
+   * dispatches per step key, and the dispatch whose stream is open, if any.
+   */
+  restore(headerSeq: number | null, contextSeq: number | null, perStep: Iterable<readonly [string, number]>, open: { turn: unknown; step: unknown } | undefined): void {
+    this.headerSeq = headerSeq;
+    this.contextSeq = contextSeq;
+    for (const [k, n] of perStep) this.perStep.set(k, n);
+    if (open) {
+      this.open = true;
+      this.attempts.restoreOpen(open.turn, open.step);
+    }
   }
 }
 
