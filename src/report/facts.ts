@@ -304,7 +304,7 @@ export class StreamedEventFacts {
     yield '","previews":[';
     yield* joined(cols.previews.values(), (p) => embedJson(p));
     yield `],"preview":[`;
-    yield* joined(flat(cols.preview.values()), String);
+    yield* joinedNumbers(cols.preview.values());
     yield `],"previewLimit":${PREVIEW_LIMIT},"message":"`;
     yield* embeddedText(cols.message);
     yield `","messages":${embedJson(cols.messages)}`;
@@ -340,8 +340,14 @@ function* embeddedText(column: PackedColumn<Uint8Array>): Generator<string> {
   for (const piece of latin1Pieces(column)) yield embedJson(piece).slice(1, -1);
 }
 
-function* flat(blocks: Iterable<Uint32Array>): Generator<number> {
-  for (const b of blocks) yield* b;
+/** The numbers of `blocks` as the inside of a JSON array, a block at a time (no generator step per number). */
+function* joinedNumbers(blocks: Iterable<Uint32Array>): Generator<string> {
+  let first = true;
+  for (const b of blocks) {
+    if (b.length === 0) continue;
+    yield (first ? '' : ',') + b.join(',');
+    first = false;
+  }
 }
 
 /** `items` as the inside of a JSON array, in pieces of about 1 MiB. */
