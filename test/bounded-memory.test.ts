@@ -4,8 +4,7 @@
  * (fork, which writes the ~48 MB child, and diff, which walks two such logs at once, under 96 MiB)
  * (holding the log takes ~4x its logical bytes, ~200 MB, three times the small heap and twice
  * the diff's; the holding path also refused any log past a fifth of the heap) and prints exactly
- * what the library's holding path computes in this (big-heap) process. (The log was 96 MB until
- * CI's time budget asked for half: the margin over the heap is what proves streaming, and 3x holds.)
+ * what the library's holding path computes in this (big-heap) process.
  */
 import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

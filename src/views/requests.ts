@@ -16,7 +16,7 @@ import { UsageError } from '../core/errors.js';
 import { SurfaceFold, deriveEventMessage, type Replacement } from '../log/surface.js';
 import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
 import { toJson } from '../core/json.js';
-import { AttemptBoundaries, type ChunkPlace } from './attempts.js';
+import { AttemptBoundaries } from './attempts.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
 
 export interface RequestContext {
@@ -142,9 +142,8 @@ export class DispatchBuilder {
   private readonly nodeMsgs = new Map<number, { id: unknown; json: string | null; message: unknown }>();
   /** Append-only mirror of `fold.nodes`, replaced (not mutated) on every surface replacement. */
   private mirror: number[] = [];
+  /** Where dispatches start and end; the open one, if any, is the last entry started. */
   private readonly segments = new DispatchSegmenter();
-  /** The dispatch whose chunk stream is open (the segmenter's open dispatch). */
-  private open: { entry: DispatchEntry } | undefined;
   private readonly callOwner = new Map<string, number>();
   private readonly openSteps = new Map<string, StepEntry>();
   private readonly lastStepByKey = new Map<string, StepEntry>();
@@ -177,10 +176,7 @@ export class DispatchBuilder {
     this.out.eventCount += 1;
     const out = this.out;
     const seg = this.segments.observe(event);
-    if (seg & IN_SPAN) {
-      out.inSpan.add(event.seq);
-      if (!this.segments.isOpen) this.open = undefined;
-    }
+    if (seg & IN_SPAN) out.inSpan.add(event.seq);
     switch (event.type) {
       case 'user/message':
       case 'assistant/message':
@@ -244,17 +240,12 @@ export class DispatchBuilder {
 
   private onChunk(event: SessionEvent, seg: number): void {
     const chunk = event.data?.chunk;
-    if (seg & STARTS) this.open = { entry: this.startDispatch(event) };
-    // The segmenter's open dispatch is this.open (both close on the same events).
-    const entry = (this.open as { entry: DispatchEntry }).entry;
+    const entry = seg & STARTS ? this.startDispatch(event) : (this.out.requests[this.out.requests.length - 1] as DispatchEntry);
     entry.lastChunkSeq = event.seq;
     entry.lastChunkTime = event.time;
     entry.chunkCount += 1;
     if (chunk?.type === 'usage') entry.chunkUsage = chunk.usage ?? null;
-    if (seg & ENDS) {
-      entry.finish = chunk.reason ?? null;
-      this.open = undefined;
-    }
+    if (seg & ENDS) entry.finish = chunk.reason ?? null;
   }
 
   private startDispatch(event: SessionEvent): DispatchEntry {
@@ -345,7 +336,6 @@ export class DispatchBuilder {
   }
 
   finish(): DispatchIndex {
-    this.open = undefined;
     this.segments.close();
     return this.out;
   }
@@ -361,7 +351,7 @@ export class DispatchBuilder {
     for (const [id, owner] of this.callOwner) callOwners.set(callIdDigest(id), owner);
     return {
       eventCount: this.out.eventCount,
-      openIndex: this.open ? this.open.entry.index : null,
+      openIndex: this.segments.isOpen ? this.out.requests.length - 1 : null,
       headerSeq: this.segments.headerSeq,
       contextSeq: this.segments.contextSeq,
       silentNodes: this.fold.nodes.filter((s) => !this.nodeMsgs.has(s)),
@@ -408,7 +398,6 @@ export class DispatchBuilder {
       b.mirror = shared;
     } else b.mirror = surface.nodes.slice();
     const open = state.openIndex !== null ? (out.requests[state.openIndex] as DispatchEntry) : undefined;
-    if (open) b.open = { entry: open };
     const perStep = Object.entries(out.requestIndexesByStep).map(([k, list]) => [k, list.length] as const);
     b.segments.restore(state.headerSeq, state.contextSeq, perStep, open);
     b.priorCallOwners = state.callOwners;
@@ -494,7 +483,7 @@ class DispatchSegmenter {
       return was ? IN_SPAN : 0;
     }
     let bits = 0;
-    if ((place as ChunkPlace).starts || !this.open) {
+    if (place.starts || !this.open) {
       const d = event.data;
       this.turn = d?.turn;
       this.step = d?.step;
@@ -503,8 +492,8 @@ class DispatchSegmenter {
       this.perStep.set(this.stepKey, this.attempt + 1);
       bits |= STARTS;
     }
-    if ((place as ChunkPlace).ends) bits |= ENDS;
-    this.open = !(place as ChunkPlace).ends;
+    if (place.ends) bits |= ENDS;
+    this.open = !place.ends;
     return bits;
   }
 
