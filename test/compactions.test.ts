@@ -1,5 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON, corpusRoots, corpusArtifacts } from './helpers/corpus.js';
@@ -14,7 +16,8 @@ import { RULES } from '../src/check/rules.js';
 import { MemorySource } from '../src/physical/source.js';
 import type { ResolvedTarget } from '../src/log/target.js';
 import type { SessionEvent } from '../src/log/types.js';
-import { auditCompactions, classifyCompactionError, estimateMessage, type CompactionsReport } from '../src/views/compactions.js';
+import { auditCompactions, classifyCompactionError, CompactionAudit, estimateMessage, type CompactionsReport } from '../src/views/compactions.js';
+import { deriveDispatches } from '../src/views/requests.js';
 import { toJson } from '../src/core/json.js';
 
 const SYN = 'synthetic/root-raw/--home-dsh-synthetic-project--';
@@ -616,4 +619,27 @@ describe('bounded memory (project generator)', () => {
     expect(got.stdout.length).toBe(want.length);
     expect(got.stdout === want, 'stdout differs from the holding audit').toBe(true);
   }, 120_000);
+});
+
+describe('what a finished audit keeps', () => {
+  it('its printers do not keep the audit (its fold, its dispatch lookup and, through it, the dispatch index) alive', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const { events } = collectSession({ seed: 9, id: 'gen', turns: 12, features: { 3: ['prune'], 5: ['compaction'], 8: ['prune', 'compaction'] }, randomFeatures: false });
+    const make = () => {
+      const audit = new CompactionAudit(deriveDispatches(events, { lazy: events }).requests);
+      for (const e of events) audit.push(e);
+      audit.price(audit.end());
+      return { audited: audit.finish('gen'), audit: new WeakRef(audit) };
+    };
+    const { audited, audit } = make();
+    for (let i = 0; i < 3 && audit.deref() !== undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      gc();
+    }
+    expect(audit.deref()).toBeUndefined();
+    // The printers still print every attempt.
+    expect(audited.report.attempts.length).toBeGreaterThan(1);
+    for (const a of audited.report.attempts) expect([...audited.json(a)].join('')).toBe(toJson(audited.full(a)));
+  });
 });

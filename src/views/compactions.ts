@@ -1104,25 +1104,34 @@ export class CompactionAudit {
     };
     const { stands } = this;
     report.verdicts = verdictsOf(report, this.lookup, (replaced) => originCount(replaced.map((a) => stands.get(a)).filter((o): o is Origin => o !== undefined)));
-    const lists = new OriginLists();
-    const full = (a: CompactionAttempt): CompactionAttempt => {
-      const o = stands.get(a);
-      return o && a.integrity ? { ...a, integrity: { ...a.integrity, originSeqs: Array.from(lists.list(o)) } } : a;
-    };
-    function* json(a: CompactionAttempt): Generator<string> {
-      const o = stands.get(a);
-      if (!o || !a.integrity) {
-        yield toJson(a);
-        return;
-      }
-      const outer = toJsonAround({ ...a, integrity: null }, 'integrity');
-      const inner = toJsonAround({ ...a.integrity, originSeqs: null }, 'originSeqs');
-      yield `${outer.before}${inner.before}`;
-      yield* numbersJson(lists.list(o));
-      yield `${inner.after}${outer.after}`;
-    }
-    return { report, full, json };
+    return auditedOf(report, stands);
   }
+}
+
+/**
+ * The finished audit with its printers. Made outside the audit's methods: a closure made in one
+ * keeps that method's scope, `this` included, so the printers would hold the audit (its fold, its
+ * dispatch lookup and, through it, the session's dispatch index) until the last attempt is printed.
+ */
+function auditedOf(report: CompactionsReport, stands: ReadonlyMap<CompactionAttempt, Origin>): AuditedCompactions {
+  const lists = new OriginLists();
+  const full = (a: CompactionAttempt): CompactionAttempt => {
+    const o = stands.get(a);
+    return o && a.integrity ? { ...a, integrity: { ...a.integrity, originSeqs: Array.from(lists.list(o)) } } : a;
+  };
+  function* json(a: CompactionAttempt): Generator<string> {
+    const o = stands.get(a);
+    if (!o || !a.integrity) {
+      yield toJson(a);
+      return;
+    }
+    const outer = toJsonAround({ ...a, integrity: null }, 'integrity');
+    const inner = toJsonAround({ ...a.integrity, originSeqs: null }, 'originSeqs');
+    yield `${outer.before}${inner.before}`;
+    yield* numbersJson(lists.list(o));
+    yield `${inner.after}${outer.after}`;
+  }
+  return { report, full, json };
 }
 
 /** Unclosed attempts: classified by shape (§9.2). */
