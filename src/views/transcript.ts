@@ -303,6 +303,7 @@ export class TranscriptLinker {
   private readonly cited = new Set<number>();
   private readonly out: TranscriptLinks = { callSeqs: [], resultSeqs: [], prunedBy: new Map(), summarySeqs: [] };
   private readonly replacedSeqs: Map<number, number[]>;
+  private done = false;
 
   constructor(replacements: readonly Replacement[]) {
     this.replacedSeqs = replacementMaps(replacements).replacedSeqs;
@@ -348,8 +349,16 @@ export class TranscriptLinker {
     }
   }
 
+  /** The links, once every event was observed; the pairing state (one entry per tool call and result) is let go. */
   links(): TranscriptLinks {
+    if (this.done) return this.out;
     this.out.summarySeqs = [...this.cited].filter((s) => this.summaries.has(s)).sort((a, b) => a - b);
+    this.done = true;
+    this.calls.clear();
+    this.results.clear();
+    this.summaries.clear();
+    this.cited.clear();
+    this.replacedSeqs.clear();
     return this.out;
   }
 }
