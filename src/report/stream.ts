@@ -160,6 +160,9 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
       yield `${out.take()}]`;
     } else if (key === 'audit' && first.audit) yield* embedPieces(first.audit());
     else yield* embedJsonParts(first.doc[key as keyof ReportData], 3);
+    // Written: let it go (the dispatches' headers and contexts, say, while the transcript is written).
+    (first.doc as unknown as Record<string, unknown>)[key] = null;
+    if (key === 'audit') first.audit = null;
   }
   yield '}';
   yield BETWEEN_BLOBS;
@@ -379,7 +382,11 @@ class DispatchDiffer {
     const page = this.rows.add(cur, diffDispatches(prev, cur, this.held));
     this.texts.push(embedJson(page));
     this.finishes.push(page.finish);
-    if (prev) releaseSurfaceNodes(prev);
+    if (prev) {
+      // No later diff reads it (the audit hydrates the few it prices again): its surface snapshot and its header, context and usage go.
+      releaseSurfaceNodes(prev);
+      this.dispatches.release([prev]);
+    }
     // Keep what the next dispatch's diff reads: its window (from this input on), this surface, the latest header and context.
     const keep = new Set(cur.surfaceNodes);
     const nextEntry = this.requests[this.next + 1];
