@@ -346,3 +346,20 @@ describe.skipIf(!HAVE_CORPUS)('dsh check over the reference corpus', () => {
     expect(summarize({ tool: { name: 'dsh', version: '0' }, layout: [], sessions: inProcess }).errors).toBeGreaterThan(0);
   });
 });
+
+describe('the look-back replays keep only what they read of a request/header', () => {
+  const retryFindings = async (provider: string) => {
+    const events = clone(baseEvents()) as any[];
+    const header = events.find((e) => e.type === 'request/header');
+    header.data.header.config.provider = provider;
+    // A header of the size DSH logs (tools and system prompt), which the replays never read.
+    header.data.header.tools = Array.from({ length: 50 }, (_, i) => ({ name: `tool${i}`, description: 'd'.repeat(2000), parameters: { type: 'object' } }));
+    const r = await inspectText(logText(events));
+    expect(r.error?.message).toBeUndefined();
+    return relationalFindings(r.events!).filter((f) => f.code === 'DSH-F2').map((f) => f.message);
+  };
+  it('the open step\'s provider still decides whether a retry matches its failed request', async () => {
+    expect(await retryFindings('p')).toEqual([]);
+    expect((await retryFindings('q')).join('\n')).toContain('llm/retry provider p does not match the failed request provider q');
+  });
+});

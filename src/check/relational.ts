@@ -502,6 +502,17 @@ function slim(value: unknown): unknown {
 }
 
 /**
+ * An event as the look-back replays keep it. Of a request/header they read only its provider
+ * (`retryInvariant`, for an open step's retries), so that is all that is kept of its header, whose
+ * tools and system prompt are most of a session's headers (one per dispatch on a long log).
+ */
+function keptEvent(event: SessionEvent): SessionEvent {
+  const config = event.type === 'request/header' ? event.data?.header?.config : undefined;
+  if (config === null || typeof config !== 'object') return slim(event) as SessionEvent;
+  return slim({ ...event, data: { header: { config: { provider: config.provider } } } }) as SessionEvent;
+}
+
+/**
  * All relational replays over a stream of logical events, in bounded memory:
  * the core and dispatch replays run as the events pass; the compaction, retry
  * and orphan-lock replays (which look back or ahead) run at the end over the
@@ -519,7 +530,7 @@ export class RelationalStream {
     this.dispatch.observe(event);
     this.pairing.observe(event);
     if (LOOK_BACK_TYPES.has(event.type) || (event.type === 'user/message' && event.surfaceOp !== undefined && event.surfaceOp !== 'append')) {
-      this.kept.push(slim(event) as SessionEvent);
+      this.kept.push(keptEvent(event));
     }
   }
 
