@@ -197,7 +197,7 @@ function closeOnce(source: ByteSource): () => void {
  * of a 12.85 M-event log); a store far past the capacity makes it keep its elements in a
  * dictionary instead, and truncating the length back keeps that.
  */
-function sparseArray<T>(length: number): T[] {
+export function sparseArray<T>(length: number): T[] {
   const a: T[] = [];
   a[length + 2048] = undefined as T;
   a.length = length;

@@ -22,16 +22,16 @@
  * its own.
  */
 import type { FrameDecoder } from '../physical/decoders.js';
-import { inspectTargetIndexed, type IndexedInspection, type IndexUse, type SessionInspection } from '../log/session.js';
+import { inspectTargetIndexed, sparseArray, type IndexedInspection, type IndexUse, type SessionInspection } from '../log/session.js';
 import type { ResolvedTarget } from '../log/target.js';
 import { LogError } from '../log/errors.js';
 import { repairPlanOf } from '../log/inspect.js';
 import { isIgnorableUnknown } from '../log/logical.js';
 import type { SeqRange } from '../log/reread.js';
 import type { SessionEvent } from '../log/types.js';
-import { checkInspection, rootLookup, StreamedFactsCollector } from '../check/engine.js';
-import { SecretsFold, secretsOfFold } from '../redact/secrets.js';
-import { Summarizer } from '../views/summary.js';
+import { checkInspection, rootLookup, StreamedFactsCollector, type StreamedFacts } from '../check/engine.js';
+import { SecretsFold, secretsOfFold, type SecretsReport } from '../redact/secrets.js';
+import { Summarizer, type SessionSummary } from '../views/summary.js';
 import { DISPATCHES, type Dispatches } from '../views/dispatch-fold.js';
 import { CITATIONS, foldOf, SURFACE_EVENTS, type Citations } from '../views/index-folds.js';
 import { diffDispatches, releaseSurfaceNodes, type DispatchEntry } from '../views/requests.js';
@@ -201,10 +201,83 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
   const base = indexed.inspection;
   const meta = base.meta!;
   const surface = base.surface!;
-  const stream = indexed.stream!;
   const fetch = indexed.events!;
   const total = base.storedEventCount + base.closers.length;
   const dispatches = foldOf(indexed.folds, DISPATCHES);
+  const lineage = await lineageOf(target, meta, options);
+  const walked = await walkLog(target, indexed, dispatches);
+  const { audit } = walked;
+  let auditFailure = walked.auditFailure;
+
+  // The inspection as a full validating pass reports it (a saved index keeps neither).
+  const r: SessionInspection = { ...base, ignorableUnknown: walked.ignorableUnknown, repairPlan: base.repairPlan ?? repairPlanOf(base.encoding, base.bytes, base.torn, base.closers, []) };
+  const findings = (await checkInspection(r, target, { ...(options.decoder ? { decoder: options.decoder } : {}), lookup: rootLookup() }, walked.checkFacts)).findings;
+  const doc: ReportData = reportBase({ inspection: r, findings, lineage, version: options.version, secrets: walked.secrets }, walked.summary, walked.title, total);
+  doc.headers = walked.headers;
+  doc.contexts = walked.contexts;
+  doc.turns = walked.turns;
+  const restored = await StreamingSurface.restored(undefined, total, foldOf(indexed.folds, SURFACE_EVENTS), surface.replacements, base.closers, (seqs) => fetch(seqs.map((x) => [x, x] as [number, number])));
+  const view = restored.view(meta.id, meta, base.storedEventCount);
+  doc.surface = surfaceSection(view);
+  const kept = walked.kept;
+  doc.compactions = deriveCompactions(walked.records, (seq) => kept.get(seq), view.surface.replacements, base.storedEventCount);
+  // The audit is written attempt by attempt (an attempt's originSeqs can list millions of seqs).
+  let priced: DispatchEntry[] | undefined;
+  let audited: AuditedCompactions | undefined;
+  if (auditFailure === null) {
+    try {
+      priced = audit.end();
+    } catch (error) {
+      auditFailure = (error as Error).message;
+    }
+  }
+  if (auditFailure === null && priced) {
+    await dispatches.hydrate(priced, (ranges) => fetch(ranges));
+    try {
+      audited = audit.finish(meta.id);
+    } catch (error) {
+      auditFailure = (error as Error).message;
+    }
+  }
+  doc.auditError = audited ? null : auditFailure;
+  if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
+  const a = audited;
+  return { doc, dispatches: walked.texts, linker: walked.linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations: walked.citations, saved: walked.saved };
+}
+
+/** What the first pass's walk of the log leaves for building the document (its folds are let go on return). */
+interface Walked {
+  summary: SessionSummary;
+  title: string | null;
+  checkFacts: StreamedFacts;
+  secrets: SecretsReport['secrets'];
+  turns: ReportData['turns'];
+  headers: ReportData['headers'];
+  contexts: ReportData['contexts'];
+  texts: PackedTexts;
+  linker: TranscriptLinker;
+  audit: CompactionAudit;
+  auditFailure: string | null;
+  citations: CitationCounts;
+  saved: SavedCiters | null;
+  ignorableUnknown: number[];
+  records: SessionEvent[];
+  kept: Map<number, SessionEvent>;
+}
+
+/**
+ * The first pass's walk of the log, every fold it feeds taken to its result before it returns, so
+ * that what only the walk needed (check's look-back events, the secrets fold, the step times, the
+ * dispatch differ's window) is collectable while the document is built: that is when a large
+ * report peaks.
+ */
+async function walkLog(target: ResolvedTarget, indexed: IndexedInspection, dispatches: Dispatches): Promise<Walked> {
+  const base = indexed.inspection;
+  const meta = base.meta!;
+  const surface = base.surface!;
+  const stream = indexed.stream!;
+  const fetch = indexed.events!;
+  const total = base.storedEventCount + base.closers.length;
   const requests = dispatches.index.requests;
 
   const summary = new Summarizer(base.storedEventCount);
@@ -230,7 +303,6 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
     if (st.endSeq !== null) stepSeqs.add(st.endSeq);
   }
   const times = new Map<number, number | null>();
-  const lineage = await lineageOf(target, meta, options);
   const headers: ReportData['headers'] = {};
   const contexts: ReportData['contexts'] = {};
   const rows = new DispatchRows(headers, contexts);
@@ -263,41 +335,25 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
     if (last) await differ.flush(last.seq);
   }
   await differ.flush(Number.POSITIVE_INFINITY);
-
-  // The inspection as a full validating pass reports it (a saved index keeps neither).
-  const r: SessionInspection = { ...base, ignorableUnknown, repairPlan: base.repairPlan ?? repairPlanOf(base.encoding, base.bytes, base.torn, base.closers, []) };
-  const findings = (await checkInspection(r, target, { ...(options.decoder ? { decoder: options.decoder } : {}), lookup: rootLookup() }, checks.result(true))).findings;
   const sums = summary.result();
-  const doc: ReportData = reportBase({ inspection: r, findings, lineage, version: options.version, secrets: secretsOfFold(secretsInfo(target, meta), secrets).secrets }, sums, title.title, total);
-  doc.headers = headers;
-  doc.contexts = contexts;
-  doc.turns = reportTurns(sums, dispatches.index.steps, (i) => differ.finishes[i] ?? null, retries, (seq) => (seq === null ? null : (times.get(seq) ?? null)));
-  const restored = await StreamingSurface.restored(undefined, total, foldOf(indexed.folds, SURFACE_EVENTS), surface.replacements, base.closers, (seqs) => fetch(seqs.map((x) => [x, x] as [number, number])));
-  const view = restored.view(meta.id, meta, base.storedEventCount);
-  doc.surface = surfaceSection(view);
-  doc.compactions = deriveCompactions(records, (seq) => kept.get(seq), view.surface.replacements, base.storedEventCount);
-  // The audit is written attempt by attempt (an attempt's originSeqs can list millions of seqs).
-  let priced: DispatchEntry[] | undefined;
-  let audited: AuditedCompactions | undefined;
-  if (auditFailure === null) {
-    try {
-      priced = audit.end();
-    } catch (error) {
-      auditFailure = (error as Error).message;
-    }
-  }
-  if (auditFailure === null && priced) {
-    await dispatches.hydrate(priced, (ranges) => fetch(ranges));
-    try {
-      audited = audit.finish(meta.id);
-    } catch (error) {
-      auditFailure = (error as Error).message;
-    }
-  }
-  doc.auditError = audited ? null : auditFailure;
-  if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
-  const a = audited;
-  return { doc, dispatches: differ.texts, linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations, saved };
+  return {
+    summary: sums,
+    title: title.title,
+    checkFacts: checks.result(true),
+    secrets: secretsOfFold(secretsInfo(target, meta), secrets).secrets,
+    turns: reportTurns(sums, dispatches.index.steps, (i) => differ.finishes[i] ?? null, retries, (seq) => (seq === null ? null : (times.get(seq) ?? null))),
+    headers,
+    contexts,
+    texts: differ.texts,
+    linker,
+    audit,
+    auditFailure,
+    citations,
+    saved,
+    ignorableUnknown,
+    records,
+    kept,
+  };
 }
 
 /**
@@ -344,8 +400,8 @@ class DispatchDiffer {
     private readonly rows: DispatchRows,
     private readonly fetch: (ranges: readonly SeqRange[], into?: SessionEvent[]) => Promise<SessionEvent[]>,
   ) {
-    // Sparse: V8 keeps a long array with few elements as a dictionary.
-    this.held = new Array<SessionEvent>(total);
+    // Indexed by seq, holding a window: `new Array(total)` would be 100 MB of slots on the bench's 2 GB log.
+    this.held = sparseArray<SessionEvent>(total);
   }
 
   observe(e: SessionEvent): void {
