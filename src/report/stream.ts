@@ -37,7 +37,7 @@ import { CITATIONS, foldOf, SURFACE_EVENTS, type Citations } from '../views/inde
 import { diffDispatches, releaseSurfaceNodes, type DispatchEntry } from '../views/requests.js';
 import { streamedTranscript, TranscriptLinker } from '../views/transcript.js';
 import { StreamingSurface } from '../views/messages.js';
-import { CompactionAudit, compactionsJson, type AuditedCompactions } from '../views/compactions.js';
+import { CompactionAudit, compactionsJson, priceAudit, type AuditedCompactions } from '../views/compactions.js';
 import {
   AUDIT_MEMBERS,
   deriveCompactions,
@@ -232,7 +232,7 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
     }
   }
   if (auditFailure === null && priced) {
-    await dispatches.hydrate(priced, (ranges) => fetch(ranges));
+    await priceAudit(audit, priced, dispatches, (ranges) => fetch(ranges));
     try {
       audited = audit.finish(meta.id);
     } catch (error) {
