@@ -363,3 +363,61 @@ describe('the look-back replays keep only what they read of a request/header', (
     expect((await retryFindings('q')).join('\n')).toContain('llm/retry provider p does not match the failed request provider q');
   });
 });
+
+describe('the retry replay (DSH-F2) looks back through every earlier retry, however far back', () => {
+  type Ev = { type: string; data: Record<string, unknown> };
+  const retry = (turn: unknown, step: unknown, retryId: string, n: number, policyKey = 'k'): Ev => ({
+    type: 'llm/retry',
+    data: { retryId, turn, step, provider: 'p', mode: 'always', policyKey, retry: n, delayMs: 5, failure: { message: 'reset', code: 'TRANSPORT' } },
+  });
+  const started = (turn: unknown, step: unknown, retryId: string, n: number): Ev => ({ type: 'llm/retry-started', data: { retryId, turn, step, retry: n } });
+  const openStep = (turn: unknown, step: unknown): Ev[] => [
+    { type: 'step/start', data: { turn, step } },
+    { type: 'request/header', data: { header: { config: { provider: 'p' } } } },
+  ];
+  const closeStep = (turn: unknown, step: unknown): Ev => ({ type: 'step/end', data: { turn, step } });
+  /** Turn 1: step 1 retries two chains (policies a and b); then `filler` steps without retries; then `tail` in a new step. */
+  const log = (tail: (turn: unknown, step: unknown) => Ev[], filler = 300, tailTurn: unknown = 1): Ev[] => {
+    const events: Ev[] = [{ type: 'turn/start', data: { turn: 1 } }, ...openStep(1, 1)];
+    events.push(retry(1, 1, 'ra', 1, 'a'), started(1, 1, 'ra', 1), retry(1, 1, 'rb', 1, 'b'), started(1, 1, 'rb', 1), retry(1, 1, 'ra', 2, 'a'), started(1, 1, 'ra', 2));
+    events.push(closeStep(1, 1));
+    for (let s = 2; s < 2 + filler; s++) events.push(...openStep(1, s), closeStep(1, s));
+    const step = 2 + filler;
+    if (tailTurn !== 1) events.push({ type: 'turn/end', data: { turn: 1 } }, { type: 'turn/start', data: { turn: tailTurn } });
+    events.push(...openStep(tailTurn, step), ...tail(tailTurn, step));
+    return events;
+  };
+  const f2 = (events: Ev[]) => relationalFindings(sequence(events) as never).filter((f) => f.code === 'DSH-F2').map((f) => `${f.seq} ${f.message}`);
+  const lastSeq = (events: Ev[]) => events.length - 1;
+
+  it('fresh chains in a later step pass; both policy chains of one step keep their own counters', () => {
+    expect(f2(log((t, s) => [retry(t, s, 'rc', 1, 'a'), started(t, s, 'rc', 1), retry(t, s, 'rc', 2, 'a'), started(t, s, 'rc', 2)]))).toEqual([]);
+  });
+  it('a retryId a chain of an earlier step used is already owned', () => {
+    const events = log((t, s) => [retry(t, s, 'rb', 1, 'a')]);
+    expect(f2(events)).toEqual([`${lastSeq(events)} llm/retry retryId "rb" is already owned by another chain`]);
+  });
+  it('within one chain the retryId must stay, and the counter follows the chain\'s last retry', () => {
+    const keep = log(() => []);
+    keep.splice(9, 0, retry(1, 1, 'rz', 3, 'a'));
+    expect(f2(keep)).toEqual(['9 llm/retry must preserve retryId across one provider-policy chain']);
+    const skip = log(() => []);
+    skip.splice(9, 0, retry(1, 1, 'ra', 4, 'a'));
+    expect(f2(skip)).toEqual(['9 llm/retry retry 4 must equal provider policy retry 3']);
+  });
+  it('a started attempt must pair its own scheduled retry, once', () => {
+    const again = log(() => []);
+    again.splice(9, 0, started(1, 1, 'rb', 1));
+    expect(f2(again)).toEqual(['9 llm/retry-started repeats one scheduled attempt']);
+    const unpaired = log((t, s) => [started(t, s, 'ra', 3)]);
+    expect(f2(unpaired)).toEqual([`${lastSeq(unpaired)} llm/retry-started pairs no prior scheduled attempt`]);
+    const moved = log((t, s) => [started(t, s, 'ra', 2)]);
+    expect(f2(moved)).toEqual([`${lastSeq(moved)} llm/retry-started turn/step must match its scheduled attempt`]);
+  });
+  it('chains compare turns with ===: turn "1" is not turn 1', () => {
+    // Step 1's chain "a" ran in turn 1; the same step number in turn "1" starts a chain of its own.
+    const events = log((t) => [retry(t, 1, 'ra', 3, 'a')], 0, '1');
+    events.splice(events.length - 3, 2, ...openStep('1', 1));
+    expect(f2(events)).toEqual([`${lastSeq(events)} llm/retry retry 3 must equal provider policy retry 1`]);
+  });
+});

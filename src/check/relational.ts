@@ -304,9 +304,63 @@ function providerForOpenStep(events: readonly SessionEvent[], before: number, tu
   return header?.data.header.config.provider;
 }
 
+/**
+ * A `===`-exact map key for primitive values (typed, strings quoted, so `1` and `"1"` or `null` and
+ * `undefined` never share one); undefined for an object, which (each kept event being its own copy)
+ * is never `===` to a value of another event.
+ */
+function primitiveKey(values: readonly unknown[]): string | undefined {
+  let key = '';
+  for (const v of values) {
+    if (typeof v === 'string') key += 's' + JSON.stringify(v);
+    else if (typeof v === 'number' && Number.isNaN(v)) return undefined;
+    else if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') key += (v === null ? 'null' : typeof v) + ':' + String(v) + ';';
+    else return undefined;
+  }
+  return key;
+}
+
+/**
+ * What the retry replay looks back for, kept as it goes instead of scanning every earlier event
+ * for each retry (quadratic on a long log: a quarter of `check`'s time on the bench's 2 GB log).
+ * It holds the events before `index` once {@link upTo} has run; each earlier `llm/retry` and
+ * `llm/retry-started` passed the replay (it stops at its first failure), so their fields have the
+ * shapes it checked.
+ */
+class RetryLookBack {
+  private next = 0;
+  /** The last llm/retry of each provider-policy chain (turn, step, provider, policyKey). */
+  readonly lastOfChain = new Map<string, SessionEvent>();
+  /** Every retryId an llm/retry or llm/retry-started has used. */
+  readonly usedIds = new Set<string>();
+  /** The last llm/retry of each (retryId, retry). */
+  readonly scheduled = new Map<string, SessionEvent>();
+  /** The (retryId, retry) of every llm/retry-started. */
+  readonly started = new Set<string>();
+
+  constructor(private readonly events: readonly SessionEvent[]) {}
+
+  upTo(index: number): void {
+    for (; this.next < index; this.next++) {
+      const e = this.events[this.next]!;
+      if (e.type !== 'llm/retry' && e.type !== 'llm/retry-started') continue;
+      const d = e.data;
+      if (typeof d.retryId === 'string') this.usedIds.add(d.retryId);
+      const attempt = primitiveKey([d.retryId, d.retry]);
+      if (e.type === 'llm/retry') {
+        const chain = primitiveKey([d.turn, d.step, d.provider, d.policyKey]);
+        if (chain !== undefined) this.lastOfChain.set(chain, e);
+        if (attempt !== undefined) this.scheduled.set(attempt, e);
+      } else if (attempt !== undefined) this.started.add(attempt);
+    }
+  }
+}
+
 export function retryInvariant(events: readonly SessionEvent[]): RelationalFinding[] {
   const fail = failWith('DSH-F2');
+  const back = new RetryLookBack(events);
   return replay('@deepseek-ai/dsh-llm-retry', 'DSH-F2', events, (event, index) => {
+    back.upTo(index);
     if (event.type === 'llm/retry') {
       const d = rec(event.data);
       const { retryId, turn, step, provider, mode, policyKey, retry, delayMs } = d;
@@ -354,24 +408,22 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       }
       const routed = providerForOpenStep(events, index, turn, step);
       if (routed !== provider) fail(`llm/retry provider ${provider} does not match the failed request provider ${String(routed)}`);
-      const prior = findLast(
-        events,
-        index,
-        (e) => e.type === 'llm/retry' && e.data.turn === turn && e.data.step === step && e.data.provider === provider && e.data.policyKey === policyKey,
-      );
+      const chain = primitiveKey([turn, step, provider, policyKey]);
+      const prior = chain === undefined ? undefined : back.lastOfChain.get(chain);
       const expected = (prior?.data.retry ?? 0) + 1;
       if (retry !== expected) fail(`llm/retry retry ${retry} must equal provider policy retry ${expected}`);
       if (prior !== undefined && prior.data.retryId !== retryId) fail('llm/retry must preserve retryId across one provider-policy chain');
-      if (prior === undefined && findLast(events, index, (e) => (e.type === 'llm/retry' || e.type === 'llm/retry-started') && e.data.retryId === retryId)) {
+      if (prior === undefined && back.usedIds.has(retryId)) {
         fail(`llm/retry retryId ${toJson(retryId)} is already owned by another chain`);
       }
     } else if (event.type === 'llm/retry-started') {
       const { retryId, turn, step, retry } = rec(event.data);
       if (typeof retryId !== 'string' || retryId.length === 0) fail('llm/retry-started retryId must be a non-empty string');
-      const scheduled = findLast(events, index, (e) => e.type === 'llm/retry' && e.data.retryId === retryId && e.data.retry === retry);
+      const attempt = primitiveKey([retryId, retry]);
+      const scheduled = attempt === undefined ? undefined : back.scheduled.get(attempt);
       if (scheduled === undefined) fail('llm/retry-started pairs no prior scheduled attempt');
       if (scheduled!.data.turn !== turn || scheduled!.data.step !== step) fail('llm/retry-started turn/step must match its scheduled attempt');
-      if (findLast(events, index, (e) => e.type === 'llm/retry-started' && e.data.retryId === retryId && e.data.retry === retry)) {
+      if (back.started.has(attempt!)) {
         fail('llm/retry-started repeats one scheduled attempt');
       }
     }
