@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 import v8 from 'node:v8';
 import { EXIT } from '../dist/cli/exit.js';
+import { pinYoungGeneration } from '../dist/cli/heap.js';
 
 // The heap of a cold pass (JSON.parse of every line, garbage at once; the fold keeps little: the
 // surface) is sized for memory, not V8's appetite, for every command (none holds the whole log):
 // - the young generation stays at V8's initial size (1 MiB semi-spaces on Node 20) instead of
-//   growing to 16 MiB: 32 MiB of peak RSS for nothing;
+//   growing to 16 MiB: 32 MiB of peak RSS for nothing on a small log (a command reading a log of
+//   64 MiB or more lets it grow again, where the pinned size costs time: src/cli/heap.ts);
 // - the old generation may grow by half its live size between full collections (V8 picks up to 4x):
 //   what the fold lets go (surface nodes a compaction replaced) is collected before it piles up.
 // Measured on the bench's 50 MB log (README, benchmark): inspect 155 -> ~93 MiB peak RSS. The heap is
 // not capped. Flags the user gave node (or NODE_OPTIONS) for either generation win. Set before the
 // CLI's modules load.
 const heapFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-if (!heapFlags.some((a) => /^--(max-|min-)?semi-space-(size|growth-factor)/.test(a))) v8.setFlagsFromString('--semi-space-growth-factor=1');
+if (!heapFlags.some((a) => /^--(max-|min-)?semi-space-(size|growth-factor)/.test(a))) pinYoungGeneration();
 // Not for text-mode events: for logs up to 48 MiB it holds its output (off-heap, ~2.5x the logical
 // bytes) until DSH's verdict, its peak follows that output, and V8 counts the held buffers towards
 // the same growth limit (28 full collections instead of 9 on the 50 MB log). `events --json` holds

@@ -41,6 +41,17 @@ describe('issue #16: memory of the cold pass', () => {
     }
   }, 120_000);
 
+  it('a log of 64 MiB or more lets the young generation grow again (the pinned size costs time there, not memory)', async () => {
+    const big = path.join(dir, 'root', '--home-dev-p--', 'big-raw', 'session.jsonl');
+    await writeGeneratedArtifact(big, { seed: 17, id: 'big-raw', cwd: '/home/dev/p', targetBytes: 70_000_000, encoding: 'none' });
+    for (const cmd of ['inspect', 'check']) {
+      const r = await probe([cmd, big, '-j', '1']);
+      expect(r.code).toBe(0);
+      expect(r.youngMiB).toBeGreaterThan(4);
+    }
+    rmSync(big, { force: true });
+  }, 180_000);
+
   it('a young generation the user sizes (node --max-semi-space-size) is left alone', async () => {
     const r = await probe(['inspect', file, '-j', '1'], ['--max-semi-space-size=16', '--min-semi-space-size=16']);
     expect(r.code).toBe(0);

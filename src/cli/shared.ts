@@ -3,9 +3,10 @@ import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { colorFor, type ColorMode, type Io } from './io.js';
 import { statSync } from 'node:fs';
-import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget, type ResolveOptions, createDecoder, type DecoderName, UsageError, cacheConfig, type CacheConfig, type IndexUse, type PersistentFold, toJson, defaultJobs, defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../api/log.js';
+import { looksLikeRoot, resolveTarget, readStdin, targetBytes, type ResolvedTarget, type ResolveOptions, createDecoder, type DecoderName, UsageError, cacheConfig, type CacheConfig, type IndexUse, type PersistentFold, toJson, defaultJobs, defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../api/log.js';
 import { SESSION_FOLDS } from '../api/views.js';
 import { clearProgress } from './progress.js';
+import { sizeYoungGenerationFor } from './heap.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -55,7 +56,9 @@ export function envFor(io: Io, opts: CommonOptions): CommandEnv {
 
 export async function resolveCli(target: string, opts: CommonOptions): Promise<ResolvedTarget> {
   const stdin = target === '-' ? await readStdin() : undefined;
-  return resolveTarget(target, resolveOptionsFor(opts, stdin));
+  const resolved = resolveTarget(target, resolveOptionsFor(opts, stdin));
+  sizeYoungGenerationFor(targetBytes(resolved));
+  return resolved;
 }
 
 /** The target-resolution options a command line gives (--root, --encoding, --compression, stdin bytes). */
