@@ -5,8 +5,8 @@
  * scavenge of a 1 MiB space still finds the frame being parsed alive and promotes it, so the old
  * generation fills with short-lived events and is marked again and again (2 GB bench log,
  * `inspect`: 12,214 scavenges and 205 full collections, 39% of the CPU profile in the collector).
- * Measured on the bench logs (README, benchmarks): `inspect` on the 2 GB log 41.9 -> 24.3 s, peak
- * RSS 160 -> 196 MiB; on the 50 MB log growing would cost 88 -> 122 MiB, so small logs stay pinned.
+ * Measured on the bench logs (README, benchmarks): `inspect` on the 2 GB log 41.9 -> 30.2 s, peak
+ * RSS 156 -> 191 MiB; on the 50 MB log growing would cost 87 -> 119 MiB, so small logs stay pinned.
  * Only the CLI changes V8 flags: the library never does (an embedder owns its process).
  */
 import v8 from 'node:v8';
