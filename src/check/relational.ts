@@ -314,7 +314,7 @@ function primitiveKey(values: readonly unknown[]): string | undefined {
   for (const v of values) {
     if (typeof v === 'string') key += 's' + JSON.stringify(v);
     else if (typeof v === 'number' && Number.isNaN(v)) return undefined;
-    else if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') key += (v === null ? 'null' : typeof v) + ':' + String(v) + ';';
+    else if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean') key += (v === null ? 'null' : typeof v) + ':' + String(v) + ';';
     else return undefined;
   }
   return key;

@@ -12,7 +12,7 @@
 import v8 from 'node:v8';
 
 /** Logs of at least this many bytes (the file: compressed for zstd) let the young generation grow. */
-export const YOUNG_GROWTH_BYTES = 64 * 1024 * 1024;
+const YOUNG_GROWTH_BYTES = 64 * 1024 * 1024;
 
 let pinned = false;
 
