@@ -75,11 +75,10 @@ export function deepEqualJson(a: unknown, b: unknown): boolean {
   return ak.every((k) => Object.hasOwn(b, k) && deepEqualJson((a as any)[k], (b as any)[k]));
 }
 
-const failAt =
-  (event: SessionEvent) =>
-  (message: string, rule: RuleCode): never => {
-    throw new SurfaceError(message, event.seq, rule);
-  };
+/** Throws DSH's SurfaceError for `event` (a plain function: nothing is allocated unless it fails). */
+function failOn(event: SessionEvent, message: string, rule: RuleCode): never {
+  throw new SurfaceError(message, event.seq, rule);
+}
 
 /**
  * The surface-op shape rules (S2-S4), which read the event alone: null for an
@@ -87,39 +86,71 @@ const failAt =
  * an append). Throws DSH's SurfaceError.
  */
 export function surfaceShape(event: SessionEvent): { start: number; end: number } | undefined | null {
-  const fail = failAt(event);
   const raw = event as SessionEvent & { surfaceOp?: unknown; sourceEventSeqs?: unknown };
   if (!SURFACE_TYPES.has(event.type)) {
-    if (raw.surfaceOp !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry surfaceOp`, 'DSH-S2');
-    if (raw.sourceEventSeqs !== undefined) fail(`session event "${event.type}" is not surface-eligible and cannot carry sourceEventSeqs`, 'DSH-S2');
+    if (raw.surfaceOp !== undefined) failOn(event, `session event "${event.type}" is not surface-eligible and cannot carry surfaceOp`, 'DSH-S2');
+    if (raw.sourceEventSeqs !== undefined) failOn(event, `session event "${event.type}" is not surface-eligible and cannot carry sourceEventSeqs`, 'DSH-S2');
     return null;
   }
   const op = raw.surfaceOp;
-  if (op === undefined) fail(`session event "${event.type}" is surface-eligible and requires a surfaceOp marker`, 'DSH-S3');
+  if (op === undefined) failOn(event, `session event "${event.type}" is surface-eligible and requires a surfaceOp marker`, 'DSH-S3');
   if (op === 'append') return undefined;
-  if (op === null || typeof op !== 'object' || Array.isArray(op)) fail(`session event "${event.type}" carries an invalid surfaceOp`, 'DSH-S4');
-  if (!isReplaceOp(op as Record<string, unknown>)) fail(`session event "${event.type}" carries an invalid replace surfaceOp`, 'DSH-S4');
+  if (op === null || typeof op !== 'object' || Array.isArray(op)) failOn(event, `session event "${event.type}" carries an invalid surfaceOp`, 'DSH-S4');
+  if (!isReplaceOp(op as Record<string, unknown>)) failOn(event, `session event "${event.type}" carries an invalid replace surfaceOp`, 'DSH-S4');
   return op as { start: number; end: number };
 }
 
-/** The provenance rules (S6-S10), which read the event alone: the seqs it names. Throws DSH's SurfaceError. */
-export function provenance(event: SessionEvent): Set<number> {
-  const fail = failAt(event);
-  const sources = new Set<number>();
+/** The seqs an event names in `sourceEventSeqs`, for membership tests (S10B). */
+export interface SourceSeqs {
+  has(seq: number): boolean;
+}
+
+const NO_SOURCES: SourceSeqs = { has: () => false };
+
+/** Strictly ascending source seqs (the usual case: a message cites its chunks in order), searched in place. */
+class AscendingSeqs implements SourceSeqs {
+  constructor(private readonly seqs: readonly number[]) {}
+  has(seq: number): boolean {
+    const seqs = this.seqs;
+    let lo = 0;
+    let hi = seqs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((seqs[mid] as number) < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < seqs.length && seqs[lo] === seq;
+  }
+}
+
+/**
+ * The provenance rules (S6-S10), which read the event alone: the seqs it names. Throws DSH's
+ * SurfaceError. A strictly ascending list has no duplicates, so it is searched as it is; only
+ * another order is put in a Set to find them (a message citing thousands of chunks allocates nothing).
+ */
+export function provenance(event: SessionEvent): SourceSeqs {
   const list = (event as { sourceEventSeqs?: unknown }).sourceEventSeqs;
-  if (list === undefined) return sources;
-  if (!Array.isArray(list)) fail(`sourceEventSeqs on event at seq ${event.seq} must be an array when present`, 'DSH-S6');
+  if (list === undefined) return NO_SOURCES;
+  if (!Array.isArray(list)) failOn(event, `sourceEventSeqs on event at seq ${event.seq} must be an array when present`, 'DSH-S6');
   const arr = list as unknown[];
-  if (arr.length === 0 && event.type !== 'assistant/message') fail('sourceEventSeqs must not be empty except on assistant/message', 'DSH-S7');
+  if (arr.length === 0 && event.type !== 'assistant/message') failOn(event, 'sourceEventSeqs must not be empty except on assistant/message', 'DSH-S7');
   let nonEarlier: number | undefined;
+  let ascending = true;
+  let previous = -1;
   // for...of visits holes as undefined, as DSH's loop does.
   for (const source of arr) {
-    if (!isEventSeq(source)) fail(`session event "${event.type}" sourceEventSeqs must densely contain non-negative safe integers`, 'DSH-S8');
-    sources.add(source as number);
+    if (!isEventSeq(source)) failOn(event, `session event "${event.type}" sourceEventSeqs must densely contain non-negative safe integers`, 'DSH-S8');
+    if ((source as number) <= previous) ascending = false;
+    previous = source as number;
     if (nonEarlier === undefined && (source as number) >= event.seq) nonEarlier = source as number;
   }
-  if (sources.size !== arr.length) fail('sourceEventSeqs must not contain duplicates', 'DSH-S9');
-  if (nonEarlier !== undefined) fail(`sourceEventSeqs must reference earlier events: ${nonEarlier} >= current seq ${event.seq}`, 'DSH-S10');
+  let sources: SourceSeqs = new AscendingSeqs(arr as number[]);
+  if (!ascending) {
+    const set = new Set(arr as number[]);
+    if (set.size !== arr.length) failOn(event, 'sourceEventSeqs must not contain duplicates', 'DSH-S9');
+    sources = set;
+  }
+  if (nonEarlier !== undefined) failOn(event, `sourceEventSeqs must reference earlier events: ${nonEarlier} >= current seq ${event.seq}`, 'DSH-S10');
   return sources;
 }
 
@@ -220,46 +251,41 @@ export class SurfaceFold {
       this.count += 1;
       return undefined;
     }
-    const fail = (message: string, rule: RuleCode): never => {
-      throw new SurfaceError(message, event.seq, rule);
-    };
-    if (event.seq !== expected) fail(`session event seq ${event.seq} is not contiguous; expected ${expected}`, 'DSH-S1');
+    if (event.seq !== expected) failOn(event, `session event seq ${event.seq} is not contiguous; expected ${expected}`, 'DSH-S1');
     const replace = surfaceShape(event);
     if (replace === null) {
       this.count += 1;
       return undefined;
     }
-    let startIdx = -1;
-    let endIdx = -1;
-    let shadowed: number[] = [];
-    if (replace) {
-      startIdx = this.nodes.indexOf(replace.start);
-      if (startIdx === -1) fail(`surface replace: start seq ${replace.start} not found in surface`, 'DSH-S5');
-      endIdx = this.nodes.indexOf(replace.end);
-      if (endIdx === -1) fail(`surface replace: end seq ${replace.end} not found in surface`, 'DSH-S5');
-      if (startIdx > endIdx) {
-        fail(`surface replace: start seq ${replace.start} (index ${startIdx}) is after end seq ${replace.end} (index ${endIdx})`, 'DSH-S5');
-      }
-      shadowed = this.nodes.slice(startIdx, endIdx + 1);
-    }
-    const sources = provenance(event);
-    const missing = shadowed.filter((s) => !sources.has(s));
-    if (missing.length > 0) {
-      fail(`surface replace: sourceEventSeqs must include every shadowed surface node; missing ${missing.join(', ')}`, 'DSH-S10B');
-    }
-    if (replace && event.type === 'tool/result') {
-      if (shadowed.length !== 1) fail('tool/result surface replacement must rewrite exactly one current node', 'DSH-S11');
-      const original = this.toolResults.get(shadowed[0] as number);
-      if (original === undefined) fail('tool/result surface replacement must target a current tool/result', 'DSH-S11');
-      if (!sameExceptContent(original, event.data)) fail('tool/result surface replacement may change only content', 'DSH-S12');
-    }
-    // Apply.
-    this.count += 1;
     if (!replace) {
+      // An append shadows nothing: of the checks below only provenance applies.
+      provenance(event);
+      this.count += 1;
       this.nodes.push(event.seq);
       if (event.type === 'tool/result') this.toolResults.set(event.seq, retained(event));
       return undefined;
     }
+    const startIdx = this.nodes.indexOf(replace.start);
+    if (startIdx === -1) failOn(event, `surface replace: start seq ${replace.start} not found in surface`, 'DSH-S5');
+    const endIdx = this.nodes.indexOf(replace.end);
+    if (endIdx === -1) failOn(event, `surface replace: end seq ${replace.end} not found in surface`, 'DSH-S5');
+    if (startIdx > endIdx) {
+      failOn(event, `surface replace: start seq ${replace.start} (index ${startIdx}) is after end seq ${replace.end} (index ${endIdx})`, 'DSH-S5');
+    }
+    const shadowed = this.nodes.slice(startIdx, endIdx + 1);
+    const sources = provenance(event);
+    const missing = shadowed.filter((s) => !sources.has(s));
+    if (missing.length > 0) {
+      failOn(event, `surface replace: sourceEventSeqs must include every shadowed surface node; missing ${missing.join(', ')}`, 'DSH-S10B');
+    }
+    if (event.type === 'tool/result') {
+      if (shadowed.length !== 1) failOn(event, 'tool/result surface replacement must rewrite exactly one current node', 'DSH-S11');
+      const original = this.toolResults.get(shadowed[0] as number);
+      if (original === undefined) failOn(event, 'tool/result surface replacement must target a current tool/result', 'DSH-S11');
+      if (!sameExceptContent(original, event.data)) failOn(event, 'tool/result surface replacement may change only content', 'DSH-S12');
+    }
+    // Apply.
+    this.count += 1;
     this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq);
     this.replaceGeneration += 1;
     for (const s of shadowed) this.toolResults.delete(s);

@@ -128,6 +128,10 @@ export const MUTATIONS: Mutation[] = [
   { rule: 'DSH-S8', why: 'negative source seq', seq: 26, build: () => logText(mutate((e) => (at(e, 26).sourceEventSeqs = [-1]))) },
   { rule: 'DSH-S9', why: 'duplicate source seqs', seq: 26, build: () => logText(mutate((e) => (at(e, 26).sourceEventSeqs = [2, 2]))) },
   { rule: 'DSH-S10', why: 'source seq not earlier', seq: 26, build: () => logText(mutate((e) => (at(e, 26).sourceEventSeqs = [26]))), message: /sourceEventSeqs must reference earlier events: 26 >= current seq 26/ },
+  // Out of ascending order (the provenance check's other path: a Set finds the duplicates).
+  { rule: 'DSH-S9', why: 'duplicate source seqs out of order', seq: 26, build: () => logText(mutate((e) => (at(e, 26).sourceEventSeqs = [12, 2, 12]))), message: /sourceEventSeqs must not contain duplicates/ },
+  { rule: 'DSH-S10', why: 'source seq not earlier, out of order', seq: 26, build: () => logText(mutate((e) => (at(e, 26).sourceEventSeqs = [27, 2]))), message: /sourceEventSeqs must reference earlier events: 27 >= current seq 26/ },
+  { rule: 'DSH-S10B', why: 'checkpoint misses a shadowed node, sources out of order', seq: 22, build: () => logText(mutate((e) => (at(e, 22).sourceEventSeqs = [21, 20, 12, 2]))), message: /missing 10$/ },
   { rule: 'DSH-S10B', why: 'checkpoint misses a shadowed node', seq: 22, build: () => logText(mutate((e) => (at(e, 22).sourceEventSeqs = [20, 21, 2, 12]))), message: /missing 10$/ },
   {
     rule: 'DSH-S11',
