@@ -202,10 +202,15 @@ function hasProviderModel(v: unknown): boolean {
   return typeof p['provider'] === 'string' && p['provider'].length > 0 && typeof p['model'] === 'string' && p['model'].length > 0;
 }
 
+/** The event types whose message shape `assertMessageEventShape` checks (any other passes). */
+function isMessageType(type: unknown): boolean {
+  return type === 'user/message' || type === 'assistant/message' || type === 'tool/result';
+}
+
 /** DSH's `assertMessageEventShape` (B5); `subject` is e.g. `session event at seq 4`. */
 export function assertMessageEventShape(event: Record<string, unknown>, subject: string, rule: RuleCode = 'DSH-B5'): void {
   const type = event['type'];
-  if (type !== 'user/message' && type !== 'assistant/message' && type !== 'tool/result') return;
+  if (!isMessageType(type)) return;
   const data = event['data'];
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : undefined;
   const message = type === 'user/message' ? record : record?.['message'];
@@ -310,7 +315,8 @@ export class LegacyNormalizer {
     }
     const d = migrate(event, this.id, this.messageIds);
     if (d !== event) this.migrated += 1;
-    assertMessageEventShape(d as unknown as Record<string, unknown>, `session event at seq ${d.seq}`);
+    // The subject is text only for the error: not made for every event of the log.
+    if (isMessageType(d.type)) assertMessageEventShape(d as unknown as Record<string, unknown>, `session event at seq ${d.seq}`);
     const data = asRecord(d.data);
     const message = d.type === 'user/message' ? data : asRecord(data?.['message']);
     if (typeof message?.['id'] === 'string') this.messageIds.set(d.seq, message['id'] as string);
