@@ -115,15 +115,29 @@ function upperBound(values: readonly number[], x: number): number {
 }
 
 
-function citedBefore(e: SessionEvent): number[] {
-  if (!Array.isArray(e.sourceEventSeqs)) return [];
-  return e.sourceEventSeqs.filter((s): s is number => Number.isSafeInteger(s) && s >= 0 && s < e.seq);
+/** Does `e` cite `s` as an earlier event (what the citation index keeps)? */
+function citesEarlier(e: SessionEvent, s: unknown): s is number {
+  return Number.isSafeInteger(s) && (s as number) >= 0 && (s as number) < e.seq;
 }
 
-/** The earlier seqs `e` cites, in its order, as runs `[first, last]` of consecutive ascending seqs. */
-function citedRuns(e: SessionEvent): [number, number][] {
+function citedBefore(e: SessionEvent): number[] {
+  if (!Array.isArray(e.sourceEventSeqs)) return [];
+  return e.sourceEventSeqs.filter((s): s is number => citesEarlier(e, s));
+}
+
+/** What `citedRuns` answers for an event that cites nothing (shared; never changed). */
+const NO_RUNS: readonly (readonly [number, number])[] = [];
+
+/**
+ * The earlier seqs `e` cites, in its order, as runs `[first, last]` of consecutive ascending seqs
+ * (built straight from its list: this runs for every event of a log that writes the index).
+ */
+function citedRuns(e: SessionEvent): readonly (readonly [number, number])[] {
+  const list = e.sourceEventSeqs;
+  if (!Array.isArray(list) || list.length === 0) return NO_RUNS;
   const runs: [number, number][] = [];
-  for (const s of citedBefore(e)) {
+  for (const s of list) {
+    if (!citesEarlier(e, s)) continue;
     const run = runs[runs.length - 1];
     if (run && s === run[1] + 1) run[1] = s;
     else runs.push([s, s]);
