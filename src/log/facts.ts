@@ -253,6 +253,11 @@ export function prunedChunks(facts: LineFacts, k: number): PrunedEvent[] {
   const members = r[at + 2] as number;
   const from = r[at + 3] as number;
   const out: PrunedEvent[] = new Array(members);
-  for (let i = 0; i < members; i++) out[i] = new PrunedEvent('assistant/chunk', seq0 + i, pool[from + i] as number, NO_DATA);
+  for (let i = 0; i < members; i++) out[i] = prunedChunk(seq0 + i, pool[from + i] as number);
   return out;
+}
+
+/** A packed row's member as a pruned event: what the fold reads of an `assistant/chunk` (seq and time). */
+export function prunedChunk(seq: number, time: number): PrunedEvent {
+  return new PrunedEvent('assistant/chunk', seq, time, NO_DATA);
 }

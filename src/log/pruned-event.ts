@@ -10,12 +10,14 @@ import type { SessionEvent, SurfaceOp } from './types.js';
  * opt in (`InspectOptions.pruned`) see these in place of parsed events.
  */
 export class PrunedEvent implements SessionEvent {
-  surfaceOp?: SurfaceOp;
-  sourceEventSeqs?: number[];
+  // Declared, not initialised: a pruned chunk (most events of a log) is an object of four fields,
+  // and an event that has none of these lacks them as a parsed one does.
+  declare surfaceOp?: SurfaceOp;
+  declare sourceEventSeqs?: number[];
   /** The message id of a user/assistant/tool-result event (the normalizer remembers it). */
-  messageId?: string;
+  declare messageId?: string;
   /** tool/result: its payload with the content taken out, canonical (`contentFreeKey`), for the content-only rewrite rule. */
-  contentFree?: string;
+  declare contentFree?: string;
   constructor(
     readonly type: string,
     readonly seq: number,

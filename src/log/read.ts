@@ -118,7 +118,8 @@ export interface ReadOptions {
   /**
    * The consumers (`onEvent`) read only what a `PrunedEvent` carries (type, seq, time, surface op
    * and provenance, the turn of a turn/start, the step of a step/start): with workers, they parse
-   * and check the lines and the events this thread folds are pruned (see `facts.ts`).
+   * and check the lines and the events this thread folds are pruned (see `facts.ts`); on this thread,
+   * packed rows' members are pruned events instead of built ones (except in a torn final frame).
    */
   pruned?: boolean;
   /**
@@ -299,6 +300,7 @@ class ArtifactRead {
     const resume = this.options.resume;
     if (!resume) return;
     this.scanner = new LogScanner(resume.point, this.rawPath, this.sink, this.maxLine);
+    this.scanner.prunedRows = this.options.pruned === true;
     this.options.onHeader?.(this.scanner.meta);
   }
 
@@ -311,6 +313,7 @@ class ArtifactRead {
   startScanner(record: Buffer): void {
     try {
       this.scanner = new LogScanner(record, this.rawPath, this.sink, this.maxLine);
+      this.scanner.prunedRows = this.options.pruned === true;
     } catch (error) {
       this.storedError = error as LogError;
     }
@@ -810,6 +813,8 @@ class ZstdRead {
       const from = st.fed;
       if (deliver) {
         recoveredFrom = st.scanner!.eventCount;
+        // The torn frame's recovered events are re-appended by DSH's load(): the repair plan prints them whole.
+        st.scanner!.prunedRows = false;
         this.options.onTornTail?.();
       }
       const got = await forEachTornChunk(this.decoder, bytes, (chunk) => {

@@ -114,6 +114,16 @@ export function decodeStorageRecord(value: unknown): SessionEvent[] {
 }
 
 /**
+ * A packed row's member seqs and times as `decodeStorageRecord` expands them, without building
+ * its events: `seq0`, `count` members, the first at `time0`, each next one `gaps[k]` later.
+ * The row is checked as `decodeStorageRecord` checks it (throws `MalformedRow`).
+ */
+export function rowMemberTimes(row: Record<string, unknown>): { seq0: number; time0: number; count: number; gaps: readonly number[] } {
+  const { seq0, time0, payload, gaps } = checkedRow(row);
+  return { seq0, time0, count: payload.length, gaps };
+}
+
+/**
  * A packed row's members as `decodeStorageRecord` expands them, without building them: each
  * member's seq, time and JSON text (`expandedChunkJson` of the expanded event), in order. The
  * row is checked as `decodeStorageRecord` checks it (throws `MalformedRow`).
