@@ -246,9 +246,27 @@ export class Rereader {
       const segments = this.index.segments;
       let s = floorIndex(this.segmentStarts, offset);
       if (s < 0) throw changed();
+      // The next segment decodes (on the decoder's thread) while the caller handles this one's lines.
+      let ahead: { seg: PlaintextSegment; text: Promise<Buffer> } | undefined;
+      const decodeAhead = (i: number) => {
+        const next = segments[i];
+        ahead = next !== undefined && next.kind !== 'stream' ? { seg: next, text: this.decodeChecked(next) } : undefined;
+        // Its failure is raised where it is awaited, not as an unhandled rejection meanwhile.
+        ahead?.text.catch(() => undefined);
+      };
       for (; s < segments.length; s++) {
-        // A streamed (big) frame's lines come as one batch.
-        await this.feedSegment(segments[s] as PlaintextSegment, offset, new LineSplitter(collect));
+        const seg = segments[s] as PlaintextSegment;
+        const lines = new LineSplitter(collect);
+        if (ahead?.seg === seg) {
+          const text = await ahead.text;
+          decodeAhead(s + 1);
+          this.decodedSegments += 1;
+          this.feedText(seg, offset, text, lines);
+        } else {
+          decodeAhead(s + 1);
+          // A streamed (big) frame's lines come as one batch.
+          await this.feedSegment(seg, offset, lines);
+        }
         const batch = take();
         if (batch.length > 0) yield batch;
       }
@@ -279,8 +297,14 @@ export class Rereader {
    * segments (every complete frame ends with a newline): one splitter per segment.
    */
   private async feedSegment(seg: PlaintextSegment, offset: number, lines: LineSplitter): Promise<void> {
+    if (seg.kind === 'stream') await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), this.feeder(seg, offset, lines));
+    else this.feedText(seg, offset, await this.decoded(seg), lines);
+  }
+
+  /** Hands a segment's decoded text (or its streamed pieces) to `lines`, skipping the text before logical `offset`. */
+  private feeder(seg: PlaintextSegment, offset: number, lines: LineSplitter): (chunk: Buffer) => void {
     let skip = Math.max(0, offset - seg.logicalStart);
-    const feed = (chunk: Buffer) => {
+    return (chunk: Buffer) => {
       if (lines.stopped) return;
       if (skip >= chunk.length) {
         skip -= chunk.length;
@@ -289,18 +313,26 @@ export class Rereader {
       lines.push(skip > 0 ? chunk.subarray(skip) : chunk);
       skip = 0;
     };
-    if (seg.kind === 'stream') await this.decoder.decodeStreaming(this.source.read(seg.start, seg.end), feed);
-    else feed(await this.decoded(seg));
+  }
+
+  private feedText(seg: PlaintextSegment, offset: number, text: Buffer, lines: LineSplitter): void {
+    this.feeder(seg, offset, lines)(text);
   }
 
   private async decoded(seg: PlaintextSegment): Promise<Buffer> {
     if (this.cache?.segment === seg) return this.cache.text;
+    const text = await this.decodeChecked(seg);
+    this.decodedSegments += 1;
+    this.cache = { segment: seg, text };
+    return text;
+  }
+
+  /** A (group or torn) segment's decoded text, checked against the length the validating pass saw. */
+  private async decodeChecked(seg: PlaintextSegment): Promise<Buffer> {
     const bytes = this.source.read(seg.start, seg.end);
     const text = seg.kind === 'torn' ? await this.decoder.decodeTornPrefix(bytes) : await this.decoder.decode(bytes);
     // The torn prefix may end in a partial record the scanner never committed.
     if (seg.kind !== 'torn' && text.length !== seg.logicalEnd - seg.logicalStart) throw changed();
-    this.decodedSegments += 1;
-    this.cache = { segment: seg, text };
     return text;
   }
 }
