@@ -5,14 +5,15 @@
  * event's JSON (src/log/verbatim.ts). The output must be byte-identical to the one-pass path's.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeGeneratedArtifact } from '../tools/generate.js';
 import { BIN, runInProcess, runNode } from './helpers/cli.js';
 import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
-import { verbatimHead } from '../src/log/verbatim.js';
+import { verbatimHead, verbatimRow } from '../src/log/verbatim.js';
+import { decodeStorageRecord, rowMemberHead } from '../src/log/rows.js';
 import { hostileBases, hostileMutation } from './helpers/hostile-gen.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
@@ -158,4 +159,144 @@ describe('verbatimHead', () => {
     // Invalid UTF-8 is re-encoded by a decode (U+FFFD): not verbatim.
     expect(verbatimHead(Buffer.concat([Buffer.from('{"type":"a","seq":1,"time":2,"d":"'), Buffer.from([0xff]), Buffer.from('"}')]))).toBeUndefined();
   });
+});
+
+/** The composed JSON text of each member of a row `verbatimRow` accepts (undefined: it left the row to a parse). */
+function rowMembersFromBytes(line: string | Buffer): string[] | undefined {
+  const bytes = Buffer.from(line);
+  const row = verbatimRow(bytes);
+  if (!row) return undefined;
+  return row.times.map((time, k) => rowMemberHead(row.seq0 + k, time) + row.mid + bytes.toString('utf8', row.tokens[2 * k], row.tokens[2 * k + 1]) + '}}}');
+}
+
+/** What a parse gives: each member event's JSON text. */
+function rowMembersParsed(line: string): string[] {
+  return decodeStorageRecord(JSON.parse(line)).map((e) => JSON.stringify(e));
+}
+
+/** A row line in DSH's writer's member order, its payload strings written by `str` (any JSON string literal). */
+function rowLine(tag: string, payload: string[], str: (s: string) => string, extra: { id?: string; name?: string; turn?: string; dt?: number[] } = {}): string {
+  const dt = extra.dt ?? payload.slice(1).map((_, i) => (i * 7) % 40);
+  const ids = tag === 'tool-call-chunks' ? `,"id":${JSON.stringify(extra.id ?? 'call_1')}${extra.name !== undefined ? `,"name":${JSON.stringify(extra.name)}` : ''}` : '';
+  const key = tag === 'tool-call-chunks' ? 'args' : 'texts';
+  return `{"type":"${tag}","seq0":41,"time0":1785000000123,"data":{"turn":${extra.turn ?? '2'},"step":3,"index":0,"dt":[${dt.join(',')}]${ids},"${key}":[${payload.map(str).join(',')}]}}`;
+}
+
+describe('verbatimRow', () => {
+  const tags = ['text-chunks', 'reasoning-chunks', 'tool-call-chunks'];
+  it('writes each member of a row as DSH writes it exactly as a parse and re-serialization would', () => {
+    for (const tag of tags) {
+      for (const extra of [{}, { name: 'bash' }, { dt: [0, -5] }]) {
+        const line = rowLine(tag, ['a"b\\c', 'é\n\t\u0001 ✓ 😀', '{"k":"/v"}'], JSON.stringify, extra);
+        expect(rowMembersFromBytes(line), line).toEqual(rowMembersParsed(line));
+      }
+    }
+  });
+
+  it('leaves to a parse every row whose bytes are not what a re-serialization writes', () => {
+    const text = (s: string) => rowLine('text-chunks', ['ab', s, 'c'], JSON.stringify);
+    const cases = [
+      text('x').replace('"ab"', '"\\u0061b"'), // an escape JSON.stringify does not write
+      text('x').replace('"ab"', '"a\\/b"'),
+      text('\u001f').replace('\\u001f', '\\u001F'), // upper-case hex
+      text('\n').replace('\\n', '\\u000a'), // a control character with a short escape
+      text('😀').replace('😀', '\\ud83d\\ude00'), // an escaped surrogate pair
+      JSON.stringify('\ud800').length > 0 ? text('\ud800') : '', // a lone surrogate (written escaped): left to the parse
+      text('x').replace('"turn":2', '"turn":2.0'),
+      text('x').replace('"turn":2', '"turn":02'),
+      text('x').replace('"turn":2', '"turn":-0'),
+      text('x').replace('"turn":2', '"turn":"2"'),
+      text('x').replace('"step":3', '"step":3e0'),
+      text('x').replace('"dt":[0,7]', '"dt":[0]'), // one gap too few (DSH refuses this row)
+      text('x').replace('"dt":[0,7]', '"dt":[0, 7]'),
+      text('x').replace('{"type"', '{ "type"'),
+      text('x').replace('"index":0,', '"index":0,"extra":1,'),
+      text('x').replace('"texts":["ab","x","c"]', '"texts":[]'),
+      text('x').replace('"texts":["ab","x","c"]', '"texts":["ab",1]'),
+      text('x').replace('"texts"', '"text\\u0073"'),
+      text('x').replace('"seq0":41,"time0":1785000000123', '"time0":1785000000123,"seq0":41'),
+      text('x').replace('"time0":1785000000123', '"time0":9007199254740990').replace('"dt":[0,7]', '"dt":[0,70]'), // times past the safe range
+      text('x') + ' ',
+      rowLine('tool-call-chunks', ['a', 'b', 'c'], JSON.stringify).replace('"id":"call_1",', ''),
+    ];
+    for (const c of cases) expect(rowMembersFromBytes(c), c).toBeUndefined();
+    // Invalid UTF-8 decodes to U+FFFD: not verbatim.
+    const bad = Buffer.from(text('x'));
+    bad[bad.indexOf('"x"') + 1] = 0xff;
+    expect(verbatimRow(bad)).toBeUndefined();
+  });
+
+  it('on 3,000 seeded rows of random text: what it writes is always the parse\'s bytes, and it takes every row JSON.stringify wrote', () => {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const alphabet = ['a', 'Z', ' ', '"', '\\', '/', '\n', '\r', '\t', '\b', '\f', '\u0000', '\u0007', '\u001f', '\u007f', 'é', '✓', '\u2028', '😀', '\ud800', '\udc00', '{', '}', ',', ':', '[', ']'];
+    const escapes: ((s: string) => string)[] = [
+      JSON.stringify,
+      (s) => JSON.stringify(s).replace(/[a-zA-Z]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
+      (s) => JSON.stringify(s).replace(/\\u00([0-9a-f]{2})/, (_, h: string) => `\\u00${h.toUpperCase()}`),
+      (s) => JSON.stringify(s).replace('/', '\\/'),
+      (s) => JSON.stringify(s).replace(/\\n/, '\\u000a'),
+      (s) => JSON.stringify(s).replace(/😀/u, '\\ud83d\\ude00'),
+    ];
+    let taken = 0;
+    let canonical = 0;
+    for (let i = 0; i < 3000; i++) {
+      const payload = Array.from({ length: 1 + rand(4) }, () => Array.from({ length: rand(6) }, () => alphabet[rand(alphabet.length)]).join(''));
+      const str = escapes[rand(escapes.length)]!;
+      const line = rowLine(tags[rand(3)]!, payload, str, rand(2) ? { name: 'n' + alphabet[rand(alphabet.length)] } : {});
+      const fromBytes = rowMembersFromBytes(line);
+      if (fromBytes) {
+        taken++;
+        expect(fromBytes, line).toEqual(rowMembersParsed(line));
+      }
+      const lone = payload.some((p) => /[\ud800-\udfff]/.test(p.replace(/😀/gu, '')));
+      if (str === JSON.stringify && !lone) {
+        canonical++;
+        expect(fromBytes, `JSON.stringify wrote it: ${line}`).toBeDefined();
+      }
+    }
+    expect(canonical).toBeGreaterThan(300);
+    expect(taken).toBeGreaterThan(canonical);
+  });
+});
+
+describe.skipIf(!HAVE_CORPUS)('rows the streamed path copies from their bytes, and rows it must parse', () => {
+  it('events --json and inspect --json of corpus logs whose rows are rewritten with other escapes print the one-pass bytes', async () => {
+    const raws = corpusCases().filter((c) => c.artifact.endsWith('session.jsonl'));
+    const root = path.join(dir, 'rows', '--home-dsh-synthetic-project--', 'rows');
+    mkdirSync(root, { recursive: true });
+    const file = path.join(root, 'session.jsonl');
+    const rewrites: ((s: string) => string)[] = [
+      (s) => JSON.stringify(s).replace(/[a-z]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
+      (s) => JSON.stringify(s + '/').replace('/', '\\/'),
+      (s) => JSON.stringify(s + '\u0001').replace('\\u0001', '\\u0001'),
+      (s) => JSON.stringify(s + '\u001f').replace('\\u001f', '\\u001F'),
+    ];
+    let rows = 0;
+    for (const [i, c] of raws.entries()) {
+      const str = rewrites[i % rewrites.length]!;
+      const text = readFileSync(c.artifact, 'utf8')
+        .split('\n')
+        .map((line) => {
+          if (!/^\{"type":"(text|reasoning|tool-call)-chunks"/.test(line)) return line;
+          rows++;
+          const row = JSON.parse(line);
+          const key = row.type === 'tool-call-chunks' ? 'args' : 'texts';
+          const i0 = line.indexOf(`"${key}":[`);
+          return `${line.slice(0, i0)}"${key}":[${(row.data[key] as string[]).map(str).join(',')}]}}`;
+        })
+        .join('\n');
+      writeFileSync(file, text);
+      for (const args of [['events', file, '--json'], ['inspect', file, '--json']]) {
+        const one = await runInProcess(args, { DSH_NO_CACHE: '1' });
+        const two = await runInProcess(args, { DSH_NO_CACHE: '1', DSH_STREAM_PASS_BYTES: '0' });
+        expect(two.code, `${c.name} ${args[0]}`).toBe(one.code);
+        expect(two.stdout, `${c.name} ${args[0]}`).toBe(one.stdout);
+      }
+    }
+    expect(rows).toBeGreaterThan(50);
+  }, 600_000);
 });

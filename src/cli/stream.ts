@@ -1,7 +1,11 @@
 import type { Writable } from 'node:stream';
+import { decimalBefore, type RowMemberBytes } from '../api/log.js';
+
+/** Room for a safe integer's digits and sign. */
+const DIGITS = new Uint8Array(17);
 import { writeOut } from './io.js';
 import { UsageError } from '../api/log.js';
-export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, heldBytesBudget, streamValidated, streamPassBytes, targetBytes, type LineEmit } from '../api/log.js';
+export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, heldBytesBudget, streamValidated, streamPassBytes, targetBytes, type LineEmit, type RowMemberBytes } from '../api/log.js';
 
 /**
  * Buffered output with backpressure: lines are appended synchronously (from
@@ -55,6 +59,47 @@ export class Output {
     if (this.used + bytes.length > this.buf.length) this.next(bytes.length);
     this.used += bytes.copy(this.buf, this.used);
     this.size += bytes.length;
+  }
+  /** Append `bytes[start, end)` as they are (copied; short runs byte by byte, with no call into the runtime). */
+  pushRange(bytes: Buffer, start: number, end: number): void {
+    const n = end - start;
+    if (this.used + n > this.buf.length) this.next(n);
+    const buf = this.buf;
+    // Buffer#copy of a part makes a view of its source: short runs are cheaper copied here.
+    if (n <= 512) {
+      let u = this.used;
+      for (let i = start; i < end; i++) buf[u++] = bytes[i] as number;
+    } else bytes.copy(buf, this.used, start, end);
+    this.used += n;
+    this.size += n;
+  }
+  /** Append text known to be ASCII (a constant of the output's own format), byte by byte. */
+  pushAscii(text: string): void {
+    const n = text.length;
+    if (this.used + n > this.buf.length) this.next(n);
+    const buf = this.buf;
+    let u = this.used;
+    for (let i = 0; i < n; i++) buf[u++] = text.charCodeAt(i);
+    this.used = u;
+    this.size += n;
+  }
+  /** Append a number as `String(n)` writes it (a safe integer's digits without making the string). */
+  pushInt(n: number): void {
+    if (!Number.isSafeInteger(n)) return this.push(String(n));
+    if (this.used + 17 > this.buf.length) this.next(17);
+    const scratch = DIGITS;
+    const start = decimalBefore(scratch, 17, n);
+    const buf = this.buf;
+    let u = this.used;
+    for (let i = start; i < 17; i++) buf[u++] = scratch[i] as number;
+    this.size += u - this.used;
+    this.used = u;
+  }
+  /** Append a packed row member's event JSON (see `RowMemberBytes`). */
+  pushRowMember(member: RowMemberBytes): void {
+    this.pushRange(member.head, member.headStart, member.headEnd);
+    this.pushRange(member.line, member.payloadStart, member.payloadEnd);
+    this.pushAscii('}}}');
   }
   /** Bytes waiting to be written. */
   get pending(): number {

@@ -8,9 +8,10 @@ import type { ResolvedTarget } from './target.js';
 import { heldBytesBudget, repairPlanOf, replayLogical, type InspectOptions } from './inspect.js';
 import { UsageError } from './errors.js';
 import type { SessionEvent } from './types.js';
-import { expandedChunkJson, forEachRowMemberJson, isRowRecord, MalformedRow } from './rows.js';
+import { decimalBefore } from '../core/decimal.js';
+import { expandedChunkJson, forEachRowMemberJson, isRowRecord, MalformedRow, ROW_MEMBER_HEAD, rowMemberHead } from './rows.js';
 import { changed } from './reread.js';
-import { verbatimHead, type VerbatimHead } from './verbatim.js';
+import { verbatimHead, verbatimRow, type VerbatimHead } from './verbatim.js';
 import type { CacheConfig } from './index/cache.js';
 import { toJson } from '../core/json.js';
 
@@ -141,12 +142,67 @@ export function streamPassBytes(env: NodeJS.ProcessEnv = process.env): number {
   return 4 << 20;
 }
 
+/**
+ * A packed row member's event JSON as bytes: `head[headStart, headEnd)` (its head, then the row's
+ * shared middle), then `line[payloadStart, payloadEnd)` (its text or arguments delta as a JSON
+ * string, in the decoded text), then `}}}`.
+ */
+export class RowMemberBytes {
+  /** The middle sits at `HEAD_ROOM`; each member's head is written right before it. */
+  head: Buffer = Buffer.allocUnsafe(HEAD_ROOM + 256);
+  headStart = HEAD_ROOM;
+  headEnd = HEAD_ROOM;
+  line: Buffer = Buffer.alloc(0);
+  payloadStart = 0;
+  payloadEnd = 0;
+
+  /** Start a row: `mid` follows every member's head. */
+  row(line: Buffer, mid: string): void {
+    this.line = line;
+    const need = HEAD_ROOM + Buffer.byteLength(mid);
+    if (this.head.length < need) this.head = Buffer.allocUnsafe(need * 2);
+    this.headEnd = HEAD_ROOM + this.head.write(mid, HEAD_ROOM);
+  }
+
+  /** Point at member `seq` (at `time`), whose payload is `line[start, end)`. */
+  member(seq: number, time: number, start: number, end: number): void {
+    const h = this.head;
+    let at = HEAD_ROOM;
+    if (Number.isSafeInteger(seq) && Number.isSafeInteger(time)) {
+      at = decimalBefore(h, at, time);
+      at = writeAsciiBefore(h, at, ROW_MEMBER_HEAD[1]);
+      at = decimalBefore(h, at, seq);
+      at = writeAsciiBefore(h, at, ROW_MEMBER_HEAD[0]);
+    } else at = writeAsciiBefore(h, at, rowMemberHead(seq, time));
+    this.headStart = at;
+    this.payloadStart = start;
+    this.payloadEnd = end;
+  }
+}
+
+/** Bytes before a row's middle in `RowMemberBytes.head`: room for the longest member head. */
+const HEAD_ROOM = 128;
+
+/** Writes ASCII `text` to end at `end`; returns where it starts. */
+function writeAsciiBefore(into: Buffer, end: number, text: string): number {
+  const at = end - text.length;
+  for (let i = 0; i < text.length; i++) into[at + i] = text.charCodeAt(i);
+  return at;
+}
+
+
 /** Where `streamValidated` delivers the logical events. */
 export interface LineEmit {
   /** A stored event whose logical JSON text is exactly `line` (a view of the decoded text, valid during the call). */
   verbatim(head: VerbatimHead, line: Buffer): void;
   /** A packed row's member (an assistant/chunk event): its seq, time and JSON text. */
   chunk(seq: number, time: number, json: string): void;
+  /**
+   * A packed row's member whose JSON text is `member`'s bytes (see `RowMemberBytes`: one object,
+   * reused for every member, valid during the call): a row whose bytes `verbatimRow` recognises,
+   * written without parsing it or making a string. Without this, such members come to `chunk`.
+   */
+  chunkBytes?(seq: number, time: number, member: RowMemberBytes): void;
   /** Any other logical event (lines to re-serialize, closers last), as `Emit`. */
   event: Emit;
 }
@@ -181,6 +237,7 @@ export async function streamValidated(
       r.repairPlan = repairPlanOf(r.encoding, r.bytes, r.torn, r.closers, tail);
     }
     const emit = ready(r);
+    const member = new RowMemberBytes();
     let seq = 0;
     for await (const lines of rereader.lineBatches()) {
       for (const line of lines) {
@@ -191,6 +248,20 @@ export async function streamValidated(
           if (head.seq !== seq) throw changed();
           emit.verbatim(head, line);
           seq++;
+          continue;
+        }
+        const row = emit.chunkBytes ? verbatimRow(line) : undefined;
+        if (row) {
+          // A canonical packed row: each member written from the line's bytes.
+          const { seq0, times, mid, tokens } = row;
+          if (seq0 !== seq) throw changed();
+          member.row(line, mid);
+          for (let k = 0; k < times.length; k++) {
+            const time = times[k] as number;
+            member.member(seq, time, tokens[2 * k] as number, tokens[2 * k + 1] as number);
+            emit.chunkBytes!(seq, time, member);
+            seq++;
+          }
           continue;
         }
         const text = line.toString('utf8');

@@ -130,15 +130,32 @@ export function rowMemberTimes(row: Record<string, unknown>): { seq0: number; ti
  */
 export function forEachRowMemberJson(row: Record<string, unknown>, each: (seq: number, time: number, json: string) => void): void {
   const { tag, seq0, time0, data, payload, gaps, tool } = checkedRow(row);
-  const head = `,"data":{"turn":${data['turn']},"step":${data['step']},"chunk":`;
-  const mid = tool
-    ? `${head}{"type":"tool-call-delta","index":${data['index']},"id":${toJson(data['id'])}${Object.hasOwn(data, 'name') ? `,"name":${toJson(data['name'])}` : ''},"argumentsDelta":`
-    : `${head}{"type":"${tag === 'text-chunks' ? 'text-delta' : 'reasoning-delta'}","index":${data['index']},"text":`;
+  const mid = rowMemberMid(tag, data['turn'] as number, data['step'] as number, data['index'] as number, tool ? (data['id'] as string) : undefined, Object.hasOwn(data, 'name') ? (data['name'] as string) : undefined);
   let time = time0;
   for (let k = 0; k < payload.length; k++) {
     if (k > 0) time += gaps[k - 1] as number;
-    each(seq0 + k, time, `{"type":"assistant/chunk","seq":${seq0 + k},"time":${time}${mid}${JSON.stringify(payload[k])}}}}`);
+    each(seq0 + k, time, `${rowMemberHead(seq0 + k, time)}${mid}${JSON.stringify(payload[k])}}}}`);
   }
+}
+
+/**
+ * The JSON text of a packed row member's event (as `decodeStorageRecord` expands it) is
+ * `rowMemberHead(seq, time)`, then `rowMemberMid(...)` (the same for every member of the row),
+ * then the member's text (or arguments delta) as a JSON string, then `}}}`.
+ */
+export function rowMemberHead(seq: number, time: number): string {
+  return `${ROW_MEMBER_HEAD[0]}${seq}${ROW_MEMBER_HEAD[1]}${time}`;
+}
+
+/** `rowMemberHead(seq, time)` is the first text, the seq, the second, the time. */
+export const ROW_MEMBER_HEAD = ['{"type":"assistant/chunk","seq":', ',"time":'] as const;
+
+/** See `rowMemberHead`: `id` is given for a tool-call row (`name` when the row has one). */
+export function rowMemberMid(tag: RowTag, turn: number, step: number, index: number, id: string | undefined, name: string | undefined): string {
+  const head = `,"data":{"turn":${turn},"step":${step},"chunk":`;
+  return tag === 'tool-call-chunks'
+    ? `${head}{"type":"tool-call-delta","index":${index},"id":${toJson(id)}${name !== undefined ? `,"name":${toJson(name)}` : ''},"argumentsDelta":`
+    : `${head}{"type":"${tag === 'text-chunks' ? 'text-delta' : 'reasoning-delta'}","index":${index},"text":`;
 }
 
 /**

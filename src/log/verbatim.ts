@@ -12,7 +12,7 @@
  * (valid JSON): this scan finds structure, it does not check syntax.
  */
 import { isUtf8 } from 'node:buffer';
-import { ROW_TAGS } from './rows.js';
+import { ROW_TAGS, rowMemberMid, type RowTag } from './rows.js';
 
 /** What a qualifying line says about its event (its seq is the caller's to check). */
 export interface VerbatimHead {
@@ -44,17 +44,28 @@ function startsWithAt(line: Buffer, at: number, bytes: Buffer): boolean {
   return true;
 }
 
-/** A canonical non-negative or negative safe integer literal at `at` (its end, or -1), and its value. */
-function integerAt(line: Buffer, at: number): { end: number; value: number } | undefined {
+/** The value of the integer `integerAt` read last (so a row's many numbers make no objects). */
+let integerValue = 0;
+
+/**
+ * A canonical integer literal at `at` (`-`, then 1 to 15 digits, no leading zero, not `-0`: what
+ * `String(n)` writes for it): its end, its value left in `integerValue`; -1 if there is none.
+ */
+function integerAt(line: Buffer, at: number): number {
   let i = at;
-  if (line[i] === 0x2d) i++;
+  const negative = line[i] === 0x2d;
+  if (negative) i++;
   const first = i;
-  while (i < line.length && (line[i] as number) >= 0x30 && (line[i] as number) <= 0x39) i++;
+  let value = 0;
+  for (; i < line.length; i++) {
+    const d = (line[i] as number) - 0x30;
+    if (d < 0 || d > 9) break;
+    value = value * 10 + d;
+  }
   const digits = i - first;
-  if (digits === 0 || digits > 15 || (digits > 1 && line[first] === 0x30)) return undefined;
-  const value = Number(line.toString('latin1', at, i));
-  if (Object.is(value, -0)) return undefined;
-  return { end: i, value };
+  if (digits === 0 || digits > 15 || (digits > 1 && line[first] === 0x30) || (negative && value === 0)) return -1;
+  integerValue = negative ? -value : value;
+  return i;
 }
 
 /** The end of the JSON string whose opening quote is at `at` (just past its closing quote). */
@@ -115,12 +126,14 @@ export function verbatimHead(line: Buffer): VerbatimHead | undefined {
   if (typeEnd < 0) return undefined;
   for (let i = PREFIX_TYPE.length; i < typeEnd; i++) if (line[i] === BACKSLASH) return undefined;
   if (!startsWithAt(line, typeEnd, AFTER_TYPE)) return undefined;
-  const seq = integerAt(line, typeEnd + AFTER_TYPE.length);
-  if (!seq || !startsWithAt(line, seq.end, AFTER_SEQ)) return undefined;
-  const time = integerAt(line, seq.end + AFTER_SEQ.length);
-  if (!time) return undefined;
+  const seqEnd = integerAt(line, typeEnd + AFTER_TYPE.length);
+  if (seqEnd < 0 || !startsWithAt(line, seqEnd, AFTER_SEQ)) return undefined;
+  const seq = integerValue;
+  const timeEnd = integerAt(line, seqEnd + AFTER_SEQ.length);
+  if (timeEnd < 0) return undefined;
+  const time = integerValue;
   // The other top-level members: none may be named type, seq or time (JSON.parse keeps the last).
-  let at = time.end;
+  let at = timeEnd;
   for (;;) {
     const c = line[at];
     if (c === CLOSE_OBJECT) {
@@ -136,5 +149,171 @@ export function verbatimHead(line: Buffer): VerbatimHead | undefined {
   }
   const type = line.toString('utf8', PREFIX_TYPE.length, typeEnd);
   if (ROW_TAG_SET.has(type) || !isUtf8(line)) return undefined;
-  return { type, seq: seq.value, time: time.value };
+  return { type, seq, time };
+}
+
+/**
+ * A packed row line whose members' logical JSON texts can be written from its bytes: each member's
+ * event is `rowMemberHead(seq0 + k, times[k])`, then `mid`, then the line's bytes
+ * `[tokens[2k], tokens[2k + 1])` (the member's text or arguments delta, a JSON string), then `}}}`.
+ */
+export interface VerbatimRow {
+  seq0: number;
+  times: number[];
+  mid: string;
+  tokens: number[];
+}
+
+const ROW_SEQ0 = Buffer.from('","seq0":');
+const ROW_TIME0 = Buffer.from(',"time0":');
+const ROW_TURN = Buffer.from(',"data":{"turn":');
+const ROW_STEP = Buffer.from(',"step":');
+const ROW_INDEX = Buffer.from(',"index":');
+const ROW_DT = Buffer.from(',"dt":[');
+const ROW_ID = Buffer.from(',"id":');
+const ROW_NAME = Buffer.from(',"name":');
+const ROW_ARGS = Buffer.from(',"args":[');
+const ROW_TEXTS = Buffer.from(',"texts":[');
+/** The short escapes `JSON.stringify` writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`. */
+const SHORT_ESCAPE = new Uint8Array(256);
+for (const c of '"\\bfnrt') SHORT_ESCAPE[c.charCodeAt(0)] = 1;
+/** Control characters `JSON.stringify` writes as `\b`, `\t`, `\n`, `\f`, `\r` rather than `\u00XX`. */
+const SHORT_CONTROL = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
+
+function lowerHex(b: number | undefined): number {
+  if (b === undefined) return -1;
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  if (b >= 0x61 && b <= 0x66) return b - 0x61 + 10;
+  return -1;
+}
+
+/**
+ * The end (just past the closing quote) of the JSON string whose opening quote is at `at`, when
+ * its bytes are exactly what `JSON.stringify` writes for its value (no other escape than the short
+ * ones and `\u00XX` for the other control characters, in lowercase; no raw control character);
+ * else -1. Bytes of 0x80 and more are taken as they are: the caller checks the line is valid UTF-8,
+ * so they encode no surrogate, and `JSON.stringify` escapes nothing else.
+ */
+function canonicalStringEnd(line: Buffer, at: number): number {
+  if (line[at] !== QUOTE) return -1;
+  const n = line.length;
+  for (let i = at + 1; i < n; ) {
+    const b = line[i] as number;
+    if (b === QUOTE) return i + 1;
+    if (b < 0x20) return -1;
+    if (b !== BACKSLASH) {
+      i++;
+      continue;
+    }
+    const c = line[i + 1];
+    if (c !== undefined && SHORT_ESCAPE[c] === 1) {
+      i += 2;
+      continue;
+    }
+    // \u00XX: only a control character without a short escape (lowercase hex, as JSON.stringify writes it).
+    if (c !== 0x75 || line[i + 2] !== 0x30 || line[i + 3] !== 0x30) return -1;
+    const hi = lowerHex(line[i + 4]);
+    const lo = lowerHex(line[i + 5]);
+    if (hi < 0 || hi > 1 || lo < 0) return -1;
+    if (SHORT_CONTROL.has(hi * 16 + lo)) return -1;
+    i += 6;
+  }
+  return -1;
+}
+
+/**
+ * A canonical packed row (see `VerbatimRow`): exactly the members, order and spelling DSH's writer
+ * gives a row (`{"type":T,"seq0":S,"time0":N,"data":{"turn":,"step":,"index":,"dt":[…],` then
+ * `"texts":[…]` or `"id":…,("name":…,)"args":[…]`}}), no whitespace, canonical integers for
+ * the numbers, payload strings as `JSON.stringify` writes them, valid UTF-8, and every check of
+ * `decodeStorageRecord` passing (at least one member, one gap fewer than members, safe seqs and
+ * times). Anything else is left to the caller's parse. The line must be one the validating pass
+ * accepted.
+ */
+export function verbatimRow(line: Buffer): VerbatimRow | undefined {
+  const n = line.length;
+  if (n < 2 || line[n - 1] !== CLOSE_OBJECT || !startsWithAt(line, 0, PREFIX_TYPE)) return undefined;
+  const tagEnd = line.indexOf(QUOTE, PREFIX_TYPE.length);
+  if (tagEnd < 0 || tagEnd - PREFIX_TYPE.length > 16) return undefined;
+  const tag = line.toString('latin1', PREFIX_TYPE.length, tagEnd);
+  if (!ROW_TAG_SET.has(tag)) return undefined;
+  let at = tagEnd;
+  const int = (prefix: Buffer): number | undefined => {
+    if (!startsWithAt(line, at, prefix)) return undefined;
+    const end = integerAt(line, at + prefix.length);
+    if (end < 0) return undefined;
+    at = end;
+    return integerValue;
+  };
+  const seq0 = int(ROW_SEQ0);
+  const time0 = int(ROW_TIME0);
+  const turn = int(ROW_TURN);
+  const step = int(ROW_STEP);
+  const index = int(ROW_INDEX);
+  if (seq0 === undefined || seq0 < 0 || time0 === undefined || turn === undefined || step === undefined || index === undefined) return undefined;
+  if (!startsWithAt(line, at, ROW_DT)) return undefined;
+  at += ROW_DT.length;
+  const gaps: number[] = [];
+  if (line[at] === CLOSE_ARRAY) at++;
+  else {
+    for (;;) {
+      const end = integerAt(line, at);
+      if (end < 0) return undefined;
+      gaps.push(integerValue);
+      at = end;
+      if (line[at] === COMMA) at++;
+      else if (line[at] === CLOSE_ARRAY) {
+        at++;
+        break;
+      } else return undefined;
+    }
+  }
+  let id: string | undefined;
+  let name: string | undefined;
+  const stringToken = (prefix: Buffer): string | undefined => {
+    if (!startsWithAt(line, at, prefix)) return undefined;
+    const start = at + prefix.length;
+    const end = canonicalStringEnd(line, start);
+    if (end < 0) return undefined;
+    at = end;
+    return JSON.parse(line.toString('utf8', start, end)) as string;
+  };
+  if (tag === 'tool-call-chunks') {
+    id = stringToken(ROW_ID);
+    if (id === undefined) return undefined;
+    if (startsWithAt(line, at, ROW_NAME)) {
+      name = stringToken(ROW_NAME);
+      if (name === undefined) return undefined;
+    }
+    if (!startsWithAt(line, at, ROW_ARGS)) return undefined;
+    at += ROW_ARGS.length;
+  } else {
+    if (!startsWithAt(line, at, ROW_TEXTS)) return undefined;
+    at += ROW_TEXTS.length;
+  }
+  const tokens: number[] = [];
+  for (;;) {
+    const end = canonicalStringEnd(line, at);
+    if (end < 0) return undefined;
+    tokens.push(at, end);
+    at = end;
+    if (line[at] === COMMA) at++;
+    else if (line[at] === CLOSE_ARRAY) {
+      at++;
+      break;
+    } else return undefined;
+  }
+  // `]}}` ends the line: the data object, then the row.
+  if (at !== n - 2 || line[at] !== CLOSE_OBJECT) return undefined;
+  const members = tokens.length / 2;
+  if (gaps.length !== members - 1 || !Number.isSafeInteger(seq0 + members - 1)) return undefined;
+  const times = [time0];
+  let time = time0;
+  for (const gap of gaps) {
+    time += gap;
+    if (!Number.isSafeInteger(time)) return undefined;
+    times.push(time);
+  }
+  if (!isUtf8(line)) return undefined;
+  return { seq0, times, mid: rowMemberMid(tag as RowTag, turn, step, index, id, name), tokens };
 }

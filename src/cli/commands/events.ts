@@ -23,7 +23,17 @@ interface EventsOptions extends CommonOptions {
 
 /** The NDJSON record's first members, up to the event's time (its label, flags and the event follow). */
 function jsonHead(sessionIdJson: string, seq: number, type: string, time: unknown): string {
-  return `{"sessionId":${sessionIdJson},"seq":${seq},"type":${typeJson(type)},"time":${time}`;
+  return `${recordStart(sessionIdJson)}${seq}${typeAndTime(type)}${time}`;
+}
+
+/** `jsonHead` up to the seq's value. */
+function recordStart(sessionIdJson: string): string {
+  return `{"sessionId":${sessionIdJson},"seq":`;
+}
+
+/** `jsonHead` between the seq's value and the time's. */
+function typeAndTime(type: string): string {
+  return `,"type":${typeJson(type)},"time":`;
 }
 
 const typeJsonCache = new Map<string, string>();
@@ -178,14 +188,21 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
               const labels = new Labels(valid.surface!.nodes, valid.surface!.replacements);
               const id = toJson(String(valid.meta?.id ?? ''));
               const fills = new Map<string, string>();
-              // The record up to its event's JSON, or undefined when the filters leave the event out.
-              const opening = (seq: number, type: string, time: number): string | undefined => {
+              const start = recordStart(id);
+              const chunkTypeTime = typeAndTime('assistant/chunk');
+              // What follows the record's time up to its event's JSON (its label), or undefined when the filters leave the event out.
+              const rest = (seq: number, type: string): string | undefined => {
                 if (!typeOk(type)) return undefined;
                 const label = labelNeedsFold(type) ? labels.of(seq) : 'log-only';
                 if (opts.label && !opts.label.includes(label)) return undefined;
-                let rest = fills.get(label);
-                if (rest === undefined) fills.set(label, (rest = `${labText(label)},"event":`));
-                return jsonHead(id, seq, type, time) + rest;
+                let text = fills.get(label);
+                if (text === undefined) fills.set(label, (text = `${labText(label)},"event":`));
+                return text;
+              };
+              // The record up to its event's JSON, or undefined when the filters leave the event out.
+              const opening = (seq: number, type: string, time: number): string | undefined => {
+                const after = rest(seq, type);
+                return after === undefined ? undefined : jsonHead(id, seq, type, time) + after;
               };
               return {
                 verbatim: (h, line) => {
@@ -198,6 +215,18 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
                 chunk: (seq, time, json) => {
                   const open = opening(seq, 'assistant/chunk', time);
                   if (open !== undefined) out.push(open + json + '}\n');
+                },
+                chunkBytes: (seq, time, member) => {
+                  // `opening` written piece by piece: no string is made per member.
+                  const after = rest(seq, 'assistant/chunk');
+                  if (after === undefined) return;
+                  out.push(start);
+                  out.pushInt(seq);
+                  out.push(chunkTypeTime);
+                  out.pushInt(time);
+                  out.push(after);
+                  out.pushRowMember(member);
+                  out.pushAscii('}\n');
                 },
                 event: printer(labels, valid.meta?.id),
               };

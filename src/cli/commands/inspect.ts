@@ -64,6 +64,11 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
                       out.push(first ? json : ',' + json);
                       first = false;
                     },
+                    chunkBytes: (_seq, _time, member) => {
+                      if (!first) out.pushAscii(',');
+                      out.pushRowMember(member);
+                      first = false;
+                    },
                     event: onEvent,
                   };
                 },
