@@ -4,6 +4,7 @@ import { SurfaceFold, SurfaceError } from './surface.js';
 import { RuleError, type RuleCode } from '../core/errors.js';
 import type { SessionEvent, SessionHeader } from './types.js';
 import { PrunedEvent } from './pruned-event.js';
+import { RowChunkEvent } from './rows.js';
 
 /** DSH's restore-time header validation (`validateSessionHeader`), C1. */
 export function validateRestoredHeader(id: string, record: Record<string, unknown>): void {
@@ -103,8 +104,9 @@ export class RestoreValidator {
     const index = this.index++;
     const record = event as unknown as Record<string, unknown>;
     try {
-      // A pruned event passed the stateless checks (envelope, C3-C5) on a worker.
-      if (!(event instanceof PrunedEvent)) statelessRestoreChecks(record, index);
+      // A pruned event passed the stateless checks (envelope, C3-C5) on a worker; a packed row's
+      // member has the envelope its row's checks guarantee (and no C3-C5 shape to check).
+      if (!(event instanceof PrunedEvent) && !(event instanceof RowChunkEvent)) statelessRestoreChecks(record, index);
       if (event.seq !== index) {
         throw new RuleError(`seed event at index ${index} has seq ${event.seq} (expected ${index}); seed must be contiguous from 0`, 'DSH-C6');
       }

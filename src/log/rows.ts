@@ -85,6 +85,26 @@ function checkedRow(value: Record<string, unknown>): CheckedRow {
 }
 
 /**
+ * An `assistant/chunk` event `decodeStorageRecord` expanded from a checked packed row: a plain
+ * event in every way a consumer can see (own fields type, seq, time, data, in that order), whose
+ * class says its envelope is known to be valid (a safe non-negative seq, a safe time, data), so
+ * restore's stateless checks, which cannot fail on it, are not run again for each member.
+ */
+export class RowChunkEvent implements SessionEvent {
+  // Declared in the order a parsed event's keys come (JSON.stringify and Object.keys see this order).
+  type: string;
+  seq: number;
+  time: number;
+  data: any;
+  constructor(seq: number, time: number, data: any) {
+    this.type = 'assistant/chunk';
+    this.seq = seq;
+    this.time = time;
+    this.data = data;
+  }
+}
+
+/**
  * DSH's `decodeStorageRecord`: a non-row value passes through as one event
  * (unvalidated); a row tag is validated in DSH's order and expanded.
  */
@@ -108,7 +128,7 @@ export function decodeStorageRecord(value: unknown): SessionEvent[] {
     } else {
       chunk = { type: tag === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index, text: piece };
     }
-    out[k] = { type: 'assistant/chunk', seq: seq0 + k, time, data: { turn, step, chunk } };
+    out[k] = new RowChunkEvent(seq0 + k, time, { turn, step, chunk });
   }
   return out;
 }
