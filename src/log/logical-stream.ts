@@ -190,7 +190,6 @@ function writeAsciiBefore(into: Buffer, end: number, text: string): number {
   return at;
 }
 
-
 /** Where `streamValidated` delivers the logical events. */
 export interface LineEmit {
   /** A stored event whose logical JSON text is exactly `line` (a view of the decoded text, valid during the call). */

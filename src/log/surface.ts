@@ -1,4 +1,5 @@
 import type { RuleCode } from '../core/rules.js';
+import { lowerBound } from '../core/sorted.js';
 import type { SessionEvent, SurfaceOp } from './types.js';
 import { PrunedEvent } from './pruned-event.js';
 
@@ -111,15 +112,7 @@ const NO_SOURCES: SourceSeqs = { has: () => false };
 class AscendingSeqs implements SourceSeqs {
   constructor(private readonly seqs: readonly number[]) {}
   has(seq: number): boolean {
-    const seqs = this.seqs;
-    let lo = 0;
-    let hi = seqs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((seqs[mid] as number) < seq) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < seqs.length && seqs[lo] === seq;
+    return this.seqs[lowerBound(this.seqs, seq)] === seq;
   }
 }
 

@@ -222,6 +222,21 @@ function canonicalStringEnd(line: Buffer, at: number): number {
 }
 
 /**
+ * The end (just past its `]`) of the compact JSON array whose first item starts at `at` (just past
+ * its `[`), each item read by `item` (its end, or -1); -1 if an item or a separator is off, or the
+ * array is empty where `empty` does not allow it.
+ */
+function arrayEnd(line: Buffer, at: number, empty: boolean, item: (at: number) => number): number {
+  if (line[at] === CLOSE_ARRAY) return empty ? at + 1 : -1;
+  for (;;) {
+    at = item(at);
+    if (at < 0) return -1;
+    if (line[at] === COMMA) at++;
+    else return line[at] === CLOSE_ARRAY ? at + 1 : -1;
+  }
+}
+
+/**
  * A canonical packed row (see `VerbatimRow`): exactly the members, order and spelling DSH's writer
  * gives a row (`{"type":T,"seq0":S,"time0":N,"data":{"turn":,"step":,"index":,"dt":[…],` then
  * `"texts":[…]` or `"id":…,("name":…,)"args":[…]`}}), no whitespace, canonical integers for
@@ -254,20 +269,12 @@ export function verbatimRow(line: Buffer): VerbatimRow | undefined {
   if (!startsWithAt(line, at, ROW_DT)) return undefined;
   at += ROW_DT.length;
   const gaps: number[] = [];
-  if (line[at] === CLOSE_ARRAY) at++;
-  else {
-    for (;;) {
-      const end = integerAt(line, at);
-      if (end < 0) return undefined;
-      gaps.push(integerValue);
-      at = end;
-      if (line[at] === COMMA) at++;
-      else if (line[at] === CLOSE_ARRAY) {
-        at++;
-        break;
-      } else return undefined;
-    }
-  }
+  at = arrayEnd(line, at, true, (i) => {
+    const end = integerAt(line, i);
+    if (end >= 0) gaps.push(integerValue);
+    return end;
+  });
+  if (at < 0) return undefined;
   let id: string | undefined;
   let name: string | undefined;
   const stringToken = (prefix: Buffer): string | undefined => {
@@ -292,17 +299,12 @@ export function verbatimRow(line: Buffer): VerbatimRow | undefined {
     at += ROW_TEXTS.length;
   }
   const tokens: number[] = [];
-  for (;;) {
-    const end = canonicalStringEnd(line, at);
-    if (end < 0) return undefined;
-    tokens.push(at, end);
-    at = end;
-    if (line[at] === COMMA) at++;
-    else if (line[at] === CLOSE_ARRAY) {
-      at++;
-      break;
-    } else return undefined;
-  }
+  at = arrayEnd(line, at, false, (i) => {
+    const end = canonicalStringEnd(line, i);
+    if (end >= 0) tokens.push(i, end);
+    return end;
+  });
+  if (at < 0) return undefined;
   // `]}}` ends the line: the data object, then the row.
   if (at !== n - 2 || line[at] !== CLOSE_OBJECT) return undefined;
   const members = tokens.length / 2;

@@ -11,6 +11,7 @@ import { MessageGroups } from './history.js';
 import { DISPATCHES } from './dispatch-fold.js';
 import { isSurfaceEvent } from '../log/surface.js';
 import { REPLAY_PLAN } from './replay.js';
+import { lowerBound } from '../core/sorted.js';
 
 /**
  * Every event's citations of earlier events (`sourceEventSeqs` that are
@@ -88,18 +89,6 @@ export class Citations {
       yield [at, next, active.slice()];
     }
   }
-}
-
-/** The position of the first value >= x in ascending `values` (its length if none). */
-function lowerBound(values: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((values[mid] as number) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** The position of the first value > x in ascending `values` (its length if none). */
