@@ -1,6 +1,7 @@
 import { RuleError, type RuleCode } from '../core/errors.js';
 import type { SessionEvent } from './types.js';
 import { PrunedEvent } from './pruned-event.js';
+import { RowChunkEvent } from './rows.js';
 
 /**
  * DSH's coordinator-side legacy-shape normalization (format.md §11.7) and
@@ -313,6 +314,8 @@ export class LegacyNormalizer {
       if (id !== undefined) this.messageIds.set(event.seq, id);
       return event;
     }
+    // A packed row's member: no migration touches an assistant/chunk, and it has no message shape.
+    if (event instanceof RowChunkEvent) return event;
     const d = migrate(event, this.id, this.messageIds);
     if (d !== event) this.migrated += 1;
     // The subject is text only for the error: not made for every event of the log.
