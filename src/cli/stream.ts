@@ -1,11 +1,10 @@
 import type { Writable } from 'node:stream';
-import { decimalBefore, type RowMemberBytes } from '../api/log.js';
-
-/** Room for a safe integer's digits and sign. */
-const DIGITS = new Uint8Array(17);
 import { writeOut } from './io.js';
-import { UsageError } from '../api/log.js';
+import { decimalBefore, UsageError, type RowMemberBytes } from '../api/log.js';
 export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, heldBytesBudget, streamValidated, streamPassBytes, targetBytes, type LineEmit, type RowMemberBytes } from '../api/log.js';
+
+/** Room for a safe integer's digits and sign (`Output.pushInt`). */
+const DIGITS = new Uint8Array(17);
 
 /**
  * Buffered output with backpressure: lines are appended synchronously (from
