@@ -16,6 +16,15 @@ describe('dsh as a process', () => {
     expect((await runCli(['inspect', '--no-such-flag', 'x'])).code).toBe(2);
   });
 
+  it('prints its version (-V, --version) and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', 'package.json'), 'utf8'));
+    for (const flag of ['--version', '-V']) {
+      const r = await runCli([flag]);
+      expect(r.code, flag).toBe(0);
+      expect(r.stdout, flag).toBe(`${version}\n`);
+    }
+  });
+
   it('a missing file is an I/O error (exit 2), never a stack trace', async () => {
     const r = await runCli(['inspect', '/nonexistent/session.jsonl.zstd']);
     expect(r.code).toBe(2);
