@@ -11,7 +11,7 @@
  * line itself on the one-thread path with its state, so every error, and
  * which error comes first, is the one-thread path's.
  */
-import { decodeStorageRecord, isRowRecord } from './rows.js';
+import { decodeStorageRecord, isRowRecord, rowMemberTimes } from './rows.js';
 import { isCurrentShape } from './legacy.js';
 import { statelessRestoreChecks } from './restore.js';
 import { contentFreeKey, provenance, surfaceShape } from './surface.js';
@@ -258,6 +258,21 @@ export function prunedChunks(facts: LineFacts, k: number): PrunedEvent[] {
 }
 
 /** A packed row's member as a pruned event: what the fold reads of an `assistant/chunk` (seq and time). */
-export function prunedChunk(seq: number, time: number): PrunedEvent {
+function prunedChunk(seq: number, time: number): PrunedEvent {
   return new PrunedEvent('assistant/chunk', seq, time, NO_DATA);
+}
+
+/**
+ * `decodeStorageRecord` of a packed row for a read whose consumers take pruned events: the same
+ * checks (throws `MalformedRow`), the members as pruned events, never built.
+ */
+export function prunedRowMembers(row: Record<string, unknown>): PrunedEvent[] {
+  const { seq0, time0, count, gaps } = rowMemberTimes(row);
+  const out: PrunedEvent[] = new Array(count);
+  let time = time0;
+  for (let k = 0; k < count; k++) {
+    if (k > 0) time += gaps[k - 1] as number;
+    out[k] = prunedChunk(seq0 + k, time);
+  }
+  return out;
 }

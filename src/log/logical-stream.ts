@@ -9,7 +9,7 @@ import { heldBytesBudget, repairPlanOf, replayLogical, type InspectOptions } fro
 import { UsageError } from './errors.js';
 import type { SessionEvent } from './types.js';
 import { decimalBefore } from '../core/decimal.js';
-import { expandedChunkJson, forEachRowMemberJson, isRowRecord, MalformedRow, ROW_MEMBER_HEAD, rowMemberHead } from './rows.js';
+import { expandedChunkJson, forEachRowMemberJson, isRowRecord, MalformedRow, ROW_MEMBER_HEAD } from './rows.js';
 import { changed } from './reread.js';
 import { verbatimHead, verbatimRow, type VerbatimHead } from './verbatim.js';
 import type { CacheConfig } from './index/cache.js';
@@ -164,17 +164,13 @@ export class RowMemberBytes {
     this.headEnd = HEAD_ROOM + this.head.write(mid, HEAD_ROOM);
   }
 
-  /** Point at member `seq` (at `time`), whose payload is `line[start, end)`. */
+  /** Point at member `seq` (at `time`: both safe integers, as `verbatimRow` checks), whose payload is `line[start, end)`. */
   member(seq: number, time: number, start: number, end: number): void {
     const h = this.head;
-    let at = HEAD_ROOM;
-    if (Number.isSafeInteger(seq) && Number.isSafeInteger(time)) {
-      at = decimalBefore(h, at, time);
-      at = writeAsciiBefore(h, at, ROW_MEMBER_HEAD[1]);
-      at = decimalBefore(h, at, seq);
-      at = writeAsciiBefore(h, at, ROW_MEMBER_HEAD[0]);
-    } else at = writeAsciiBefore(h, at, rowMemberHead(seq, time));
-    this.headStart = at;
+    let at = decimalBefore(h, HEAD_ROOM, time);
+    at = writeAsciiBefore(h, at, ROW_MEMBER_HEAD[1]);
+    at = decimalBefore(h, at, seq);
+    this.headStart = writeAsciiBefore(h, at, ROW_MEMBER_HEAD[0]);
     this.payloadStart = start;
     this.payloadEnd = end;
   }

@@ -187,12 +187,10 @@ export function rowMemberMid(tag: RowTag, turn: number, step: number, index: num
 export function expandedChunkJson(event: SessionEvent): string {
   const d = event.data;
   const c = d.chunk;
-  const head = `{"type":"assistant/chunk","seq":${event.seq},"time":${event.time},"data":{"turn":${d.turn},"step":${d.step},"chunk":`;
-  if (c.type === 'tool-call-delta') {
-    const name = Object.hasOwn(c, 'name') ? `,"name":${toJson(c.name)}` : '';
-    return `${head}{"type":"tool-call-delta","index":${c.index},"id":${toJson(c.id)}${name},"argumentsDelta":${toJson(c.argumentsDelta)}}}}`;
-  }
-  return `${head}{"type":"${c.type === 'text-delta' ? 'text-delta' : 'reasoning-delta'}","index":${c.index},"text":${toJson(c.text)}}}}`;
+  const tool = c.type === 'tool-call-delta';
+  const tag: RowTag = tool ? 'tool-call-chunks' : c.type === 'text-delta' ? 'text-chunks' : 'reasoning-chunks';
+  const mid = rowMemberMid(tag, d.turn, d.step, c.index, tool ? c.id : undefined, tool && Object.hasOwn(c, 'name') ? c.name : undefined);
+  return `${rowMemberHead(event.seq, event.time)}${mid}${toJson(tool ? c.argumentsDelta : c.text)}}}}`;
 }
 
 type ChunkKind = 'text' | 'reasoning' | 'tool';

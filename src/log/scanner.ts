@@ -1,8 +1,8 @@
 import { corrupt, LogError } from './errors.js';
 import { parseHeaderRecord } from './header.js';
-import { decodeStorageRecord, isRowRecord, rowMemberTimes } from './rows.js';
+import { decodeStorageRecord, isRowRecord } from './rows.js';
 import type { SessionEvent, SessionHeader } from './types.js';
-import { CHUNK_ROW, FACT_STRIDE, prunedChunk, prunedChunks, prunedEvent, SLOW, type LineFacts } from './facts.js';
+import { CHUNK_ROW, FACT_STRIDE, prunedChunks, prunedEvent, prunedRowMembers, SLOW, type LineFacts } from './facts.js';
 
 export type EventSink = (event: SessionEvent, line: LineInfo) => void;
 
@@ -244,10 +244,9 @@ export class LogScanner {
 
   /** A packed chunk row: validated and expanded (its members are chunks, never a turn/end). */
   private consumeRow(row: Record<string, unknown>, start: number, end: number): void {
-    if (this.prunedRows) return this.consumePrunedRow(row, start, end);
     let decoded: SessionEvent[];
     try {
-      decoded = decodeStorageRecord(row);
+      decoded = this.prunedRows ? prunedRowMembers(row) : decodeStorageRecord(row);
     } catch {
       return this.unparsable(start);
     }
@@ -258,27 +257,6 @@ export class LogScanner {
     for (const event of decoded) {
       this.count += 1;
       this.sink(event, info);
-    }
-    this.committed = end;
-  }
-
-  /** `consumeRow` for `prunedRows`: the same checks and outcomes, members as pruned events. */
-  private consumePrunedRow(row: Record<string, unknown>, start: number, end: number): void {
-    let members: ReturnType<typeof rowMemberTimes>;
-    try {
-      members = rowMemberTimes(row);
-    } catch {
-      return this.unparsable(start);
-    }
-    if (this.issue !== undefined) return;
-    const { seq0, count, gaps } = members;
-    if (seq0 !== this.count) return this.seqGap(seq0, start);
-    const info: LineInfo = { line: this.eventLine, start, end };
-    let time = members.time0;
-    for (let k = 0; k < count; k++) {
-      if (k > 0) time += gaps[k - 1] as number;
-      this.count += 1;
-      this.sink(prunedChunk(seq0 + k, time), info);
     }
     this.committed = end;
   }

@@ -11,7 +11,7 @@ import { MessageGroups } from './history.js';
 import { DISPATCHES } from './dispatch-fold.js';
 import { isSurfaceEvent } from '../log/surface.js';
 import { REPLAY_PLAN } from './replay.js';
-import { lowerBound } from '../core/sorted.js';
+import { lowerBound, upperBound } from '../core/sorted.js';
 
 /**
  * Every event's citations of earlier events (`sourceEventSeqs` that are
@@ -90,19 +90,6 @@ export class Citations {
     }
   }
 }
-
-/** The position of the first value > x in ascending `values` (its length if none). */
-function upperBound(values: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((values[mid] as number) <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 
 /** Does `e` cite `s` as an earlier event (what the citation index keeps)? */
 function citesEarlier(e: SessionEvent, s: unknown): s is number {
