@@ -216,7 +216,16 @@ export class SurfaceFold {
   private count = 0;
   private toolResults = new Map<number, any>();
 
-  constructor(private readonly keepReplacements = true) {}
+  /**
+   * `trusted`: the events were (or are being) accepted by a validating fold of the same log, so
+   * only the surface itself is kept: the provenance and tool/result rewrite rules (S6-S12) are not
+   * checked again and no tool/result payload is retained. A view that folds alongside the
+   * validating pass uses it to keep its own surface without paying for the rules twice.
+   */
+  constructor(
+    private readonly keepReplacements = true,
+    private readonly trusted = false,
+  ) {}
 
   get eventCount(): number {
     return this.count;
@@ -252,10 +261,10 @@ export class SurfaceFold {
     }
     if (!replace) {
       // An append shadows nothing: of the checks below only provenance applies.
-      provenance(event);
+      if (!this.trusted) provenance(event);
       this.count += 1;
       this.nodes.push(event.seq);
-      if (event.type === 'tool/result') this.toolResults.set(event.seq, retained(event));
+      if (event.type === 'tool/result' && !this.trusted) this.toolResults.set(event.seq, retained(event));
       return undefined;
     }
     const startIdx = this.nodes.indexOf(replace.start);
@@ -266,6 +275,20 @@ export class SurfaceFold {
       failOn(event, `surface replace: start seq ${replace.start} (index ${startIdx}) is after end seq ${replace.end} (index ${endIdx})`, 'DSH-S5');
     }
     const shadowed = this.nodes.slice(startIdx, endIdx + 1);
+    if (!this.trusted) this.checkReplacement(event, shadowed);
+    // Apply.
+    this.count += 1;
+    this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq);
+    this.replaceGeneration += 1;
+    for (const s of shadowed) this.toolResults.delete(s);
+    if (event.type === 'tool/result' && !this.trusted) this.toolResults.set(event.seq, retained(event));
+    const rep: Replacement = { seq: event.seq, start: replace.start, end: replace.end, shadowedSeqs: shadowed };
+    if (this.keepReplacements) this.replacements.push(rep);
+    return rep;
+  }
+
+  /** The rules a replacement of the nodes `shadowed` must satisfy beyond its range (S6-S12). */
+  private checkReplacement(event: SessionEvent, shadowed: readonly number[]): void {
     const sources = provenance(event);
     const missing = shadowed.filter((s) => !sources.has(s));
     if (missing.length > 0) {
@@ -277,15 +300,6 @@ export class SurfaceFold {
       if (original === undefined) failOn(event, 'tool/result surface replacement must target a current tool/result', 'DSH-S11');
       if (!sameExceptContent(original, event.data)) failOn(event, 'tool/result surface replacement may change only content', 'DSH-S12');
     }
-    // Apply.
-    this.count += 1;
-    this.nodes.splice(startIdx, endIdx - startIdx + 1, event.seq);
-    this.replaceGeneration += 1;
-    for (const s of shadowed) this.toolResults.delete(s);
-    if (event.type === 'tool/result') this.toolResults.set(event.seq, retained(event));
-    const rep: Replacement = { seq: event.seq, start: replace.start, end: replace.end, shadowedSeqs: shadowed };
-    if (this.keepReplacements) this.replacements.push(rep);
-    return rep;
   }
 }
 

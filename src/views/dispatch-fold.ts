@@ -145,7 +145,7 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
   tag: 102,
   create(): FoldBuilder<Dispatches> {
     let result: Dispatches | undefined;
-    const builder = new DispatchBuilder({ lazy: () => result!.eventsFn() });
+    const builder = new DispatchBuilder({ lazy: () => result!.eventsFn(), trusted: true });
     result = new Dispatches(builder.out, null);
     return dispatchFold(builder, { finishSeq: [], usageSeq: [] }, () => result!);
   },

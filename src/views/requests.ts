@@ -104,6 +104,11 @@ export interface DispatchOptions {
    * and no message is held. Default: computed eagerly.
    */
   lazy?: readonly SessionEvent[] | (() => readonly SessionEvent[]);
+  /**
+   * The events are being accepted by a validating pass alongside (a persistent fold): the surface
+   * is folded without checking DSH's rules again (see `SurfaceFold`). Default false.
+   */
+  trusted?: boolean;
 }
 
 /** Canonical corpus field list of a `requests[]` entry (for comparisons and `--json`). */
@@ -137,7 +142,7 @@ export const CORPUS_REQUEST_FIELDS = [
  * copy per compaction — not dispatches × surface.
  */
 export class DispatchBuilder {
-  private readonly fold = new SurfaceFold(false);
+  private readonly fold: SurfaceFold;
   /** Message (and, eager mode, its JSON text) of each current surface node that contributes one. */
   private readonly nodeMsgs = new Map<number, { id: unknown; json: string | null; message: unknown }>();
   /** Append-only mirror of `fold.nodes`, replaced (not mutated) on every surface replacement. */
@@ -163,6 +168,7 @@ export class DispatchBuilder {
 
   constructor(private readonly options: DispatchOptions = {}) {
     this.lazy = options.lazy !== undefined;
+    this.fold = new SurfaceFold(false, options.trusted === true);
   }
 
   /** The surface node seqs now, in model-visible order (read-only). */
@@ -366,9 +372,10 @@ export class DispatchBuilder {
    * its closers' traces are taken off here) and `state` (its `resumeState()`), with the prefix's
    * surface fold (the current tool results' payloads included). Entries it starts carry no header,
    * request context, finish or usage values: those are re-read from their seqs (`Dispatches.hydrate`).
+   * Like the fold it goes on from, it trusts the validating pass it runs alongside (`trusted`).
    */
   static resume(index: DispatchIndex, state: DispatchResumeState, surface: SurfaceState, lazy: () => readonly SessionEvent[]): DispatchBuilder {
-    const b = new DispatchBuilder({ lazy });
+    const b = new DispatchBuilder({ lazy, trusted: true });
     const count = state.eventCount;
     const out = b.out;
     out.requests.push(...index.requests);

@@ -47,7 +47,10 @@ export interface FoldPrefix {
 }
 
 export interface FoldBuilder<T> {
-  /** Every logical stored event, in order (closers are not fed). */
+  /**
+   * Every logical stored event, in order (closers are not fed), while the same pass validates it:
+   * a fold need not check DSH's rules again, because a refused log's folds are thrown away.
+   */
   observe(event: SessionEvent): void;
   /** After an accepted pass: the crash closers, in seq order (a fold that needs them applies them). */
   end?(closers: readonly SessionEvent[]): void;
