@@ -141,6 +141,12 @@ export interface CheckOptions {
   lookup?: (root: string, id: string) => string | undefined;
   /** Also run the secret rules (DSH-K1, DSH-K2) with these detector options (`--secrets`). */
   secrets?: SecretsOptions;
+  /**
+   * Build every packed row's chunk events whole, even where no rule reads more of a chunk than
+   * its turn and step (`StreamedFactsCollector.takesLeanRows`): the reference the lean read is
+   * tested against. Default false.
+   */
+  wholeRows?: boolean;
 }
 
 /** What a streaming check keeps instead of the events: memory follows the surface and the non-chunk events, not the log. */
@@ -207,8 +213,17 @@ export class StreamedFactsCollector {
 
   constructor(private readonly secretsOptions?: SecretsOptions) {}
 
+  /**
+   * Whether the rules read of a packed row's chunk only its type, seq, time, turn and step, so the
+   * read may hand over its members pruned (`InspectOptions.leanRows`): not when the secrets fold
+   * reads their text, nor for a fork child, whose seed is fingerprinted whole.
+   */
+  takesLeanRows(m: SessionHeader): boolean {
+    return this.secretsOptions === undefined && seedLengthOf(m) === undefined;
+  }
+
   meta(m: SessionHeader): void {
-    this.seedLength = m.parentSession !== undefined && m.seedLength !== undefined ? m.seedLength : undefined;
+    this.seedLength = seedLengthOf(m);
     if (this.seedLength !== undefined) this.seed = [];
     if (this.secretsOptions) this.secrets = new SecretsFold(m.id, m, this.secretsOptions);
   }
@@ -241,6 +256,11 @@ export class StreamedFactsCollector {
   }
 }
 
+/** The seed length of a fork child's header (its seed is compared with the parent's prefix), else undefined. */
+function seedLengthOf(m: SessionHeader): number | undefined {
+  return m.parentSession !== undefined && m.seedLength !== undefined ? m.seedLength : undefined;
+}
+
 export async function checkResolved(target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
   const facts = new StreamedFactsCollector(options.secrets);
   let r: SessionInspection;
@@ -249,6 +269,7 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
       collect: false,
       skipArtifact: true,
       ...(options.decoder ? { decoder: options.decoder } : {}),
+      ...(options.wholeRows ? {} : { leanRows: (m: SessionHeader) => facts.takesLeanRows(m) }),
       onMeta: (m) => facts.meta(m),
       onLogical: (e, text) => facts.observe(e, text),
     });

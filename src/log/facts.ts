@@ -11,7 +11,7 @@
  * line itself on the one-thread path with its state, so every error, and
  * which error comes first, is the one-thread path's.
  */
-import { decodeStorageRecord, isRowRecord, rowMemberTimes } from './rows.js';
+import { isRowRecord, rowMemberTimes } from './rows.js';
 import { isCurrentShape } from './legacy.js';
 import { statelessRestoreChecks } from './restore.js';
 import { contentFreeKey, provenance, surfaceShape } from './surface.js';
@@ -34,7 +34,7 @@ const TYPE_CODE = new Map(FACT_TYPES.map((t, i) => [t, i + 1]));
  * sources at, sources count, strings at, strings count); `pool` holds provenance seqs and chunk rows' member
  * times; `strings` the ids and content-free keys, in line order.
  * Plain event: [code, seq, time, turn-or-step (NaN: absent), op (0 none, 1 append, 2 replace), start, end, poolAt, poolCount, stringsAt, strings].
- * Chunk row: [CHUNK_ROW, seq0, members, poolAt (member times)].
+ * Chunk row: [CHUNK_ROW, seq0, members, poolAt (member times), turn, step].
  */
 export interface LineFacts {
   rows: Float64Array;
@@ -92,17 +92,22 @@ export class FactsWriter {
     }
     const at = k * FACT_STRIDE;
     if (isRowRecord(value)) {
-      let events: SessionEvent[];
+      // The row's checks, its member times and its turn and step: its members are never built.
+      let row: ReturnType<typeof rowMemberTimes>;
       try {
-        events = decodeStorageRecord(value);
+        row = rowMemberTimes(value);
       } catch {
         return;
       }
       this.rows[at] = CHUNK_ROW;
-      this.rows[at + 1] = events[0]!.seq;
-      this.rows[at + 2] = events.length;
+      this.rows[at + 1] = row.seq0;
+      this.rows[at + 2] = row.count;
       this.rows[at + 3] = this.pool.length;
-      for (const e of events) this.pool.push(e.time);
+      this.rows[at + 4] = row.turn;
+      this.rows[at + 5] = row.step;
+      let time = row.time0;
+      this.pool.push(time);
+      for (const gap of row.gaps) this.pool.push((time += gap));
       return;
     }
     if (!isObject(value)) return;
@@ -252,14 +257,18 @@ export function prunedChunks(facts: LineFacts, k: number): PrunedEvent[] {
   const seq0 = r[at + 1] as number;
   const members = r[at + 2] as number;
   const from = r[at + 3] as number;
+  const data = rowData(r[at + 4] as number, r[at + 5] as number);
   const out: PrunedEvent[] = new Array(members);
-  for (let i = 0; i < members; i++) out[i] = prunedChunk(seq0 + i, pool[from + i] as number);
+  for (let i = 0; i < members; i++) out[i] = new PrunedEvent('assistant/chunk', seq0 + i, pool[from + i] as number, data);
   return out;
 }
 
-/** A packed row's member as a pruned event: what the fold reads of an `assistant/chunk` (seq and time). */
-function prunedChunk(seq: number, time: number): PrunedEvent {
-  return new PrunedEvent('assistant/chunk', seq, time, NO_DATA);
+/**
+ * What a packed row's pruned members carry in `data`: the row's turn and step, one object the
+ * row's members share (never changed). Of a chunk, the fold and the step rules read nothing else.
+ */
+function rowData(turn: number, step: number): { readonly turn: number; readonly step: number } {
+  return Object.freeze({ turn, step });
 }
 
 /**
@@ -267,12 +276,13 @@ function prunedChunk(seq: number, time: number): PrunedEvent {
  * checks (throws `MalformedRow`), the members as pruned events, never built.
  */
 export function prunedRowMembers(row: Record<string, unknown>): PrunedEvent[] {
-  const { seq0, time0, count, gaps } = rowMemberTimes(row);
+  const { seq0, time0, count, gaps, turn, step } = rowMemberTimes(row);
+  const data = rowData(turn, step);
   const out: PrunedEvent[] = new Array(count);
   let time = time0;
   for (let k = 0; k < count; k++) {
     if (k > 0) time += gaps[k - 1] as number;
-    out[k] = prunedChunk(seq0 + k, time);
+    out[k] = new PrunedEvent('assistant/chunk', seq0 + k, time, data);
   }
   return out;
 }

@@ -112,6 +112,8 @@ export interface InspectOptions {
    * collecting reads never are.
    */
   pruned?: boolean;
+  /** See `ReadOptions.leanRows` (collecting reads never take it). */
+  leanRows?: (meta: SessionHeader) => boolean;
   /** Validate only what follows an accepted, unchanged prefix (see `ReadOptions.resume`); `collect` must be off. */
   resume?: { read: ResumeAt; pipeline: PipelineResume };
   /** See `ReadOptions.onProgress`. */
@@ -168,6 +170,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.bigFrameBytes !== undefined ? { bigFrameBytes: options.bigFrameBytes } : {}),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     pruned: !holding && (options.pruned === true || (!options.onLogical && !options.onStored)),
+    ...(!holding && options.leanRows ? { leanRows: options.leanRows } : {}),
     ...(options.resume ? { resume: options.resume.read, skipArtifact: true } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     onEvent: (event, line) => {

@@ -4,7 +4,8 @@ import type { SessionEvent, SurfaceOp } from './types.js';
  * A stored event a worker thread already parsed and checked (see `facts.ts`):
  * it carries only what the ordered fold on the main thread reads (type, seq,
  * time, surface op and provenance, and in `data` the turn/step numbers and
- * ids the crash-closer tracker reads), never the payload. The stateless
+ * ids the crash-closer tracker reads; a packed row's member, its row's turn
+ * and step), never the payload. The stateless
  * checks (envelope, legacy shapes, message shapes, surface shapes) passed on
  * the worker, so the fold runs only its stateful part on it. Consumers that
  * opt in (`InspectOptions.pruned`) see these in place of parsed events.

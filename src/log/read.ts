@@ -123,6 +123,14 @@ export interface ReadOptions {
    */
   pruned?: boolean;
   /**
+   * The consumers read of an `assistant/chunk` only its type, seq, time, turn and step (`check`
+   * without `--secrets`): packed rows' members reach them as `PrunedEvent`s carrying just that, as
+   * with `pruned`, while every other line is parsed whole (no facts from workers). Asked of the
+   * session header once it is read (a fork child's seed, say, needs its chunks whole). The members
+   * of a torn final frame are always built (its repair plan prints them).
+   */
+  leanRows?: (meta: SessionHeader) => boolean;
+  /**
    * Continue an earlier read of an unchanged prefix instead of starting at byte 0 (a grown log):
    * the scan goes on from `point`, the bytes from `at` (raw: the committed offset; zstd: the end
    * of the last complete frame). No artifact view (`skipArtifact` reads only).
@@ -300,7 +308,7 @@ class ArtifactRead {
     const resume = this.options.resume;
     if (!resume) return;
     this.scanner = new LogScanner(resume.point, this.rawPath, this.sink, this.maxLine);
-    this.scanner.prunedRows = this.options.pruned === true;
+    this.scanner.prunedRows = this.prunesRows(this.scanner.meta);
     this.options.onHeader?.(this.scanner.meta);
   }
 
@@ -309,11 +317,16 @@ class ArtifactRead {
     this.options.onProgress?.({ bytes, totalBytes: this.outcome.size, events: 0, done: false });
   }
 
+  /** Whether packed rows' members reach the consumers pruned (`pruned`, or `leanRows` for this header). */
+  private prunesRows(meta: SessionHeader): boolean {
+    return this.options.pruned === true || this.options.leanRows?.(meta) === true;
+  }
+
   /** Parse the header record and start the line scanner (a bad header is the stored view's error). */
   startScanner(record: Buffer): void {
     try {
       this.scanner = new LogScanner(record, this.rawPath, this.sink, this.maxLine);
-      this.scanner.prunedRows = this.options.pruned === true;
+      this.scanner.prunedRows = this.prunesRows(this.scanner.meta);
     } catch (error) {
       this.storedError = error as LogError;
     }

@@ -135,12 +135,13 @@ export function decodeStorageRecord(value: unknown): SessionEvent[] {
 
 /**
  * A packed row's member seqs and times as `decodeStorageRecord` expands them, without building
- * its events: `seq0`, `count` members, the first at `time0`, each next one `gaps[k]` later.
+ * its events: `seq0`, `count` members, the first at `time0`, each next one `gaps[k]` later; all
+ * of them of the row's `turn` and `step`.
  * The row is checked as `decodeStorageRecord` checks it (throws `MalformedRow`).
  */
-export function rowMemberTimes(row: Record<string, unknown>): { seq0: number; time0: number; count: number; gaps: readonly number[] } {
-  const { seq0, time0, payload, gaps } = checkedRow(row);
-  return { seq0, time0, count: payload.length, gaps };
+export function rowMemberTimes(row: Record<string, unknown>): { seq0: number; time0: number; count: number; gaps: readonly number[]; turn: number; step: number } {
+  const { seq0, time0, payload, gaps, data } = checkedRow(row);
+  return { seq0, time0, count: payload.length, gaps, turn: data['turn'] as number, step: data['step'] as number };
 }
 
 /**
