@@ -238,7 +238,8 @@ export class StreamedFactsCollector {
       }
     }
     this.eventCount += 1;
-    if (!KNOWN_EVENT_TYPES.has(e.type)) this.unknownTypes.set(e.seq, e.type);
+    const type = e.type;
+    if (type !== 'assistant/chunk' && !KNOWN_EVENT_TYPES.has(type)) this.unknownTypes.set(e.seq, type);
     if (this.seed && this.seedLength !== undefined && e.seq <= this.seedLength) this.seed.push(seedFingerprint(e));
   }
 

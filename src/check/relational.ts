@@ -475,11 +475,12 @@ export function dispatchHeader(events: readonly SessionEvent[]): RelationalFindi
  * DSH-F5: a surface replacement whose span holds one half of a tool call/result
  * pair while the other half survives on the new surface. Streams with memory
  * bounded by the surface (call ids per current node). Reports the first such
- * replacement, with the count; stops where the surface fold refuses (the
- * restore rules report that).
+ * replacement, with the count. The relational rules run on accepted logs only,
+ * whose surface the restore rules checked: the fold here keeps the surface
+ * trusted (`SurfaceFold`), and stops only where a replace range is not on it.
  */
 export function compactionToolPairingObserver(): ReplayObserver {
-  const fold = new SurfaceFold(false);
+  const fold = new SurfaceFold(false, true);
   const info = new Map<number, ToolPairs>();
   let broken = false;
   let first: RelationalFinding | undefined;
@@ -581,7 +582,10 @@ export class RelationalStream {
     this.session.observe(event);
     this.dispatch.observe(event);
     this.pairing.observe(event);
-    if (LOOK_BACK_TYPES.has(event.type) || (event.type === 'user/message' && event.surfaceOp !== undefined && event.surfaceOp !== 'append')) {
+    const type = event.type;
+    // Most events are chunks, which no look-back replay reads.
+    if (type === 'assistant/chunk') return;
+    if (LOOK_BACK_TYPES.has(type) || (type === 'user/message' && event.surfaceOp !== undefined && event.surfaceOp !== 'append')) {
       this.kept.push(keptEvent(event));
     }
   }
