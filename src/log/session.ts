@@ -271,7 +271,8 @@ async function indexedPass(
   const reads = use?.needs ?? use?.folds ?? [];
   const read = (tag: number) => reads.some((f) => f.tag === tag);
   const builders: [number, FoldBuilder<unknown>][] = [];
-  for (const f of key ? (use?.folds ?? []) : reads) {
+  const built = key ? (use?.folds ?? []) : reads;
+  for (const f of built) {
     if (!prior) builders.push([f.tag, f.create()]);
     else {
       const bytes = prior.foldBytes.get(f.tag);
@@ -284,6 +285,8 @@ async function indexedPass(
       }
     }
   }
+  // Rows' members need not be built when nothing here reads more of a chunk than the folds do.
+  const lean = !options.onLogical && !options.onStored && built.every((f) => f.leanRows === true);
   let lastTurnStart: number | null = prior ? prior.summary.openTurnStartSeq : null;
   // A log DSH refuses can trip a fold before the pass reaches the verdict: hold the first error,
   // raise it only once the log is accepted.
@@ -295,6 +298,7 @@ async function indexedPass(
       collect: false,
       skipArtifact: true,
       ...(resume ? { resume } : {}),
+      ...(lean ? { leanRows: () => true } : {}),
       onStored: (event, line) => {
         builder.onStored(event, line);
         options.onStored?.(event, line);

@@ -143,6 +143,7 @@ function dispatchFold(builder: DispatchBuilder, src: Sources, result: () => Disp
 /** The persistent fold of the dispatch index (what `dsh request` and `diff` read from the index cache). */
 export const DISPATCHES: PersistentFold<Dispatches> = {
   tag: 102,
+  leanRows: true,
   create(): FoldBuilder<Dispatches> {
     let result: Dispatches | undefined;
     const builder = new DispatchBuilder({ lazy: () => result!.eventsFn(), trusted: true });

@@ -149,6 +149,7 @@ function citationsBuilder(events: number, lastCiting: number, before: Buffer): F
 /** The persistent fold of which events cite which (trace). */
 export const CITATIONS: PersistentFold<Citations> = {
   tag: 100,
+  leanRows: true,
   create: () => citationsBuilder(0, -1, Buffer.alloc(0)),
   decode(bytes) {
     const r = new VarReader(bytes);
@@ -182,6 +183,7 @@ function messageGroupsBuilder(groups: MessageGroups): FoldBuilder<MessageGroups>
 /** The persistent fold of the message groups (surface, transcript, history). */
 export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
   tag: 101,
+  leanRows: true,
   create: () => messageGroupsBuilder(new MessageGroups()),
   resume(bytes) {
     return messageGroupsBuilder(MESSAGE_GROUPS.decode(bytes));
@@ -222,6 +224,7 @@ function surfaceEventsBuilder(seqs: number[]): FoldBuilder<number[]> {
 /** The persistent fold of the seqs of surface events. */
 export const SURFACE_EVENTS: PersistentFold<number[]> = {
   tag: 103,
+  leanRows: true,
   create: () => surfaceEventsBuilder([]),
   decode: (bytes) => new VarReader(bytes).ascending(),
   resume: (bytes) => surfaceEventsBuilder(new VarReader(bytes).ascending()),
@@ -230,6 +233,7 @@ export const SURFACE_EVENTS: PersistentFold<number[]> = {
 /** Seqs of the `turn/start` events, ascending: `events --from` finds the turn its first event belongs to. */
 export const TURN_STARTS: PersistentFold<number[]> = {
   tag: 104,
+  leanRows: true,
   create: () => turnStartsBuilder([]),
   decode: (bytes) => new VarReader(bytes).ascending(),
   resume: (bytes) => turnStartsBuilder(new VarReader(bytes).ascending()),

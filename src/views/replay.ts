@@ -842,6 +842,7 @@ function decodePlan(bytes: Buffer): ReplayPlan | null {
  */
 export const REPLAY_PLAN: PersistentFold<ReplayPlan | null> = {
   tag: 105,
+  leanRows: true,
   create(): FoldBuilder<ReplayPlan | null> {
     const planner = new ReplayPlanner();
     let done: ReplayPlan | undefined;

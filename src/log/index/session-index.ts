@@ -30,6 +30,12 @@ import { dropEntry, readEntry, writeEntry, writePointer, type CacheConfig } from
 export interface PersistentFold<T = unknown> {
   /** Section tag, >= 100, unique. */
   readonly tag: number;
+  /**
+   * The fold reads of a packed row's chunk only its type, seq, time, turn and step: a pass that
+   * builds only such folds, for a view that takes no events of its own, hands it rows' members
+   * pruned (`InspectOptions.leanRows`) instead of building them.
+   */
+  readonly leanRows?: boolean;
   create(): FoldBuilder<T>;
   decode(bytes: Buffer): T;
   /**
