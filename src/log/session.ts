@@ -285,6 +285,7 @@ async function indexedPass(
       }
     }
   }
+  const observers = builders.map(([, b]) => b);
   // Rows' members need not be built when nothing here reads more of a chunk than the folds do.
   const lean = !options.onLogical && !options.onStored && built.every((f) => f.leanRows === true);
   let lastTurnStart: number | null = prior ? prior.summary.openTurnStartSeq : null;
@@ -307,7 +308,7 @@ async function indexedPass(
         if (event.type === 'turn/start') lastTurnStart = event.seq;
         if (!foldFailure) {
           try {
-            for (const [, b] of builders) b.observe(event);
+            for (let i = 0; i < observers.length; i++) (observers[i] as FoldBuilder<unknown>).observe(event);
           } catch (error) {
             foldFailure = { error };
           }

@@ -11,16 +11,13 @@ import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js'
 import type { SeqRange } from '../log/reread.js';
 import { canonicalHeader } from './header.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
-import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepEntry } from './requests.js';
+import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type ChunkSources, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepEntry } from './requests.js';
 
 /** Reads the events of some seq ranges back from the artifact (to hydrate dispatches from the index). */
 export type Fetch = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
 
-/** Where each dispatch's text-valued fields come from. */
-interface Sources {
-  finishSeq: (number | null)[];
-  usageSeq: (number | null)[];
-}
+/** Where each dispatch's text-valued fields come from (the builder records them). */
+type Sources = ChunkSources;
 
 /** Every dispatch's chunk span, in index order: `first[i]`/`last[i]` are dispatch i's first and last chunk seqs. */
 export interface DispatchSpans {
@@ -105,23 +102,13 @@ const safe = (v: unknown): v is number => typeof v === 'number' && Number.isSafe
 const opt = (v: number | null) => (v === null ? 0 : v + 1);
 const unopt = (v: number) => (v === 0 ? null : v - 1);
 
-/** The fold around a builder: records where each dispatch's finish and usage come from, keeps the resume state. */
+/** The fold around a builder (which records where each dispatch's finish and usage come from, in `src`): keeps the resume state. */
 function dispatchFold(builder: DispatchBuilder, src: Sources, result: () => Dispatches): FoldBuilder<Dispatches> {
   let state: DispatchResumeState | undefined;
-  const observe = (e: SessionEvent) => {
-    builder.apply(e);
-    if (e.type !== 'assistant/chunk') return;
-    const reqs = builder.out.requests;
-    const entry = reqs[reqs.length - 1];
-    if (!entry || entry.lastChunkSeq !== e.seq) return;
-    const t = e.data?.chunk?.type;
-    if (t === 'usage') src.usageSeq[entry.index] = e.seq;
-    if (t === 'finish') src.finishSeq[entry.index] = e.seq;
-  };
   let index: DispatchIndex | undefined;
   const done = () => (index ??= builder.finish());
   return {
-    observe,
+    observe: (e) => void builder.apply(e),
     end: (closers) => {
       // The state to go on from is the stored events' (closers are in memory only).
       state ??= builder.resumeState();
@@ -146,9 +133,10 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
   leanRows: true,
   create(): FoldBuilder<Dispatches> {
     let result: Dispatches | undefined;
-    const builder = new DispatchBuilder({ lazy: () => result!.eventsFn(), trusted: true });
+    const sources: Sources = { finishSeq: [], usageSeq: [] };
+    const builder = new DispatchBuilder({ lazy: () => result!.eventsFn(), trusted: true, sources });
     result = new Dispatches(builder.out, null);
-    return dispatchFold(builder, { finishSeq: [], usageSeq: [] }, () => result!);
+    return dispatchFold(builder, sources, () => result!);
   },
   decode: (bytes) => savedDispatches(bytes),
   resume(bytes, prefix) {
@@ -158,7 +146,7 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
     const decoded = decodeDispatches(r, events);
     const state = decodeResumeState(r);
     if (state.eventCount !== prefix.storedEventCount) throw new Error('the saved dispatch state is not of this prefix');
-    const builder = DispatchBuilder.resume(decoded.result.index, state, prefix.surface, events);
+    const builder = DispatchBuilder.resume(decoded.result.index, state, prefix.surface, events, decoded.sources);
     // Entries are re-read for their text-valued fields, old and new alike.
     result = new Dispatches(builder.out, decoded.sources);
     return dispatchFold(builder, decoded.sources, () => result!);

@@ -109,6 +109,14 @@ export interface DispatchOptions {
    * is folded without checking DSH's rules again (see `SurfaceFold`). Default false.
    */
   trusted?: boolean;
+  /** Where to record, by dispatch index, the seq of each dispatch's last `usage` chunk and of its `finish` chunk. */
+  sources?: ChunkSources;
+}
+
+/** {@link DispatchOptions.sources}: by dispatch index, the seq of its last `usage` chunk and of its `finish` chunk (null: none). */
+export interface ChunkSources {
+  finishSeq: (number | null)[];
+  usageSeq: (number | null)[];
 }
 
 /** Canonical corpus field list of a `requests[]` entry (for comparisons and `--json`). */
@@ -250,8 +258,15 @@ export class DispatchBuilder {
     entry.lastChunkSeq = event.seq;
     entry.lastChunkTime = event.time;
     entry.chunkCount += 1;
-    if (chunk?.type === 'usage') entry.chunkUsage = chunk.usage ?? null;
-    if (seg & ENDS) entry.finish = chunk.reason ?? null;
+    const type = chunk?.type;
+    if (type === 'usage') {
+      entry.chunkUsage = chunk.usage ?? null;
+      if (this.options.sources) this.options.sources.usageSeq[entry.index] = event.seq;
+    }
+    if (seg & ENDS) {
+      entry.finish = chunk.reason ?? null;
+      if (this.options.sources) this.options.sources.finishSeq[entry.index] = event.seq;
+    }
   }
 
   private startDispatch(event: SessionEvent): DispatchEntry {
@@ -374,8 +389,8 @@ export class DispatchBuilder {
    * request context, finish or usage values: those are re-read from their seqs (`Dispatches.hydrate`).
    * Like the fold it goes on from, it trusts the validating pass it runs alongside (`trusted`).
    */
-  static resume(index: DispatchIndex, state: DispatchResumeState, surface: SurfaceState, lazy: () => readonly SessionEvent[]): DispatchBuilder {
-    const b = new DispatchBuilder({ lazy, trusted: true });
+  static resume(index: DispatchIndex, state: DispatchResumeState, surface: SurfaceState, lazy: () => readonly SessionEvent[], sources?: ChunkSources): DispatchBuilder {
+    const b = new DispatchBuilder({ lazy, trusted: true, ...(sources ? { sources } : {}) });
     const count = state.eventCount;
     const out = b.out;
     out.requests.push(...index.requests);
