@@ -488,7 +488,8 @@ export function compactionToolPairingObserver(): ReplayObserver {
   return {
     observe(e) {
       if (broken) return;
-      const surface = isSurfaceEligibleType(e.type) && e.surfaceOp !== undefined;
+      // Most events carry no surface op (chunks): the type is looked up only for those that do.
+      const surface = e.surfaceOp !== undefined && isSurfaceEligibleType(e.type);
       const replace = surface && e.surfaceOp !== 'append' ? (e.surfaceOp as { start: number; end: number }) : undefined;
       let rep;
       try {
