@@ -172,4 +172,25 @@ describe('the content hash an index is keyed by', () => {
       fileSource.close();
     }
   });
+
+  it('is the same however the two threads share the pieces of a file (small pieces, shared as each thread is free)', async () => {
+    const piece = 256 << 10;
+    const bytes = Buffer.alloc(48 * (1 << 20) + 4321);
+    for (let i = 0; i + 4 <= bytes.length; i += 4) bytes.writeUInt32LE((i * 2654435761) >>> 0, i);
+    const file = path.join(TMP, 'hash-me-big.bin');
+    fs.writeFileSync(file, bytes);
+    const whole = await contentHash(new MemorySource('m', bytes), undefined, piece);
+    const cut = 17 * piece + 999;
+    const alone = await contentHash(new MemorySource('m', bytes.subarray(0, cut)), undefined, piece);
+    for (let run = 0; run < 5; run++) {
+      const fileSource = new FileSource(file);
+      try {
+        const got = await contentHash(fileSource, cut, piece);
+        expect({ whole: got.sha256, prefix: got.prefixSha256 }).toEqual({ whole: whole.sha256, prefix: alone.sha256 });
+      } finally {
+        fileSource.close();
+      }
+    }
+    fs.rmSync(file);
+  });
 });

@@ -1,18 +1,21 @@
 /**
  * The content hash a session index is keyed by: sha256 over every byte of the artifact, as a
- * two-level tree (the sha256 of its 64 MiB pieces' sha256s, in order), so that on a file the
- * pieces are hashed on two threads: a worker thread hashes every other piece through the same
- * file descriptor (the very bytes this thread reads, even if the path is replaced meanwhile).
- * A changed byte anywhere changes its piece's digest and so the key. Hashing is most of a warm
- * command's time on a big log (0.7 s of CPU for the 679 MB bench log).
+ * two-level tree (the sha256 of its 16 MiB pieces' sha256s, in order), so that on a file the
+ * pieces are hashed on two threads: a worker thread and this one each take the next piece not yet
+ * taken (a shared counter) until none is left, the worker reading through the same file descriptor
+ * (the very bytes this thread reads, even if the path is replaced meanwhile). A changed byte
+ * anywhere changes its piece's digest and so the key. Hashing is most of a warm command's time on a
+ * big log (0.85 s of CPU for the 679 MB bench log).
  */
 import os from 'node:os';
 import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { ByteSource } from '../../physical/source.js';
 
-export const PIECE_BYTES = 64 << 20;
+export const PIECE_BYTES = 16 << 20;
 const READ_CHUNK = 8 << 20;
+/** A file of fewer pieces is hashed on this thread alone (a worker takes ~30 ms to start). */
+const WORKER_MIN_PIECES = 4;
 
 interface Pieces {
   /** [piece number, its sha256]. */
@@ -22,16 +25,17 @@ interface Pieces {
 }
 
 /**
- * The sha256 of pieces `first`, `first + step`, … of `size` bytes that `read` reads (into a
- * buffer from an offset, returning how many bytes it read), and of the piece holding `cut` up
- * to `cut`. Self-contained, no imports (it is also the hash worker's source): everything comes in.
+ * The sha256 of the pieces `claim` hands out (a piece number, or one past the last when none is
+ * left) of `size` bytes that `read` reads (into a buffer from an offset, returning how many bytes it
+ * read), and of the piece holding `cut` up to `cut` if it hashes that piece. Self-contained, no
+ * imports (it is also the hash worker's source): everything comes in.
  */
-function hashPieces(read: (into: Buffer, at: number) => number, hash: () => Hash, size: number, piece: number, chunk: number, first: number, step: number, cut: number): Pieces {
+function hashPieces(read: (into: Buffer, at: number) => number, hash: () => Hash, size: number, piece: number, chunk: number, claim: () => number, cut: number): Pieces {
   const buf = Buffer.allocUnsafe(Math.max(1, Math.min(chunk, size)));
   const digests: [number, Uint8Array][] = [];
   let cutDigest: Uint8Array | undefined;
   const count = Math.ceil(size / piece);
-  for (let p = first; p < count; p += step) {
+  for (let p = claim(); p < count; p = claim()) {
     const h = hash();
     const end = Math.min(size, (p + 1) * piece);
     for (let at = p * piece; at < end; ) {
@@ -49,13 +53,14 @@ function threads(): number {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 }
 
-/** `hashPieces` of the odd pieces on a worker thread reading through `fd`. */
-function hashOnWorker(fd: number, size: number, piece: number, cut: number): Promise<Pieces> {
+/** `hashPieces` on a worker thread reading through `fd`, taking pieces from the counter in `shared`. */
+function hashOnWorker(fd: number, size: number, piece: number, cut: number, shared: SharedArrayBuffer): { worker: Worker; done: Promise<Pieces> } {
   const source = `
 const { parentPort, workerData: w } = require('node:worker_threads');
 const { readSync } = require('node:fs');
 const { createHash } = require('node:crypto');
 const hashPieces = ${hashPieces.toString()};
+const next = new Int32Array(w.shared);
 const read = (into, at) => {
   let done = 0;
   while (done < into.length) {
@@ -65,14 +70,15 @@ const read = (into, at) => {
   }
   return done;
 };
-parentPort.postMessage(hashPieces(read, () => createHash('sha256'), w.size, w.piece, w.chunk, 1, 2, w.cut));
+parentPort.postMessage(hashPieces(read, () => createHash('sha256'), w.size, w.piece, w.chunk, () => Atomics.add(next, 0, 1), w.cut));
 `;
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(source, { eval: true, workerData: { fd, size, piece, chunk: READ_CHUNK, cut } });
+  const worker = new Worker(source, { eval: true, workerData: { fd, size, piece, chunk: READ_CHUNK, cut, shared } });
+  const done = new Promise<Pieces>((resolve, reject) => {
     worker.once('message', (m: Pieces) => resolve(m));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the hash worker exited (${code})`)));
   });
+  return { worker, done };
 }
 
 /**
@@ -89,12 +95,37 @@ export async function contentHash(source: ByteSource, prefixBytes?: number, piec
   const hash = () => createHash('sha256');
   const count = Math.ceil(size / piece);
   const fd = source.descriptor;
-  // A failed worker (none can start here, say) leaves its pieces to this thread.
-  const worker = count >= 2 && fd !== undefined && threads() > 1 ? hashOnWorker(fd, size, piece, cut).catch(() => undefined) : undefined;
-  const mine = hashPieces(read, hash, size, piece, READ_CHUNK, 0, worker ? 2 : 1, cut);
-  const other = worker ? ((await worker) ?? hashPieces(read, hash, size, piece, READ_CHUNK, 1, 2, cut)) : undefined;
-  const digests: Uint8Array[] = [];
-  for (const [p, d] of [...mine.digests, ...(other?.digests ?? [])]) digests[p] = d;
+  // The next piece to take, shared with the worker.
+  const next = new Int32Array(new SharedArrayBuffer(4));
+  let helper: ReturnType<typeof hashOnWorker> | undefined;
+  if (count >= WORKER_MIN_PIECES && fd !== undefined && threads() > 1) {
+    try {
+      helper = hashOnWorker(fd, size, piece, cut, next.buffer as SharedArrayBuffer);
+      // A worker that fails leaves its pieces to this thread (below).
+      helper.done.catch(() => undefined);
+    } catch {
+      helper = undefined;
+    }
+  }
+  const digests: (Uint8Array | undefined)[] = new Array(count);
+  let cutDigest: Uint8Array | undefined;
+  const take = (got: Pieces) => {
+    for (const [p, d] of got.digests) digests[p] = d;
+    cutDigest ??= got.cut;
+  };
+  take(hashPieces(read, hash, size, piece, READ_CHUNK, () => Atomics.add(next, 0, 1), cut));
+  if (helper) {
+    // Every piece is taken now: those this thread did not hash, the worker did. A worker that took
+    // none is not waited for.
+    if (digests.includes(undefined)) take((await helper.done.catch(() => undefined)) ?? { digests: [] });
+    void helper.worker.terminate();
+  }
+  // What a failed worker took.
+  for (let p = 0; p < count; p++) {
+    if (digests[p] !== undefined) continue;
+    let taken = false;
+    take(hashPieces(read, hash, size, piece, READ_CHUNK, () => (taken ? count : ((taken = true), p)), cut));
+  }
   const root = (whole: number, partial?: Uint8Array) => {
     const h = createHash('sha256');
     for (let p = 0; p < whole; p++) h.update(digests[p] as Uint8Array);
@@ -103,6 +134,6 @@ export async function contentHash(source: ByteSource, prefixBytes?: number, piec
   };
   const sha256 = root(count);
   if (cut < 0) return { sha256 };
-  const partial = cut % piece !== 0 ? (mine.cut ?? other?.cut) : undefined;
+  const partial = cut % piece !== 0 ? cutDigest : undefined;
   return { sha256, prefixSha256: root(Math.floor(cut / piece), partial) };
 }
