@@ -330,3 +330,14 @@ describe('DeepSeek body (adapter serializeRequest facts)', () => {
     expect(bodies).toBe(638);
   });
 });
+
+describe('call id digests (the dispatch index saves tool-call ids only as these)', () => {
+  it('are the first 16 bytes of the sha256 of the UTF-8 id, as latin1 (saved indexes stay readable)', async () => {
+    const { callIdDigest } = await import('../src/views/requests.js');
+    const { createHash } = await import('node:crypto');
+    for (const id of ['call_0', 'toolu_01ABCdefGHI', 'çall-ü-✓', '\ud800lone', 'x\udfff', '']) {
+      expect(callIdDigest(id)).toBe(createHash('sha256').update(id, 'utf8').digest().toString('latin1', 0, 16));
+      expect(callIdDigest(id)).toHaveLength(16);
+    }
+  });
+});
