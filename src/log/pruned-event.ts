@@ -8,7 +8,8 @@ import type { SessionEvent, SurfaceOp } from './types.js';
  * and step), never the payload. The stateless
  * checks (envelope, legacy shapes, message shapes, surface shapes) passed on
  * the worker, so the fold runs only its stateful part on it. Consumers that
- * opt in (`InspectOptions.pruned`) see these in place of parsed events.
+ * opt in (`InspectOptions.pruned`; for packed rows' members only, `leanRows`)
+ * see these in place of parsed events.
  */
 export class PrunedEvent implements SessionEvent {
   // Declared, not initialised: a pruned chunk (most events of a log) is an object of four fields,

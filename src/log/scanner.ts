@@ -59,9 +59,10 @@ export class LogScanner {
   /** Line number of the first defect, for forensic reports. */
   issueLine: number | undefined;
   /**
-   * Packed rows' members go to the sink as `PrunedEvent`s (type, seq, time: what the fold reads of
-   * a chunk), not built, as a worker's facts hand them over: for a read whose consumers take pruned
-   * events (`ReadOptions.pruned`). The reader turns it off where events are kept (a torn tail).
+   * Packed rows' members go to the sink as `PrunedEvent`s (type, seq, time and the row's turn and
+   * step: what the fold and the step rules read of a chunk), not built, as a worker's facts hand
+   * them over: for a read whose consumers take pruned events or lean rows (`ReadOptions.pruned`,
+   * `ReadOptions.leanRows`). The reader turns it off where events are kept (a torn tail).
    */
   prunedRows = false;
 

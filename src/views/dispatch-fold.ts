@@ -16,9 +16,6 @@ import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type ChunkSources
 /** Reads the events of some seq ranges back from the artifact (to hydrate dispatches from the index). */
 export type Fetch = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
 
-/** Where each dispatch's text-valued fields come from (the builder records them). */
-type Sources = ChunkSources;
-
 /** Every dispatch's chunk span, in index order: `first[i]`/`last[i]` are dispatch i's first and last chunk seqs. */
 export interface DispatchSpans {
   readonly first: ArrayLike<number>;
@@ -42,7 +39,7 @@ export class Dispatches {
   private readonly hydrated = new Set<number>();
   constructor(
     readonly index: DispatchIndex,
-    private readonly sources: Sources | null,
+    private readonly sources: ChunkSources | null,
     private readonly savedSpans: DispatchSpans | null = null,
   ) {}
   /** Every dispatch's chunk span (a saved index reads them without building its entries). */
@@ -103,7 +100,7 @@ const opt = (v: number | null) => (v === null ? 0 : v + 1);
 const unopt = (v: number) => (v === 0 ? null : v - 1);
 
 /** The fold around a builder (which records where each dispatch's finish and usage come from, in `src`): keeps the resume state. */
-function dispatchFold(builder: DispatchBuilder, src: Sources, result: () => Dispatches): FoldBuilder<Dispatches> {
+function dispatchFold(builder: DispatchBuilder, src: ChunkSources, result: () => Dispatches): FoldBuilder<Dispatches> {
   let state: DispatchResumeState | undefined;
   let index: DispatchIndex | undefined;
   const done = () => (index ??= builder.finish());
@@ -133,7 +130,7 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
   leanRows: true,
   create(): FoldBuilder<Dispatches> {
     let result: Dispatches | undefined;
-    const sources: Sources = { finishSeq: [], usageSeq: [] };
+    const sources: ChunkSources = { finishSeq: [], usageSeq: [] };
     const builder = new DispatchBuilder({ lazy: () => result!.eventsFn(), trusted: true, sources });
     result = new Dispatches(builder.out, null);
     return dispatchFold(builder, sources, () => result!);
@@ -173,7 +170,7 @@ function decodeResumeState(r: VarReader): DispatchResumeState {
   return { eventCount, openIndex, headerSeq, contextSeq, silentNodes, mirrorLength, mirrorShared, callOwners };
 }
 
-function encodeDispatches(x: DispatchIndex, src: Sources): Buffer | undefined {
+function encodeDispatches(x: DispatchIndex, src: ChunkSources): Buffer | undefined {
   const w = new VarWriter().uint(x.eventCount);
   const snapshots = new Map<readonly number[], number>();
   const order: (readonly number[])[] = [];
@@ -271,12 +268,12 @@ function readSteps(r: VarReader): StepEntry[] {
 }
 
 /** The saved dispatch index read from `r` (left after it), every entry built; restored entries read messages from `events` (default: the result's). */
-function decodeDispatches(r: VarReader, events?: () => readonly SessionEvent[]): { result: Dispatches; sources: Sources } {
+function decodeDispatches(r: VarReader, events?: () => readonly SessionEvent[]): { result: Dispatches; sources: ChunkSources } {
   const eventCount = r.uint();
   const snapshots: number[][] = [];
   for (let n = r.uint(), i = 0; i < n; i++) snapshots.push(r.uints());
   const index: DispatchIndex = { requests: [], requestIndexByFirstChunkSeq: {}, requestIndexesByStep: {}, steps: [], owners: new Map(), inSpan: new Set(), eventCount };
-  const src: Sources = { finishSeq: [], usageSeq: [] };
+  const src: ChunkSources = { finishSeq: [], usageSeq: [] };
   let result: Dispatches | undefined;
   events ??= () => result!.eventsFn();
   for (let n = r.uint(), i = 0; i < n; i++) {
@@ -331,7 +328,7 @@ function savedDispatches(bytes: Buffer): Dispatches {
   const at = (offset: number) => new VarReader(bytes).seek(offset);
   const snapshots: number[][] = [];
   const snapshot = (k: number) => (snapshots[k] ??= at(snapshotAt[k] as number).uints());
-  const src: Sources = { finishSeq: [], usageSeq: [] };
+  const src: ChunkSources = { finishSeq: [], usageSeq: [] };
   let result: Dispatches | undefined;
   const events = () => result!.eventsFn();
   const requests = lazyArray<DispatchEntry>(recordAt.length, (i) => {

@@ -120,11 +120,11 @@ export async function contentHash(source: ByteSource, prefixBytes?: number, piec
     if (digests.includes(undefined)) take((await helper.done.catch(() => undefined)) ?? { digests: [] });
     void helper.worker.terminate();
   }
-  // What a failed worker took.
+  // What a failed worker took: each such piece on its own (a claim that hands out `p` once, then none).
   for (let p = 0; p < count; p++) {
     if (digests[p] !== undefined) continue;
-    let taken = false;
-    take(hashPieces(read, hash, size, piece, READ_CHUNK, () => (taken ? count : ((taken = true), p)), cut));
+    const once = [p, count];
+    take(hashPieces(read, hash, size, piece, READ_CHUNK, () => once.shift() ?? count, cut));
   }
   const root = (whole: number, partial?: Uint8Array) => {
     const h = createHash('sha256');
