@@ -21,3 +21,90 @@ export function upperBound(values: ArrayLike<number>, x: number): number {
   }
   return lo;
 }
+
+/**
+ * A map from numbers to numbers kept as two parallel arrays sorted by key: a set with a key above
+ * every key held appends (the way a log's folds fill it, in seq order), any other set inserts in
+ * place. Lookups are binary searches. It holds 16 bytes per entry and no object per entry, where a
+ * `Map` of a few hundred thousand entries costs a hash table the collector walks.
+ */
+export class AscendingNumberMap implements Iterable<[number, number]> {
+  private keyList = new Float64Array(16);
+  private valueList = new Float64Array(16);
+  private count = 0;
+
+  constructor(entries?: Iterable<readonly [number, number]>) {
+    if (entries) for (const [k, v] of entries) this.set(k, v);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Where `key` is, or where it would go (the position of the first key >= it). */
+  private find(key: number): number {
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.keyList[mid] as number) < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  get(key: number): number | undefined {
+    const n = this.count;
+    if (n === 0 || !(key <= (this.keyList[n - 1] as number))) return undefined;
+    const at = this.find(key);
+    return at < n && this.keyList[at] === key ? this.valueList[at] : undefined;
+  }
+
+  has(key: number): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  set(key: number, value: number): this {
+    const n = this.count;
+    if (Number.isNaN(key)) throw new RangeError('AscendingNumberMap: a NaN key');
+    let at = n;
+    if (n > 0 && !(key > (this.keyList[n - 1] as number))) {
+      at = this.find(key);
+      if (this.keyList[at] === key) {
+        this.valueList[at] = value;
+        return this;
+      }
+    }
+    if (n === this.keyList.length) {
+      const keys = new Float64Array(n * 2);
+      keys.set(this.keyList);
+      this.keyList = keys;
+      const values = new Float64Array(n * 2);
+      values.set(this.valueList);
+      this.valueList = values;
+    }
+    if (at < n) {
+      this.keyList.copyWithin(at + 1, at, n);
+      this.valueList.copyWithin(at + 1, at, n);
+    }
+    this.keyList[at] = key;
+    this.valueList[at] = value;
+    this.count = n + 1;
+    return this;
+  }
+
+  /** The entries in ascending key order. */
+  *[Symbol.iterator](): Generator<[number, number]> {
+    for (let i = 0; i < this.count; i++) yield [this.keyList[i] as number, this.valueList[i] as number];
+  }
+
+  /** The keys in ascending order (a copy). */
+  keys(): Float64Array {
+    return this.keyList.slice(0, this.count);
+  }
+
+  /** The values in ascending key order (a copy). */
+  values(): Float64Array {
+    return this.valueList.slice(0, this.count);
+  }
+}

@@ -16,7 +16,7 @@ import { isCurrentShape } from './legacy.js';
 import { statelessRestoreChecks } from './restore.js';
 import { contentFreeKey, provenance, surfaceShape } from './surface.js';
 import { KNOWN_EVENT_TYPES } from './vocabulary.js';
-import { PrunedEvent } from './pruned-event.js';
+import { PrunedEvent, RowChunk } from './pruned-event.js';
 import type { SessionEvent } from './types.js';
 
 /** Numbers per line in `LineFacts.rows`. */
@@ -251,15 +251,15 @@ export function prunedEvent(facts: LineFacts, k: number): PrunedEvent {
 }
 
 /** The pruned events of packed chunk row `k` (assistant/chunk; the fold reads their seq and time only). */
-export function prunedChunks(facts: LineFacts, k: number): PrunedEvent[] {
+export function prunedChunks(facts: LineFacts, k: number): RowChunk[] {
   const { rows: r, pool } = facts;
   const at = k * FACT_STRIDE;
   const seq0 = r[at + 1] as number;
   const members = r[at + 2] as number;
   const from = r[at + 3] as number;
   const data = rowData(r[at + 4] as number, r[at + 5] as number);
-  const out: PrunedEvent[] = new Array(members);
-  for (let i = 0; i < members; i++) out[i] = new PrunedEvent('assistant/chunk', seq0 + i, pool[from + i] as number, data);
+  const out: RowChunk[] = new Array(members);
+  for (let i = 0; i < members; i++) out[i] = new RowChunk('assistant/chunk', seq0 + i, pool[from + i] as number, data);
   return out;
 }
 
@@ -275,14 +275,14 @@ function rowData(turn: number, step: number): { readonly turn: number; readonly 
  * `decodeStorageRecord` of a packed row for a read whose consumers take pruned events: the same
  * checks (throws `MalformedRow`), the members as pruned events, never built.
  */
-export function prunedRowMembers(row: Record<string, unknown>): PrunedEvent[] {
+export function prunedRowMembers(row: Record<string, unknown>): RowChunk[] {
   const { seq0, time0, count, gaps, turn, step } = rowMemberTimes(row);
   const data = rowData(turn, step);
-  const out: PrunedEvent[] = new Array(count);
+  const out: RowChunk[] = new Array(count);
   let time = time0;
   for (let k = 0; k < count; k++) {
     if (k > 0) time += gaps[k - 1] as number;
-    out[k] = new PrunedEvent('assistant/chunk', seq0 + k, time, data);
+    out[k] = new RowChunk('assistant/chunk', seq0 + k, time, data);
   }
   return out;
 }

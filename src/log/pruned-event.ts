@@ -27,3 +27,11 @@ export class PrunedEvent implements SessionEvent {
     readonly data: any,
   ) {}
 }
+
+/**
+ * A packed row's chunk member as a read that takes rows lean hands it over (`ReadOptions.leanRows`,
+ * or a pruned read): a {@link PrunedEvent} of type `assistant/chunk` whose `data` is its row's
+ * `{turn, step}`, one object the row's members share. A consumer can tell it from a parsed chunk by
+ * its class: it carries no chunk payload, no citations and no surface op.
+ */
+export class RowChunk extends PrunedEvent {}

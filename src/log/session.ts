@@ -7,6 +7,7 @@ import { createDecoder } from '../physical/decoders.js';
 import type { ByteSource } from '../physical/source.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import { CloserTracker } from './closers.js';
+import { RowChunk } from './pruned-event.js';
 import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import { errorDocument } from '../core/errors.js';
 import { readPointer, writePointer, type CacheConfig } from './index/cache.js';
@@ -271,8 +272,11 @@ async function indexedPass(
   const reads = use?.needs ?? use?.folds ?? [];
   const read = (tag: number) => reads.some((f) => f.tag === tag);
   const builders: [number, FoldBuilder<unknown>][] = [];
+  /** The builders a packed row's lean chunk members are handed to. */
+  const rowChunkObservers: FoldBuilder<unknown>[] = [];
   const built = key ? (use?.folds ?? []) : reads;
   for (const f of built) {
+    const length = builders.length;
     if (!prior) builders.push([f.tag, f.create()]);
     else {
       const bytes = prior.foldBytes.get(f.tag);
@@ -284,6 +288,7 @@ async function indexedPass(
         return undefined;
       }
     }
+    if (builders.length > length && f.skipsRowChunks !== true) rowChunkObservers.push(builders[length]![1]);
   }
   const observers = builders.map(([, b]) => b);
   // Rows' members need not be built when nothing here reads more of a chunk than the folds do.
@@ -308,7 +313,8 @@ async function indexedPass(
         if (event.type === 'turn/start') lastTurnStart = event.seq;
         if (!foldFailure) {
           try {
-            for (let i = 0; i < observers.length; i++) (observers[i] as FoldBuilder<unknown>).observe(event);
+            const to = event instanceof RowChunk ? rowChunkObservers : observers;
+            for (let i = 0; i < to.length; i++) (to[i] as FoldBuilder<unknown>).observe(event);
           } catch (error) {
             foldFailure = { error };
           }
@@ -327,7 +333,7 @@ async function indexedPass(
     throw foldFailure.error;
   }
   const closers = inspection.closers;
-  for (const [, b] of builders) b.end?.(closers);
+  for (const [, b] of builders) b.end?.(closers, inspection.storedEventCount);
   const fill = sparseFill(inspection.storedEventCount + closers.length, closers);
   if (inspection.migratedEvents > 0 && use?.indexOnly) return { inspection, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
   if (inspection.migratedEvents > 0) {

@@ -54,8 +54,14 @@ export class AttemptBoundaries {
       return null;
     }
     const d = event.data;
-    const turn = d?.turn;
-    const step = d?.step;
+    return this.chunk(d?.turn, d?.step, d?.chunk?.type === 'finish');
+  }
+
+  /**
+   * {@link observe} of an `assistant/chunk` of `(turn, step)`, a `finish` chunk when `ends` (a
+   * packed row's member is never one).
+   */
+  chunk(turn: unknown, step: unknown, ends: boolean): ChunkPlace {
     let starts = !this.open;
     // Same step: compared as values first (no key string per chunk), as keys otherwise.
     if (!starts && !(this.openTurn === turn && this.openStep === step)) {
@@ -70,7 +76,6 @@ export class AttemptBoundaries {
       this.openStep = step;
       this.openKey = undefined;
     }
-    const ends = d?.chunk?.type === 'finish';
     if (ends) this.open = false;
     return starts ? (ends ? START_END : START) : ends ? END : MIDDLE;
   }

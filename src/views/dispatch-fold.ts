@@ -11,6 +11,7 @@ import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js'
 import type { SeqRange } from '../log/reread.js';
 import { canonicalHeader } from './header.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
+import { AscendingNumberMap } from '../core/sorted.js';
 import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type ChunkSources, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepEntry } from './requests.js';
 
 /** Reads the events of some seq ranges back from the artifact (to hydrate dispatches from the index). */
@@ -39,7 +40,7 @@ export class Dispatches {
   private readonly hydrated = new Set<number>();
   constructor(
     readonly index: DispatchIndex,
-    private readonly sources: ChunkSources | null,
+    private readonly sources: ChunkSources,
     private readonly savedSpans: DispatchSpans | null = null,
   ) {}
   /** Every dispatch's chunk span (a saved index reads them without building its entries). */
@@ -53,10 +54,9 @@ export class Dispatches {
   get eventsFn(): () => readonly SessionEvent[] {
     return () => this.events();
   }
-  /** Fill the text-valued fields of `entries` from the log (a no-op for dispatches built by a full pass). */
+  /** Fill the text-valued fields of `entries` (those not filled yet) from the log. */
   async hydrate(entries: readonly (DispatchEntry | null | undefined)[], fetch: Fetch): Promise<void> {
     const src = this.sources;
-    if (!src) return;
     const todo = entries.filter((e): e is DispatchEntry => !!e && !this.hydrated.has(e.index));
     if (todo.length === 0) return;
     const seqs = new Set<number>();
@@ -79,11 +79,9 @@ export class Dispatches {
   }
   /**
    * Let hydrated entries forget their text-valued fields again (a later {@link hydrate} re-reads
-   * them), so a walk over many dispatches holds the headers of a few at a time; a no-op for
-   * dispatches built by a full pass, whose entries hold their values.
+   * them), so a walk over many dispatches holds the headers of a few at a time.
    */
   release(entries: readonly DispatchEntry[]): void {
-    if (!this.sources) return;
     for (const e of entries) {
       if (!this.hydrated.delete(e.index)) continue;
       e.header = null;
@@ -132,7 +130,8 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
     let result: Dispatches | undefined;
     const sources: ChunkSources = { finishSeq: [], usageSeq: [] };
     const builder = new DispatchBuilder({ lazy: () => result!.eventsFn(), trusted: true, sources });
-    result = new Dispatches(builder.out, null);
+    // Its entries keep seqs, not the request headers and usage they point at: a view re-reads those it shows.
+    result = new Dispatches(builder.out, sources);
     return dispatchFold(builder, sources, () => result!);
   },
   decode: (bytes) => savedDispatches(bytes),
@@ -197,8 +196,7 @@ function encodeDispatches(x: DispatchIndex, src: ChunkSources): Buffer | undefin
     w.uint(opt(e.assistantMessageSeq)).uint(e.prefixEventCount).uint(opt(e.headerSeq)).uint(opt(e.requestContextSeq));
     w.uint(e.messageCount).int(e.firstChunkTime).int(e.lastChunkTime).uint(snapshots.get(snap[0])!).uint(snap[1]);
   }
-  const owners = [...x.owners].sort((a, b) => a[0] - b[0]);
-  w.ascending(owners.map((o) => o[0])).uints(owners.map((o) => o[1]));
+  w.ascending(x.owners.keys()).uints(x.owners.values());
   w.ascending([...x.inSpan].sort((a, b) => a - b));
   w.uint(x.steps.length);
   for (const s of x.steps) {
@@ -255,10 +253,12 @@ function readRecord(r: VarReader, i: number) {
   return { fields, finishSeq, usageSeq, snap, length };
 }
 
-function readOwners(r: VarReader): Map<number, number> {
+function readOwners(r: VarReader): AscendingNumberMap {
   const keys = r.ascending();
   const values = r.uints();
-  return new Map(keys.map((k, i) => [k, values[i] as number]));
+  const owners = new AscendingNumberMap();
+  keys.forEach((k, i) => owners.set(k, values[i] as number));
+  return owners;
 }
 
 function readSteps(r: VarReader): StepEntry[] {
@@ -272,7 +272,7 @@ function decodeDispatches(r: VarReader, events?: () => readonly SessionEvent[]):
   const eventCount = r.uint();
   const snapshots: number[][] = [];
   for (let n = r.uint(), i = 0; i < n; i++) snapshots.push(r.uints());
-  const index: DispatchIndex = { requests: [], requestIndexByFirstChunkSeq: {}, requestIndexesByStep: {}, steps: [], owners: new Map(), inSpan: new Set(), eventCount };
+  const index: DispatchIndex = { requests: [], requestIndexByFirstChunkSeq: {}, requestIndexesByStep: {}, steps: [], owners: new AscendingNumberMap(), inSpan: new Set(), eventCount };
   const src: ChunkSources = { finishSeq: [], usageSeq: [] };
   let result: Dispatches | undefined;
   events ??= () => result!.eventsFn();
@@ -354,7 +354,7 @@ function savedDispatches(bytes: Buffer): Dispatches {
       }
       return settle(this, 'requestIndexesByStep', out);
     },
-    get owners(): Map<number, number> {
+    get owners(): AscendingNumberMap {
       return settle(this, 'owners', readOwners(at(ownersAt)));
     },
     get inSpan(): Set<number> {

@@ -131,15 +131,20 @@ function citationsBuilder(events: number, lastCiting: number, before: Buffer): F
   const body = () => (before.length > 0 ? Buffer.concat([before, w.done()]) : w.done());
   return {
     observe(e) {
-      // Seqs are contiguous in an accepted log; anything else is not indexed.
-      if (e.seq !== events) broken = true;
-      events++;
+      // Seqs ascend in an accepted log (contiguous, but a lean pass skips rows' chunks, which cite
+      // nothing); anything else is not indexed.
+      if (!(e.seq >= events)) broken = true;
+      events = e.seq + 1;
       if (broken) return;
       const runs = citedRuns(e);
       if (runs.length === 0) return;
       w.uint(e.seq - lastCiting - 1).uint(runs.length);
       for (const [first, last] of runs) w.uint(e.seq - first).uint(last - first);
       lastCiting = e.seq;
+    },
+    end(_closers, storedEventCount) {
+      if (storedEventCount < events) broken = true;
+      events = storedEventCount;
     },
     result: () => new Citations(body(), !broken),
     encode: () => (broken ? undefined : Buffer.concat([new VarWriter().uint(events).uint(lastCiting + 1).done(), body()])),
@@ -150,6 +155,7 @@ function citationsBuilder(events: number, lastCiting: number, before: Buffer): F
 export const CITATIONS: PersistentFold<Citations> = {
   tag: 100,
   leanRows: true,
+  skipsRowChunks: true,
   create: () => citationsBuilder(0, -1, Buffer.alloc(0)),
   decode(bytes) {
     const r = new VarReader(bytes);
@@ -184,6 +190,7 @@ function messageGroupsBuilder(groups: MessageGroups): FoldBuilder<MessageGroups>
 export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
   tag: 101,
   leanRows: true,
+  skipsRowChunks: true,
   create: () => messageGroupsBuilder(new MessageGroups()),
   resume(bytes) {
     return messageGroupsBuilder(MESSAGE_GROUPS.decode(bytes));
@@ -225,6 +232,7 @@ function surfaceEventsBuilder(seqs: number[]): FoldBuilder<number[]> {
 export const SURFACE_EVENTS: PersistentFold<number[]> = {
   tag: 103,
   leanRows: true,
+  skipsRowChunks: true,
   create: () => surfaceEventsBuilder([]),
   decode: (bytes) => new VarReader(bytes).ascending(),
   resume: (bytes) => surfaceEventsBuilder(new VarReader(bytes).ascending()),
@@ -234,6 +242,7 @@ export const SURFACE_EVENTS: PersistentFold<number[]> = {
 export const TURN_STARTS: PersistentFold<number[]> = {
   tag: 104,
   leanRows: true,
+  skipsRowChunks: true,
   create: () => turnStartsBuilder([]),
   decode: (bytes) => new VarReader(bytes).ascending(),
   resume: (bytes) => turnStartsBuilder(new VarReader(bytes).ascending()),

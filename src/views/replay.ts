@@ -23,7 +23,8 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import { deepEqualJson } from '../log/surface.js';
-import { AttemptBoundaries } from './attempts.js';
+import { AttemptBoundaries, type ChunkPlace } from './attempts.js';
+import { RowChunk } from '../log/pruned-event.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
 import { VarReader, VarWriter } from '../log/index/codec.js';
 import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js';
@@ -430,6 +431,13 @@ export class ReplayPlanner {
   private readonly boundaries = new AttemptBoundaries();
 
   observe(e: SessionEvent): void {
+    if (e instanceof RowChunk) {
+      // Most events of a long log: a path of its own, whose reads see one class of event.
+      this.last = e;
+      const d = e.data as { turn: number; step: number };
+      this.chunk(this.boundaries.chunk(d.turn, d.step, false), e, d.turn, d.step);
+      return;
+    }
     const place = this.boundaries.observe(e);
     const last = this.last;
     this.last = e;
@@ -450,7 +458,12 @@ export class ReplayPlanner {
       return;
     }
     const d = e.data ?? {};
-    if (place.starts || !this.open) this.open = this.start(d.turn, d.step, this.lastNonChunk);
+    this.chunk(place, e, d.turn, d.step);
+  }
+
+  /** Chunk `e` of `(turn, step)`, at `place`, joins its attempt (which it may start). */
+  private chunk(place: ChunkPlace, e: SessionEvent, turn: unknown, step: unknown): void {
+    if (place.starts || !this.open) this.open = this.start(turn, step, this.lastNonChunk);
     const a = this.open;
     if (a.firstChunkSeq === null) {
       a.firstChunkSeq = e.seq;
@@ -464,10 +477,11 @@ export class ReplayPlanner {
 
   private start(turn: unknown, step: unknown, anchor: Anchor | undefined): AttemptPlan {
     const key = stepKey(turn, step);
-    const list = this.perStep.get(key) ?? [];
-    const a = plan(this.chunked.length, turn, step, list.length, anchor);
-    list.push(a);
-    this.perStep.set(key, list);
+    const list = this.perStep.get(key);
+    const a = plan(this.chunked.length, turn, step, list?.length ?? 0, anchor);
+    // A step's first attempt: an array of one (most steps have one; a pushed-to empty array holds 17 slots).
+    if (list) list.push(a);
+    else this.perStep.set(key, [a]);
     this.chunked.push(a);
     return a;
   }

@@ -10,13 +10,15 @@
  * array on demand with {@link messagesOf}.
  */
 import { floorIndexBy } from '../log/reread.js';
+import { AscendingNumberMap } from '../core/sorted.js';
 import { createHash, hash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import { UsageError } from '../core/errors.js';
 import { SurfaceFold, deriveEventMessage, type Replacement } from '../log/surface.js';
 import { canonicalHeader, headerChanges, type EpochHeader, type HeaderChange } from './header.js';
 import { toJson } from '../core/json.js';
-import { AttemptBoundaries } from './attempts.js';
+import { AttemptBoundaries, type ChunkPlace } from './attempts.js';
+import { RowChunk } from '../log/pruned-event.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
 
 export interface RequestContext {
@@ -86,7 +88,7 @@ export interface DispatchIndex {
    * dispatch whose chunk span holds them (`chunkOwner`), so this map grows
    * with messages, not with the stream.
    */
-  owners: Map<number, number>;
+  owners: AscendingNumberMap;
   /** Non-chunk events logged while a dispatch's chunk stream was open (they may sit inside its span). */
   inSpan: Set<number>;
   /** Events folded. */
@@ -109,7 +111,11 @@ export interface DispatchOptions {
    * is folded without checking DSH's rules again (see `SurfaceFold`). Default false.
    */
   trusted?: boolean;
-  /** Where to record, by dispatch index, the seq of each dispatch's last `usage` chunk and of its `finish` chunk. */
+  /**
+   * Where to record, by dispatch index, the seq of each dispatch's last `usage` chunk and of its
+   * `finish` chunk. With it the entries keep none of their text-valued fields (request header and
+   * context, finish, usage: all null), only the seqs they come from; `Dispatches.hydrate` re-reads them.
+   */
   sources?: ChunkSources;
 }
 
@@ -156,7 +162,11 @@ export class DispatchBuilder {
   /** Append-only mirror of `fold.nodes`, replaced (not mutated) on every surface replacement. */
   private mirror: number[] = [];
   /** Where dispatches start and end; the open one, if any, is the last entry started. */
-  private readonly segments = new DispatchSegmenter();
+  private readonly segments: DispatchSegmenter;
+  /** The entries keep their text-valued fields (no `sources` to re-read them from). */
+  private readonly values: boolean;
+  /** What every lazy entry reads its messages from. */
+  private readonly events: () => readonly SessionEvent[];
   private readonly callOwner = new Map<string, number>();
   private readonly openSteps = new Map<string, StepEntry>();
   private readonly lastStepByKey = new Map<string, StepEntry>();
@@ -169,7 +179,7 @@ export class DispatchBuilder {
     requestIndexByFirstChunkSeq: {},
     requestIndexesByStep: {},
     steps: [],
-    owners: new Map(),
+    owners: new AscendingNumberMap(),
     inSpan: new Set(),
     eventCount: 0,
   };
@@ -177,6 +187,10 @@ export class DispatchBuilder {
   constructor(private readonly options: DispatchOptions = {}) {
     this.lazy = options.lazy !== undefined;
     this.fold = new SurfaceFold(false, options.trusted === true);
+    this.values = options.sources === undefined;
+    this.segments = new DispatchSegmenter(this.values);
+    const lazy = options.lazy;
+    this.events = typeof lazy === 'function' ? lazy : () => lazy ?? [];
   }
 
   /** The surface node seqs now, in model-visible order (read-only). */
@@ -186,6 +200,13 @@ export class DispatchBuilder {
 
   /** Fold one event; returns the surface replacement it made, if any. */
   apply(event: SessionEvent): Replacement | undefined {
+    if (event instanceof RowChunk) {
+      // Most events of a long log: a path of its own, whose reads see one class of event.
+      this.fold.apply(event);
+      this.out.eventCount += 1;
+      this.chunkSeen(event, this.segments.observeRowChunk(event));
+      return undefined;
+    }
     const rep = this.fold.apply(event);
     this.out.eventCount += 1;
     const out = this.out;
@@ -252,20 +273,27 @@ export class DispatchBuilder {
     }
   }
 
-  private onChunk(event: SessionEvent, seg: number): void {
-    const chunk = event.data?.chunk;
+  /** A chunk at `seg` (the segmenter's bits) joins its dispatch, which it may start: the dispatch it joined. */
+  private chunkSeen(event: SessionEvent, seg: number): DispatchEntry {
     const entry = seg & STARTS ? this.startDispatch(event) : (this.out.requests[this.out.requests.length - 1] as DispatchEntry);
     entry.lastChunkSeq = event.seq;
     entry.lastChunkTime = event.time;
     entry.chunkCount += 1;
+    return entry;
+  }
+
+  private onChunk(event: SessionEvent, seg: number): void {
+    const chunk = event.data?.chunk;
+    const entry = this.chunkSeen(event, seg);
     const type = chunk?.type;
+    const sources = this.options.sources;
     if (type === 'usage') {
-      entry.chunkUsage = chunk.usage ?? null;
-      if (this.options.sources) this.options.sources.usageSeq[entry.index] = event.seq;
+      if (sources) sources.usageSeq[entry.index] = event.seq;
+      else entry.chunkUsage = chunk.usage ?? null;
     }
     if (seg & ENDS) {
-      entry.finish = chunk.reason ?? null;
-      if (this.options.sources) this.options.sources.finishSeq[entry.index] = event.seq;
+      if (sources) sources.finishSeq[entry.index] = event.seq;
+      else entry.finish = chunk.reason ?? null;
     }
   }
 
@@ -302,8 +330,7 @@ export class DispatchBuilder {
     const keep = this.options.keepMessages;
     let entry: DispatchEntry;
     if (this.lazy) {
-      const lazy = this.options.lazy as readonly SessionEvent[] | (() => readonly SessionEvent[]);
-      const events = () => (typeof lazy === 'function' ? lazy() : lazy);
+      const events = this.events;
       // One class for every lazy entry: a long log has one entry per model call, and
       // per-object accessors would give each its own hidden class.
       entry = new LazyDispatchEntry(fields, extras, snapshot, snapshotLength, events) as unknown as DispatchEntry;
@@ -324,9 +351,15 @@ export class DispatchBuilder {
     }
     out.requests.push(entry);
     out.requestIndexByFirstChunkSeq[String(event.seq)] = entry.index;
-    (out.requestIndexesByStep[stepKey] ??= []).push(entry.index);
+    // Most steps have one dispatch: arrays of one (a pushed-to empty array holds 17 slots).
+    const byStep = out.requestIndexesByStep[stepKey];
+    if (byStep) byStep.push(entry.index);
+    else out.requestIndexesByStep[stepKey] = [entry.index];
     const s = this.openSteps.get(stepKey) ?? this.lastStepByKey.get(stepKey);
-    if (s) s.requestIndexes.push(entry.index);
+    if (s) {
+      if (s.requestIndexes.length > 0) s.requestIndexes.push(entry.index);
+      else s.requestIndexes = [entry.index];
+    }
     return entry;
   }
 
@@ -345,7 +378,7 @@ export class DispatchBuilder {
     const entry = this.out.requests[owner] as DispatchEntry;
     if (entry.assistantMessageSeq === null) {
       entry.assistantMessageSeq = event.seq;
-      entry.messageUsage = event.data?.usage ?? null;
+      if (this.values) entry.messageUsage = event.data?.usage ?? null;
     }
     this.out.owners.set(event.seq, owner);
     const content = event.data?.message?.content;
@@ -489,6 +522,9 @@ class DispatchSegmenter {
   stepKey = '';
   attempt = 0;
 
+  /** `values`: keep the header and context themselves (else only their seqs: `header` and `context` stay null). */
+  constructor(private readonly values = true) {}
+
   /** Fold one event (in seq order): {@link IN_SPAN}, {@link STARTS} and {@link ENDS} bits, or 0. */
   observe(event: SessionEvent): number {
     const place = this.attempts.observe(event);
@@ -496,19 +532,30 @@ class DispatchSegmenter {
       const was = this.open;
       if (was && !this.attempts.isOpen) this.open = false;
       if (event.type === 'request/header') {
-        this.header = canonicalHeader(event.data?.header);
+        if (this.values) this.header = canonicalHeader(event.data?.header);
         this.headerSeq = event.seq;
       } else if (event.type === 'request/context') {
-        this.context = event.data ?? null;
+        if (this.values) this.context = event.data ?? null;
         this.contextSeq = event.seq;
       }
       return was ? IN_SPAN : 0;
     }
+    const d = event.data;
+    return this.placed(place, d?.turn, d?.step);
+  }
+
+  /** {@link observe} of a packed row's lean member (a chunk of its row's turn and step, never a finish). */
+  observeRowChunk(event: RowChunk): number {
+    const d = event.data as { turn: number; step: number };
+    return this.placed(this.attempts.chunk(d.turn, d.step, false), d.turn, d.step);
+  }
+
+  /** The bits of a chunk of `(turn, step)` at `place`. */
+  private placed(place: ChunkPlace, turn: unknown, step: unknown): number {
     let bits = 0;
     if (place.starts || !this.open) {
-      const d = event.data;
-      this.turn = d?.turn;
-      this.step = d?.step;
+      this.turn = turn;
+      this.step = step;
       this.stepKey = stepKey(this.turn, this.step);
       this.attempt = this.perStep.get(this.stepKey) ?? 0;
       this.perStep.set(this.stepKey, this.attempt + 1);

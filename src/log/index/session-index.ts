@@ -36,6 +36,11 @@ export interface PersistentFold<T = unknown> {
    * pruned (`InspectOptions.leanRows`) instead of building them.
    */
   readonly leanRows?: boolean;
+  /**
+   * The fold reads nothing of a packed row's chunk members, not even that they are there: a pass
+   * that takes rows lean does not hand it their `RowChunk`s (the seqs it sees then skip them).
+   */
+  readonly skipsRowChunks?: boolean;
   create(): FoldBuilder<T>;
   decode(bytes: Buffer): T;
   /**
@@ -58,8 +63,11 @@ export interface FoldBuilder<T> {
    * a fold need not check DSH's rules again, because a refused log's folds are thrown away.
    */
   observe(event: SessionEvent): void;
-  /** After an accepted pass: the crash closers, in seq order (a fold that needs them applies them). */
-  end?(closers: readonly SessionEvent[]): void;
+  /**
+   * After an accepted pass of `storedEventCount` stored events: the crash closers, in seq order
+   * (a fold that needs them applies them).
+   */
+  end?(closers: readonly SessionEvent[], storedEventCount: number): void;
   result(): T;
   /** The fold's bytes, or undefined when this log's fold cannot be kept (the index is then not saved). */
   encode(): Buffer | undefined;

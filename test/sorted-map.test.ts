@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { AscendingNumberMap } from '../src/api/views.js';
+
+/** A small deterministic generator (the test must be the same every run). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+}
+
+describe('AscendingNumberMap (the dispatch index owners)', () => {
+  it('answers as a Map does, sorted by key, whatever the order keys are set in', () => {
+    for (const [seed, ascendingShare] of [[1, 1], [2, 0.9], [3, 0.5], [4, 0]] as const) {
+      const rnd = lcg(seed);
+      const map = new AscendingNumberMap();
+      const want = new Map<number, number>();
+      let next = 0;
+      for (let i = 0; i < 3000; i++) {
+        // Mostly appends above every key (a fold in seq order), else any key, repeats included.
+        const key = rnd() < ascendingShare ? (next += 1 + Math.floor(rnd() * 3)) : Math.floor(rnd() * (next + 10)) - 5;
+        const value = Math.floor(rnd() * 1000);
+        map.set(key, value);
+        want.set(key, value);
+        if (i % 97 === 0) {
+          const probe = Math.floor(rnd() * (next + 20)) - 10;
+          expect({ probe, got: map.get(probe), has: map.has(probe) }).toEqual({ probe, got: want.get(probe), has: want.has(probe) });
+        }
+      }
+      const sorted = [...want].sort((a, b) => a[0] - b[0]);
+      expect(map.size).toBe(want.size);
+      expect([...map]).toEqual(sorted);
+      expect(Array.from(map.keys())).toEqual(sorted.map((e) => e[0]));
+      expect(Array.from(map.values())).toEqual(sorted.map((e) => e[1]));
+      for (const [k, v] of sorted) expect(map.get(k)).toBe(v);
+      expect(new AscendingNumberMap(sorted.reverse())).toEqual(map);
+    }
+  });
+  it('holds nothing it was not given', () => {
+    const map = new AscendingNumberMap([[5, 1]]);
+    expect([map.get(4), map.get(6), map.get(Infinity), map.get(NaN), map.has(5), map.size]).toEqual([undefined, undefined, undefined, undefined, true, 1]);
+    expect(() => map.set(NaN, 1)).toThrow(RangeError);
+  });
+});
