@@ -1,7 +1,7 @@
 import type { RuleCode } from '../core/rules.js';
 import { lowerBound } from '../core/sorted.js';
 import type { SessionEvent, SurfaceOp } from './types.js';
-import { PrunedEvent } from './pruned-event.js';
+import { PrunedEvent, type RowChunk } from './pruned-event.js';
 
 /** DSH's surface-eligible event types. */
 export const SURFACE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/message', 'tool/result']);
@@ -243,6 +243,12 @@ export class SurfaceFold {
     this.replaceGeneration = state.replaceGeneration;
     if (this.keepReplacements) this.replacements.push(...state.replacements);
     this.toolResults = new Map(state.toolResults);
+  }
+
+  /** {@link apply} of a packed row's lean member, which is never a surface event: it is only counted. */
+  applyRowChunk(event: RowChunk): void {
+    if (event.seq === this.count) this.count += 1;
+    else this.apply(event);
   }
 
   apply(event: SessionEvent): Replacement | undefined {

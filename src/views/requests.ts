@@ -147,6 +147,9 @@ export const CORPUS_REQUEST_FIELDS = [
   'messagesSha256',
 ] as const;
 
+/** What a lazy builder keeps of a surface node's message: that it has one (shared, never changed). */
+const LAZY_NODE = Object.freeze({ id: null, json: null, message: null });
+
 /**
  * Incremental dispatch builder: `apply` each logical event in seq order, then
  * `finish()`. Holds the surface fold, the messages of current surface nodes
@@ -202,7 +205,7 @@ export class DispatchBuilder {
   apply(event: SessionEvent): Replacement | undefined {
     if (event instanceof RowChunk) {
       // Most events of a long log: a path of its own, whose reads see one class of event.
-      this.fold.apply(event);
+      this.fold.applyRowChunk(event);
       this.out.eventCount += 1;
       this.chunkSeen(event, this.segments.observeRowChunk(event));
       return undefined;
@@ -222,7 +225,7 @@ export class DispatchBuilder {
         } else this.mirror.push(event.seq);
         const message = deriveEventMessage(event);
         if (message !== null && message !== undefined) {
-          this.nodeMsgs.set(event.seq, this.lazy ? { id: null, json: null, message: null } : { id: (message as { id?: unknown }).id, json: toJson(message), message });
+          this.nodeMsgs.set(event.seq, this.lazy ? LAZY_NODE : { id: (message as { id?: unknown }).id, json: toJson(message), message });
         }
         if (event.type === 'assistant/message') this.onAssistantMessage(event);
         else if (event.type === 'tool/result') {
@@ -444,7 +447,7 @@ export class DispatchBuilder {
     if (lastStep && lastStep.endSeq === null) b.lastStep = lastStep;
     b.fold.restore({ count, nodes: surface.nodes, replaceGeneration: surface.replaceGeneration, replacements: [], toolResults: surface.toolResults });
     const silent = new Set(state.silentNodes);
-    for (const s of surface.nodes) if (!silent.has(s)) b.nodeMsgs.set(s, { id: null, json: null, message: null });
+    for (const s of surface.nodes) if (!silent.has(s)) b.nodeMsgs.set(s, LAZY_NODE);
     const last = out.requests[out.requests.length - 1];
     const snap = last ? lazySnapshot(last) : undefined;
     if (state.mirrorShared && snap) {
