@@ -187,9 +187,23 @@ describe('the content hash an index is keyed by', () => {
       try {
         const got = await contentHash(fileSource, cut, piece);
         expect({ whole: got.sha256, prefix: got.prefixSha256 }).toEqual({ whole: whole.sha256, prefix: alone.sha256 });
+        // Hashed in the background (the worker alone, while this thread goes on): the same key.
+        let cancel: (() => void) | undefined;
+        const beside = contentHash(fileSource, cut, piece, { background: true, started: (c) => (cancel = c) });
+        expect(cancel).toBeTypeOf('function');
+        const back = await beside;
+        expect({ whole: back.sha256, prefix: back.prefixSha256 }).toEqual({ whole: whole.sha256, prefix: alone.sha256 });
       } finally {
         fileSource.close();
       }
+    }
+    // Cancelled, a background hash rejects rather than answering (or hashing the rest on this thread).
+    const fileSource = new FileSource(file);
+    try {
+      const cancelled = contentHash(fileSource, undefined, piece, { background: true, started: (c) => c() });
+      await expect(cancelled).rejects.toThrow(/cancelled/);
+    } finally {
+      fileSource.close();
     }
     fs.rmSync(file);
   });

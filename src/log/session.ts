@@ -10,7 +10,7 @@ import { CloserTracker } from './closers.js';
 import { RowChunk } from './pruned-event.js';
 import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import { errorDocument } from '../core/errors.js';
-import { readPointer, writePointer, type CacheConfig } from './index/cache.js';
+import { holdsEntryOfSize, readPointer, writePointer, type CacheConfig } from './index/cache.js';
 import {
   contentKey,
   entryName,
@@ -140,9 +140,24 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     const cacheOn = use !== undefined && use.cache.enabled;
     // The entry last written for this path: when the log has grown since, its bytes may be a prefix of these.
     const pointer = cacheOn && target.path !== '-' ? readPointer(use.cache, target.path) : undefined;
-    const key = cacheOn
-      ? await contentKey(source, encoding, decoder.name, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, pointer && pointer.size < source.size ? pointer.size : undefined)
-      : undefined;
+    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    const prefixBytes = pointer && pointer.size < source.size ? pointer.size : undefined;
+    if (cacheOn && prefixBytes === undefined && !holdsEntryOfSize(use.cache, source.size)) {
+      // No entry can answer for a log of a size none has, and none is of a shorter log at this path to
+      // extend: the cold pass starts at once, the key is hashed beside it (on the worker) for the save.
+      let cancel = () => {};
+      const key = contentKey(source, encoding, decoder.name, maxLineBytes, undefined, { background: true, started: (c) => (cancel = c) });
+      key.catch(() => undefined);
+      try {
+        const cold = await indexedPass(target, source, { ...options, decoder }, use, key);
+        if (!cold) throw new Error('a cold indexed pass always answers');
+        return cold;
+      } finally {
+        // A pass that saved awaited the key (then this does nothing); one that did not, need not wait for it.
+        cancel();
+      }
+    }
+    const key = cacheOn ? await contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes) : undefined;
     if (use && key && !options.onLogical && !options.onStored) {
       const needs = use.needs ?? use.folds;
       const loaded = loadIndex(use.cache, key, use.folds, needs);
@@ -260,7 +275,7 @@ async function indexedPass(
   source: ByteSource,
   options: InspectOptions & { decoder: NonNullable<InspectOptions['decoder']> },
   use: IndexUse | undefined,
-  key: ContentKey | undefined,
+  key: ContentKey | Promise<ContentKey> | undefined,
   prior?: LoadedIndex,
 ): Promise<IndexedInspection | undefined> {
   const resume = prior ? await resumeState(target, source, options.decoder, prior) : undefined;
@@ -353,7 +368,9 @@ async function indexedPass(
   }
   const eventLine = builder.lastEventLine;
   const logIndex = builder.finish();
-  if (use && key && inspection.meta && inspection.surface) {
+  // A key hashed beside the pass that could not be had (the file could not be read again) saves nothing.
+  const saveKey = key && (await Promise.resolve(key).catch(() => undefined));
+  if (use && saveKey && inspection.meta && inspection.surface) {
     const summary: IndexSummary = {
       storedEventCount: inspection.storedEventCount,
       torn: inspection.torn,
@@ -365,7 +382,7 @@ async function indexedPass(
       point && inspection.surfaceToolResults ? { ...point, eventLine, toolResultSeqs: inspection.surfaceToolResults } : undefined;
     saveIndex(
       use.cache,
-      key,
+      saveKey,
       { sessionId: inspection.meta.id, path: target.path, logBytes: source.size, createdMs: Date.now() },
       summary,
       logIndex,

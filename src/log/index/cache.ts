@@ -154,6 +154,16 @@ export function listEntryFiles(config: CacheConfig): CacheEntryFile[] {
   return out.sort((a, b) => b.usedMs - a.usedMs || a.name.localeCompare(b.name));
 }
 
+/** Whether the cache may hold an entry of a log of `size` bytes (entry names begin with it). */
+export function holdsEntryOfSize(config: CacheConfig, size: number): boolean {
+  try {
+    const prefix = `${size}-`;
+    return fs.readdirSync(entriesDir(config)).some((n) => n.startsWith(prefix) && n.endsWith(SUFFIX));
+  } catch {
+    return false;
+  }
+}
+
 /** Remove least-recently-used entries until the total fits the budget (`keep` is never removed). */
 export function evict(config: CacheConfig, keep?: string): number {
   const entries = listEntryFiles(config);
@@ -182,7 +192,7 @@ function pointerPath(config: CacheConfig, logPath: string): string {
 export function readPointer(config: CacheConfig, logPath: string): { name: string; size: number } | undefined {
   if (!config.enabled) return undefined;
   try {
-    const m = /^([0-9a-f]{40}) (\d+)\n$/.exec(fs.readFileSync(pointerPath(config, logPath), 'latin1'));
+    const m = /^(\d+-[0-9a-f]{40}) (\d+)\n$/.exec(fs.readFileSync(pointerPath(config, logPath), 'latin1'));
     return m ? { name: m[1]!, size: Number(m[2]) } : undefined;
   } catch {
     return undefined;

@@ -84,9 +84,16 @@ parentPort.postMessage(hashPieces(read, () => createHash('sha256'), w.size, w.pi
 /**
  * The sha256 tree hash of every byte of `source`; with `prefixBytes` (less than its size), also
  * that of its first `prefixBytes` bytes (what the whole hash of a file of that size would be),
- * from the same pass.
+ * from the same pass. `background`: a file big enough for the worker is hashed on it alone while
+ * this thread goes on (`started` is handed a cancel, which stops the worker and rejects the hash;
+ * a worker that fails leaves its pieces to this thread).
  */
-export async function contentHash(source: ByteSource, prefixBytes?: number, piece = PIECE_BYTES): Promise<{ sha256: Buffer; prefixSha256?: Buffer }> {
+export async function contentHash(
+  source: ByteSource,
+  prefixBytes?: number,
+  piece = PIECE_BYTES,
+  how: { background?: boolean; started?: (cancel: () => void) => void } = {},
+): Promise<{ sha256: Buffer; prefixSha256?: Buffer }> {
   const size = source.size;
   const cut = prefixBytes !== undefined && prefixBytes < size ? prefixBytes : -1;
   const read = source.readInto
@@ -113,7 +120,20 @@ export async function contentHash(source: ByteSource, prefixBytes?: number, piec
     for (const [p, d] of got.digests) digests[p] = d;
     cutDigest ??= got.cut;
   };
-  take(hashPieces(read, hash, size, piece, READ_CHUNK, () => Atomics.add(next, 0, 1), cut));
+  if (helper && how.background) {
+    // This thread has other work (the validating pass): the worker hashes every piece, and this
+    // thread takes over only what a failed or cancelled worker left.
+    const worker = helper.worker;
+    let cancelled = false;
+    how.started?.(() => {
+      cancelled = true;
+      void worker.terminate();
+    });
+    take((await helper.done.catch(() => undefined)) ?? { digests: [] });
+    void worker.terminate();
+    if (cancelled) throw new Error('the content hash was cancelled');
+    helper = undefined;
+  } else take(hashPieces(read, hash, size, piece, READ_CHUNK, () => Atomics.add(next, 0, 1), cut));
   if (helper) {
     // Every piece is taken now: those this thread did not hash, the worker did. A worker that took
     // none is not waited for.

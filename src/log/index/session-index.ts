@@ -119,14 +119,22 @@ export interface ContentKey {
  * changes it); with `prefixBytes` (less than the size), also that of the first that many bytes,
  * from the same pass.
  */
-export async function contentKey(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number, prefixBytes?: number): Promise<ContentKey & { prefixSha256?: Buffer }> {
-  const { sha256, prefixSha256 } = await contentHash(source, prefixBytes);
+export async function contentKey(
+  source: ByteSource,
+  encoding: Encoding,
+  decoder: string,
+  maxLineBytes: number,
+  prefixBytes?: number,
+  how?: Parameters<typeof contentHash>[3],
+): Promise<ContentKey & { prefixSha256?: Buffer }> {
+  const { sha256, prefixSha256 } = await contentHash(source, prefixBytes, undefined, how);
   return { sha256, size: source.size, encoding, decoder, maxLineBytes, ...(prefixSha256 ? { prefixSha256 } : {}) };
 }
 
 /** The cache entry's file name for a key. */
 export function entryName(key: ContentKey): string {
-  return createHash('sha256')
+  // The size first: a log of a size no entry has cannot be in the cache (`holdsEntryOfSize`).
+  return `${key.size}-` + createHash('sha256')
     .update(key.sha256)
     .update(`\0${key.size}\0${key.encoding}\0${key.decoder}\0${key.maxLineBytes}`)
     .digest('hex')
