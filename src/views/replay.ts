@@ -426,6 +426,10 @@ export class ReplayPlanner {
   private chunkBits = new Uint8Array(1024);
   private readonly oddChunkSeqs = new Set<number>();
   private open: AttemptPlan | undefined;
+  /** The last non-chunk event's seq and time (if there was one), and its anchor once an attempt took it. */
+  private seenNonChunk = false;
+  private lastNonChunkSeq = 0;
+  private lastNonChunkTime = 0;
   private lastNonChunk: Anchor | undefined;
   private last: SessionEvent | undefined;
   private readonly boundaries = new AttemptBoundaries();
@@ -454,7 +458,11 @@ export class ReplayPlanner {
         const attempt = list?.[list.length - 1];
         if (attempt) attempt.retryEventSeqs.push(e.seq);
       }
-      this.lastNonChunk = { seq: e.seq, time: e.time };
+      // The anchor object is made only if an attempt starts after this event.
+      this.seenNonChunk = true;
+      this.lastNonChunkSeq = e.seq;
+      this.lastNonChunkTime = e.time;
+      this.lastNonChunk = undefined;
       return;
     }
     const d = e.data ?? {};
@@ -463,7 +471,10 @@ export class ReplayPlanner {
 
   /** Chunk `e` of `(turn, step)`, at `place`, joins its attempt (which it may start). */
   private chunk(place: ChunkPlace, e: SessionEvent, turn: unknown, step: unknown): void {
-    if (place.starts || !this.open) this.open = this.start(turn, step, this.lastNonChunk);
+    if (place.starts || !this.open) {
+      if (this.seenNonChunk) this.lastNonChunk ??= { seq: this.lastNonChunkSeq, time: this.lastNonChunkTime };
+      this.open = this.start(turn, step, this.lastNonChunk);
+    }
     const a = this.open;
     if (a.firstChunkSeq === null) {
       a.firstChunkSeq = e.seq;

@@ -172,7 +172,11 @@ export class DispatchBuilder {
   private readonly events: () => readonly SessionEvent[];
   private readonly callOwner = new Map<string, number>();
   private readonly openSteps = new Map<string, StepEntry>();
-  private readonly lastStepByKey = new Map<string, StepEntry>();
+  /**
+   * The last step of each key (a fold of `out.steps`), built only when a dispatch starts in a step
+   * that is not open: most logs never need it.
+   */
+  private lastStepByKey: Map<string, StepEntry> | undefined;
   private lastStep: StepEntry | undefined;
   private readonly lazy: boolean;
   /** Call owners of the prefix a resumed builder goes on from (by `callIdDigest`). */
@@ -244,7 +248,7 @@ export class DispatchBuilder {
         out.steps.push(s);
         const key = stepKey(s.turn, s.step);
         this.openSteps.set(key, s);
-        this.lastStepByKey.set(key, s);
+        this.lastStepByKey?.set(key, s);
         this.lastStep = s;
         return rep;
       }
@@ -353,17 +357,26 @@ export class DispatchBuilder {
       if (keep === true || (typeof keep === 'function' && keep(entry))) entry.messages = messages;
     }
     out.requests.push(entry);
-    out.requestIndexByFirstChunkSeq[String(event.seq)] = entry.index;
+    // A seq is an index-like key: stored as one (the same key as its string, no string made).
+    out.requestIndexByFirstChunkSeq[event.seq] = entry.index;
     // Most steps have one dispatch: arrays of one (a pushed-to empty array holds 17 slots).
     const byStep = out.requestIndexesByStep[stepKey];
     if (byStep) byStep.push(entry.index);
     else out.requestIndexesByStep[stepKey] = [entry.index];
-    const s = this.openSteps.get(stepKey) ?? this.lastStepByKey.get(stepKey);
+    const s = this.openSteps.get(stepKey) ?? this.lastStepOf(stepKey);
     if (s) {
       if (s.requestIndexes.length > 0) s.requestIndexes.push(entry.index);
       else s.requestIndexes = [entry.index];
     }
     return entry;
+  }
+
+  private lastStepOf(key: string): StepEntry | undefined {
+    if (!this.lastStepByKey) {
+      this.lastStepByKey = new Map();
+      for (const s of this.out.steps) this.lastStepByKey.set(stepKey(s.turn, s.step), s);
+    }
+    return this.lastStepByKey.get(key);
   }
 
   private onAssistantMessage(event: SessionEvent): void {
@@ -439,7 +452,6 @@ export class DispatchBuilder {
       if (s.endSeq !== null && s.endSeq >= count) s.endSeq = null;
       out.steps.push(s);
       const key = stepKey(s.turn, s.step);
-      b.lastStepByKey.set(key, s);
       if (s.endSeq === null) b.openSteps.set(key, s);
       else b.openSteps.delete(key);
     }
