@@ -9,6 +9,7 @@ import { splitPairs, toolPairsOf, type ToolPairs } from '../views/tool-pairs.js'
 import { AttemptBoundaries } from '../views/attempts.js';
 import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent } from '../log/types.js';
+import { RowChunk } from '../log/pruned-event.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
 import { mapJsonLeaves, toJson } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
@@ -444,6 +445,8 @@ export function dispatchHeaderObserver(): ReplayObserver {
   let count = 0;
   return {
     observe(e) {
+      // Once a header is seen no later dispatch lacks one: nothing more to look at.
+      if (sawHeader) return;
       if (e.type === 'request/header') sawHeader = true;
       if (attempts.observe(e)?.starts && !sawHeader) {
         first ??= e.seq;
@@ -488,6 +491,15 @@ export function compactionToolPairingObserver(): ReplayObserver {
   return {
     observe(e) {
       if (broken) return;
+      if (e instanceof RowChunk) {
+        // A packed row's lean member (most events of a long log) is never a surface event.
+        try {
+          fold.applyRowChunk(e);
+        } catch {
+          broken = true;
+        }
+        return;
+      }
       // Most events carry no surface op (chunks): the type is looked up only for those that do.
       const surface = e.surfaceOp !== undefined && isSurfaceEligibleType(e.type);
       const replace = surface && e.surfaceOp !== 'append' ? (e.surfaceOp as { start: number; end: number }) : undefined;
