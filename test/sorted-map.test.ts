@@ -34,6 +34,17 @@ describe('AscendingNumberMap (the dispatch index owners)', () => {
       expect(new AscendingNumberMap(sorted.reverse())).toEqual(map);
     }
   });
+  it('truncates to the keys below a bound (a resumed fold drops its closers\' entries)', () => {
+    const map = new AscendingNumberMap([[1, 10], [4, 40], [9, 90], [12, 120]]);
+    map.truncate(9);
+    expect([...map]).toEqual([[1, 10], [4, 40]]);
+    map.truncate(100);
+    expect(map.size).toBe(2);
+    map.set(20, 200);
+    expect([...map]).toEqual([[1, 10], [4, 40], [20, 200]]);
+    map.truncate(0);
+    expect([map.size, map.get(1)]).toEqual([0, undefined]);
+  });
   it('holds nothing it was not given', () => {
     const map = new AscendingNumberMap([[5, 1]]);
     expect([map.get(4), map.get(6), map.get(Infinity), map.get(NaN), map.has(5), map.size]).toEqual([undefined, undefined, undefined, undefined, true, 1]);

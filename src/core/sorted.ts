@@ -93,6 +93,11 @@ export class AscendingNumberMap implements Iterable<[number, number]> {
     return this;
   }
 
+  /** Drop every entry whose key is not below `key`. */
+  truncate(key: number): void {
+    this.count = this.find(key);
+  }
+
   /** The entries in ascending key order. */
   *[Symbol.iterator](): Generator<[number, number]> {
     for (let i = 0; i < this.count; i++) yield [this.keyList[i] as number, this.valueList[i] as number];

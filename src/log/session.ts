@@ -157,7 +157,30 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
         cancel();
       }
     }
-    const key = cacheOn ? await contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes) : undefined;
+    let hashed: (ContentKey & { prefixSha256?: Buffer }) | undefined;
+    if (cacheOn && prefixBytes !== undefined && !options.onLogical && !options.onStored && !holdsEntryOfSize(use.cache, source.size)) {
+      // The log grew since this path's entry was written, and no entry is of its size: extend that entry
+      // while the worker hashes the log. The extension answers only if the hash shows the old bytes are
+      // the entry's (indexedPass checks before it saves or returns); else the decision below is made again.
+      const needs = use.needs ?? use.folds;
+      const prior = loadIndex(use.cache, undefined, use.folds, needs, pointer!.name);
+      if (prior && mayExtend(prior, { size: prefixBytes, encoding, decoder: decoder.name, maxLineBytes }, needs)) {
+        let cancel = () => {};
+        const key = contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes, { background: true, started: (c) => (cancel = c) });
+        key.catch(() => undefined);
+        let extended: IndexedInspection | undefined;
+        try {
+          extended = await indexedPass(target, source, { ...options, decoder }, use, key, prior);
+        } catch {
+          // Decided again below, from the hash: a log whose old bytes are unchanged fails there as well.
+          extended = undefined;
+        }
+        hashed = await key.catch(() => undefined);
+        cancel();
+        if (extended) return extended;
+      }
+    }
+    const key = cacheOn ? (hashed ?? (await contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes))) : undefined;
     if (use && key && !options.onLogical && !options.onStored) {
       const needs = use.needs ?? use.folds;
       const loaded = loadIndex(use.cache, key, use.folds, needs);
@@ -185,17 +208,19 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
 
 /** Is `prior` the index of this log's first bytes, with a point to continue from and every needed fold extendable? */
 function extendsPrefix(prior: LoadedIndex, key: ContentKey & { prefixSha256?: Buffer }, needs: readonly PersistentFold[]): boolean {
-  const k = prior.key;
-  return (
-    prior.resume !== undefined &&
-    key.prefixSha256 !== undefined &&
-    k.size < key.size &&
-    k.sha256.equals(key.prefixSha256) &&
-    k.encoding === key.encoding &&
-    k.decoder === key.decoder &&
-    k.maxLineBytes === key.maxLineBytes &&
-    needs.every((f) => f.resume !== undefined && prior.foldBytes.has(f.tag))
-  );
+  return key.prefixSha256 !== undefined && prior.key.size < key.size && prior.key.sha256.equals(key.prefixSha256) && mayExtend(prior, prior.key, needs) && sameReading(prior.key, key);
+}
+
+/**
+ * Could `prior` be extended to a log read as `how` whose first `how.size` bytes are unchanged (all but
+ * the hash): a point to continue from, every needed fold extendable, the same reading?
+ */
+function mayExtend(prior: LoadedIndex, how: Omit<ContentKey, 'sha256'>, needs: readonly PersistentFold[]): boolean {
+  return prior.resume !== undefined && prior.key.size === how.size && sameReading(prior.key, how) && needs.every((f) => f.resume !== undefined && prior.foldBytes.has(f.tag));
+}
+
+function sameReading(a: Omit<ContentKey, 'sha256' | 'size'>, b: Omit<ContentKey, 'sha256' | 'size'>): boolean {
+  return a.encoding === b.encoding && a.decoder === b.decoder && a.maxLineBytes === b.maxLineBytes;
 }
 
 function closeOnce(source: ByteSource): () => void {
@@ -341,6 +366,11 @@ async function indexedPass(
     source,
   );
   if (prior && (inspection.error || inspection.migratedEvents > 0 || foldFailure)) return undefined;
+  // An extension that ran while the log was hashed answers only for a log whose old bytes are the prior entry's.
+  if (prior && key instanceof Promise) {
+    const hashed = await key.catch(() => undefined);
+    if (!hashed || !extendsPrefix(prior, hashed, use?.needs ?? use?.folds ?? [])) return undefined;
+  }
   const close = closeOnce(source);
   if (inspection.error) return { inspection, folds: new Map(), warm: false, close };
   if (foldFailure) {

@@ -283,7 +283,7 @@ function decodeDispatches(r: VarReader, events?: () => readonly SessionEvent[]):
     src.finishSeq.push(x.finishSeq);
     src.usageSeq.push(x.usageSeq);
     index.requests.push(restoredEntry(x.fields, snap, x.length, events));
-    index.requestIndexByFirstChunkSeq[String(x.fields.firstChunkSeq)] = i;
+    index.requestIndexByFirstChunkSeq[x.fields.firstChunkSeq] = i;
     (index.requestIndexesByStep[stepKey(x.fields.turn, x.fields.step)] ??= []).push(i);
   }
   index.owners = readOwners(r);

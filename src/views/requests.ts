@@ -432,7 +432,7 @@ export class DispatchBuilder {
   }
 
   /**
-   * A lazy builder that goes on from `index` (the dispatch index of an accepted prefix, as saved:
+   * A lazy builder that goes on from `index` (taken over, not copied: the dispatch index of an accepted prefix, as saved:
    * its closers' traces are taken off here) and `state` (its `resumeState()`), with the prefix's
    * surface fold (the current tool results' payloads included). Entries it starts carry no header,
    * request context, finish or usage values: those are re-read from their seqs (`Dispatches.hydrate`).
@@ -442,15 +442,18 @@ export class DispatchBuilder {
     const b = new DispatchBuilder({ lazy, trusted: true, ...(sources ? { sources } : {}) });
     const count = state.eventCount;
     const out = b.out;
-    out.requests.push(...index.requests);
-    Object.assign(out.requestIndexByFirstChunkSeq, index.requestIndexByFirstChunkSeq);
-    for (const [k, v] of Object.entries(index.requestIndexesByStep)) out.requestIndexesByStep[k] = v;
-    for (const [k, v] of index.owners) if (k < count) out.owners.set(k, v);
-    for (const s of index.inSpan) if (s < count) out.inSpan.add(s);
+    // The builder takes the saved index's parts over (the caller lets go of `index`), not copies.
+    out.requests = index.requests;
+    out.requestIndexByFirstChunkSeq = index.requestIndexByFirstChunkSeq;
+    out.requestIndexesByStep = index.requestIndexesByStep;
+    out.owners = index.owners;
+    out.owners.truncate(count);
+    out.inSpan = index.inSpan;
+    for (const s of out.inSpan) if (s >= count) out.inSpan.delete(s);
     out.eventCount = count;
-    for (const s of index.steps) {
+    out.steps = index.steps;
+    for (const s of out.steps) {
       if (s.endSeq !== null && s.endSeq >= count) s.endSeq = null;
-      out.steps.push(s);
       const key = stepKey(s.turn, s.step);
       if (s.endSeq === null) b.openSteps.set(key, s);
       else b.openSteps.delete(key);
