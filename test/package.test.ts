@@ -5,7 +5,7 @@
  * the values DSH computed (expected.json).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,30 @@ const CORRUPT = 'synthetic/damaged/checksum-corrupt-middle-frame/root-zstd/--hom
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
 let dir = '';
+let source = '';
 let files: string[] = [];
+
+/** A copy of the project's sources to pack from (its node_modules linked, no dist/, .git or bench output). */
+function packSource(): string {
+  const copy = mkdtempSync(path.join(os.tmpdir(), 'dsh-pack-source-'));
+  const skip = new Set(['node_modules', '.git', 'dist', 'bench', 'build']);
+  cpSync(PROJECT_ROOT, copy, { recursive: true, filter: (from) => !skip.has(path.relative(PROJECT_ROOT, from).split(path.sep)[0] as string) });
+  symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
+  return copy;
+}
+/** mtime (ns) of every file of the working tree's dist/ before packing: other test files spawn it meanwhile. */
+let distBefore = new Map<string, bigint>();
+
+function distTimes(): Map<string, bigint> {
+  const root = path.join(PROJECT_ROOT, 'dist');
+  const out = new Map<string, bigint>();
+  if (!existsSync(root)) return out;
+  for (const rel of readdirSync(root, { recursive: true }) as string[]) {
+    const st = statSync(path.join(root, rel), { bigint: true });
+    if (st.isFile()) out.set(rel, st.mtimeNs);
+  }
+  return out;
+}
 
 function expected(rel: string): any {
   return JSON.parse(readFileSync(path.join(CORPUS, rel, 'expected.json'), 'utf8'));
@@ -32,9 +55,12 @@ function artifact(rel: string): string {
 
 describe('the packed package', () => {
   beforeAll(() => {
+    distBefore = distTimes();
     dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-package-'));
-    // `prepare` builds dist/ as part of packing.
-    const out = execFileSync(NPM, ['pack', '--json', '--pack-destination', dir], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    // `prepare` builds dist/ as part of packing: in a copy of the project, never in the working tree,
+    // whose dist/ other test files run meanwhile (tsc rewrites each file in place).
+    source = packSource();
+    const out = execFileSync(NPM, ['pack', '--json', '--pack-destination', dir], { cwd: source, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     const packed = JSON.parse(out.slice(out.indexOf('[')))[0];
     files = packed.files.map((f: { path: string }) => f.path);
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'dsh-consumer', version: '1.0.0', private: true, type: 'module' }));
@@ -66,6 +92,13 @@ describe('the packed package', () => {
 
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
+    if (source) rmSync(source, { recursive: true, force: true });
+  });
+
+  it('packs without rewriting the working tree\'s dist/ (other test files spawn the CLI from it meanwhile)', () => {
+    expect(distBefore.size).toBeGreaterThan(50);
+    const changed = [...distTimes()].filter(([rel, t]) => distBefore.get(rel) !== t).map(([rel]) => rel);
+    expect(changed).toEqual([]);
   });
 
   it('ships the library and the CLI, not the generators, tests or sources', () => {
