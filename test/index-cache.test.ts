@@ -442,6 +442,31 @@ describe('a log that changes after it was indexed', () => {
   }, 300_000);
 });
 
+describe('a grown log DSH refuses', () => {
+  it('is extended once (beside the hash), then read cold: the answer is the cold one', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(TMP, 'refused-growth-')), 'session.jsonl');
+    const text = logText(baseEvents());
+    fs.writeFileSync(file, text);
+    let resumed = 0;
+    const counted = SESSION_FOLDS.map((f): PersistentFold => (f.resume ? { ...f, resume: (bytes, prefix) => (resumed++, f.resume!(bytes, prefix)) } : f));
+    const use = { cache: cacheConfig({ DSH_CACHE_DIR: freshCache() }), folds: counted, needs: [CITATIONS] };
+    (await inspectTargetIndexed(resolveTarget(file), {}, use)).close();
+    // Grown by a turn/end whose seq skips ahead: a seq gap in the committed region, which DSH refuses.
+    const lines = text.trimEnd().split('\n');
+    const count = lines.length - 1;
+    fs.appendFileSync(file, JSON.stringify({ type: 'turn/end', seq: count + 3, time: 5000, data: { turn: 3, reason: { kind: 'completed' } } }) + '\n');
+    const cold = await inspectTargetIndexed(resolveTarget(file), {}, { ...use, cache: cacheConfig({ DSH_NO_CACHE: '1' }) });
+    cold.close();
+    expect(cold.inspection.error?.message).toMatch(/seq gap/);
+    const grown = await inspectTargetIndexed(resolveTarget(file), {}, use);
+    grown.close();
+    expect(grown.extended).not.toBe(true);
+    expect(toJson(grown.inspection.error)).toBe(toJson(cold.inspection.error));
+    // Each resumable fold went on from its saved bytes once: the extension was not run a second time.
+    expect(resumed).toBe(SESSION_FOLDS.filter((f) => f.resume).length);
+  });
+});
+
 describe('the folds a validating pass builds', () => {
   it('with no cache, only the folds the view reads; writing the index, every fold, but the view is handed only those it reads', async () => {
     const file = path.join(fs.mkdtempSync(path.join(TMP, 'folds-')), 'session.jsonl');

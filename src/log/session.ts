@@ -145,9 +145,7 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     if (cacheOn && prefixBytes === undefined && !holdsEntryOfSize(use.cache, source.size)) {
       // No entry can answer for a log of a size none has, and none is of a shorter log at this path to
       // extend: the cold pass starts at once, the key is hashed beside it (on the worker) for the save.
-      let cancel = () => {};
-      const key = contentKey(source, encoding, decoder.name, maxLineBytes, undefined, { background: true, started: (c) => (cancel = c) });
-      key.catch(() => undefined);
+      const { key, cancel } = keyBeside(source, encoding, decoder.name, maxLineBytes);
       try {
         const cold = await indexedPass(target, source, { ...options, decoder }, use, key);
         if (!cold) throw new Error('a cold indexed pass always answers');
@@ -158,6 +156,8 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
       }
     }
     let hashed: (ContentKey & { prefixSha256?: Buffer }) | undefined;
+    /** The extension ran beside the hash, and the hash showed the old bytes unchanged: it is not run again. */
+    let extensionRan = false;
     if (cacheOn && prefixBytes !== undefined && !options.onLogical && !options.onStored && !holdsEntryOfSize(use.cache, source.size)) {
       // The log grew since this path's entry was written, and no entry is of its size: extend that entry
       // while the worker hashes the log. The extension answers only if the hash shows the old bytes are
@@ -165,19 +165,23 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
       const needs = use.needs ?? use.folds;
       const prior = loadIndex(use.cache, undefined, use.folds, needs, pointer!.name);
       if (prior && mayExtend(prior, { size: prefixBytes, encoding, decoder: decoder.name, maxLineBytes }, needs)) {
-        let cancel = () => {};
-        const key = contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes, { background: true, started: (c) => (cancel = c) });
-        key.catch(() => undefined);
+        const { key, cancel } = keyBeside(source, encoding, decoder.name, maxLineBytes, prefixBytes);
         let extended: IndexedInspection | undefined;
+        let failure: { error: unknown } | undefined;
         try {
           extended = await indexedPass(target, source, { ...options, decoder }, use, key, prior);
-        } catch {
-          // Decided again below, from the hash: a log whose old bytes are unchanged fails there as well.
-          extended = undefined;
+        } catch (error) {
+          failure = { error };
         }
         hashed = await key.catch(() => undefined);
         cancel();
         if (extended) return extended;
+        // Old bytes unchanged: the extension's outcome is the log's (its error, or a log it gives up on
+        // for the cold pass). Else it read bytes that are not the entry's, and is forgotten.
+        if (hashed && extendsPrefix(prior, hashed, needs)) {
+          if (failure) throw failure.error;
+          extensionRan = true;
+        }
       }
     }
     const key = cacheOn ? (hashed ?? (await contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes))) : undefined;
@@ -191,7 +195,7 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
           return warm;
         }
       }
-      const prior = pointer && key.prefixSha256 ? loadIndex(use.cache, undefined, use.folds, needs, pointer.name) : undefined;
+      const prior = pointer && key.prefixSha256 && !extensionRan ? loadIndex(use.cache, undefined, use.folds, needs, pointer.name) : undefined;
       if (prior && extendsPrefix(prior, key, needs)) {
         const extended = await indexedPass(target, source, { ...options, decoder }, use, key, prior);
         if (extended) return extended;
@@ -204,6 +208,17 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     source.close();
     throw error;
   }
+}
+
+/**
+ * The content key of `source`, hashed by the worker thread while this one goes on; `cancel` stops a
+ * hash that will not be awaited (the key then rejects, and nothing waits for it).
+ */
+function keyBeside(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number, prefixBytes?: number): { key: Promise<ContentKey & { prefixSha256?: Buffer }>; cancel: () => void } {
+  let cancel = () => {};
+  const key = contentKey(source, encoding, decoder, maxLineBytes, prefixBytes, { background: true, started: (c) => (cancel = c) });
+  key.catch(() => undefined);
+  return { key, cancel: () => cancel() };
 }
 
 /** Is `prior` the index of this log's first bytes, with a point to continue from and every needed fold extendable? */

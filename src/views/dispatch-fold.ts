@@ -12,6 +12,7 @@ import type { SeqRange } from '../log/reread.js';
 import { canonicalHeader } from './header.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
 import { AscendingNumberMap } from '../core/sorted.js';
+import { appendTo } from '../core/arrays.js';
 import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type ChunkSources, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepEntry } from './requests.js';
 
 /** Reads the events of some seq ranges back from the artifact (to hydrate dispatches from the index). */
@@ -284,7 +285,8 @@ function decodeDispatches(r: VarReader, events?: () => readonly SessionEvent[]):
     src.usageSeq.push(x.usageSeq);
     index.requests.push(restoredEntry(x.fields, snap, x.length, events));
     index.requestIndexByFirstChunkSeq[x.fields.firstChunkSeq] = i;
-    (index.requestIndexesByStep[stepKey(x.fields.turn, x.fields.step)] ??= []).push(i);
+    const key = stepKey(x.fields.turn, x.fields.step);
+    index.requestIndexesByStep[key] = appendTo(index.requestIndexesByStep[key], i);
   }
   index.owners = readOwners(r);
   for (const s of r.ascending()) index.inSpan.add(s);
@@ -350,7 +352,8 @@ function savedDispatches(bytes: Buffer): Dispatches {
       for (let i = 0; i < recordAt.length; i++) {
         const rr = at(recordAt[i] as number);
         const turn = rr.int();
-        (out[stepKey(turn, rr.int())] ??= []).push(i);
+        const key = stepKey(turn, rr.int());
+        out[key] = appendTo(out[key], i);
       }
       return settle(this, 'requestIndexesByStep', out);
     },

@@ -26,6 +26,7 @@ import { deepEqualJson } from '../log/surface.js';
 import { AttemptBoundaries, type ChunkPlace } from './attempts.js';
 import { RowChunk } from '../log/pruned-event.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
+import { appendTo } from '../core/arrays.js';
 import { VarReader, VarWriter } from '../log/index/codec.js';
 import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js';
 
@@ -490,9 +491,7 @@ export class ReplayPlanner {
     const key = stepKey(turn, step);
     const list = this.perStep.get(key);
     const a = plan(this.chunked.length, turn, step, list?.length ?? 0, anchor);
-    // A step's first attempt: an array of one (most steps have one; a pushed-to empty array holds 17 slots).
-    if (list) list.push(a);
-    else this.perStep.set(key, [a]);
+    this.perStep.set(key, appendTo(list, a));
     this.chunked.push(a);
     return a;
   }

@@ -11,6 +11,7 @@
  */
 import { floorIndexBy } from '../log/reread.js';
 import { AscendingNumberMap } from '../core/sorted.js';
+import { appendTo } from '../core/arrays.js';
 import { createHash, hash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import { UsageError } from '../core/errors.js';
@@ -359,15 +360,9 @@ export class DispatchBuilder {
     out.requests.push(entry);
     // A seq is an index-like key: stored as one (the same key as its string, no string made).
     out.requestIndexByFirstChunkSeq[event.seq] = entry.index;
-    // Most steps have one dispatch: arrays of one (a pushed-to empty array holds 17 slots).
-    const byStep = out.requestIndexesByStep[stepKey];
-    if (byStep) byStep.push(entry.index);
-    else out.requestIndexesByStep[stepKey] = [entry.index];
+    out.requestIndexesByStep[stepKey] = appendTo(out.requestIndexesByStep[stepKey], entry.index);
     const s = this.openSteps.get(stepKey) ?? this.lastStepOf(stepKey);
-    if (s) {
-      if (s.requestIndexes.length > 0) s.requestIndexes.push(entry.index);
-      else s.requestIndexes = [entry.index];
-    }
+    if (s) s.requestIndexes = appendTo(s.requestIndexes, entry.index);
     return entry;
   }
 
