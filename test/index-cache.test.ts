@@ -467,6 +467,34 @@ describe('a grown log DSH refuses', () => {
   });
 });
 
+describe('a grown log whose new dispatch the index cannot keep', () => {
+  it('gives up the extension when the resumed dispatch index cannot be saved: the cold answer, and nothing extended', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(TMP, 'unkept-growth-')), 'session.jsonl');
+    const text = logText(baseEvents());
+    fs.writeFileSync(file, text);
+    const use = { cache: cacheConfig({ DSH_CACHE_DIR: freshCache() }), folds: SESSION_FOLDS, needs: [DISPATCHES] };
+    (await inspectTargetIndexed(resolveTarget(file), {}, use)).close();
+    // A turn whose dispatch starts at a chunk time that is not an integer: DSH accepts the log, the index cannot hold the time.
+    const count = text.trimEnd().split('\n').length - 1;
+    const grownEvents = [
+      { type: 'turn/start', data: { turn: 3 } },
+      { type: 'step/start', data: { turn: 3, step: 1 } },
+      { type: 'assistant/chunk', data: { turn: 3, step: 1.5, chunk: { type: 'finish', reason: { kind: 'stop' } } } },
+      { type: 'step/end', data: { turn: 3, step: 1 } },
+      { type: 'turn/end', data: { turn: 3, reason: { kind: 'completed' } } },
+    ].map((e, i) => JSON.stringify({ type: e.type, seq: count + i, time: 1000 + count + i, ...e }));
+    fs.appendFileSync(file, grownEvents.join('\n') + '\n');
+    const cold = await inspectTargetIndexed(resolveTarget(file), {}, { ...use, cache: cacheConfig({ DSH_NO_CACHE: '1' }) });
+    cold.close();
+    expect(cold.inspection.error).toBeUndefined();
+    expect(foldOf(cold.folds, DISPATCHES).index.requests.at(-1)?.step).toBe(1.5);
+    const grown = await inspectTargetIndexed(resolveTarget(file), {}, use);
+    grown.close();
+    expect(grown.extended).not.toBe(true);
+    expect(toJson(foldOf(grown.folds, DISPATCHES).index)).toBe(toJson(foldOf(cold.folds, DISPATCHES).index));
+  });
+});
+
 describe('the folds a validating pass builds', () => {
   it('with no cache, only the folds the view reads; writing the index, every fold, but the view is handed only those it reads', async () => {
     const file = path.join(fs.mkdtempSync(path.join(TMP, 'folds-')), 'session.jsonl');

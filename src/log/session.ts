@@ -393,7 +393,15 @@ async function indexedPass(
     throw foldFailure.error;
   }
   const closers = inspection.closers;
-  for (const [, b] of builders) b.end?.(closers, inspection.storedEventCount);
+  for (const [, b] of builders) {
+    try {
+      b.end?.(closers, inspection.storedEventCount);
+    } catch (error) {
+      // A resumed fold whose index cannot be kept: the cold pass rebuilds it (and decides what to keep).
+      if (prior) return undefined;
+      throw error;
+    }
+  }
   const fill = sparseFill(inspection.storedEventCount + closers.length, closers);
   if (inspection.migratedEvents > 0 && use?.indexOnly) return { inspection, folds: new Map(builders.map(([t, b]) => [t, b.result()])), warm: false, close };
   if (inspection.migratedEvents > 0) {

@@ -13,7 +13,7 @@ import { canonicalHeader } from './header.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
 import { AscendingNumberMap } from '../core/sorted.js';
 import { appendTo } from '../core/arrays.js';
-import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type ChunkSources, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepEntry } from './requests.js';
+import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type CallOwnerLookup, type ChunkSources, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepDispatches, type StepEntry } from './requests.js';
 
 /** Reads the events of some seq ranges back from the artifact (to hydrate dispatches from the index). */
 export type Fetch = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
@@ -98,28 +98,38 @@ const safe = (v: unknown): v is number => typeof v === 'number' && Number.isSafe
 const opt = (v: number | null) => (v === null ? 0 : v + 1);
 const unopt = (v: number) => (v === 0 ? null : v - 1);
 
-/** The fold around a builder (which records where each dispatch's finish and usage come from, in `src`): keeps the resume state. */
-function dispatchFold(builder: DispatchBuilder, src: ChunkSources, result: () => Dispatches): FoldBuilder<Dispatches> {
+/** Thrown by a resumed fold whose index cannot be kept (the extension is given up; the cold pass decides). */
+class CannotExtend extends Error {}
+
+/**
+ * The fold around a builder (which records where each dispatch's finish and usage come from, in
+ * `src`): keeps the resume state. A cold fold answers with its builder's index; a resumed one
+ * (`saved`: the bytes it goes on from) answers with the index it saves, read as a warm view reads it.
+ */
+function dispatchFold(builder: DispatchBuilder, src: ChunkSources, cold: Dispatches | undefined, saved?: Saved): FoldBuilder<Dispatches> {
   let state: DispatchResumeState | undefined;
   let index: DispatchIndex | undefined;
+  let bytes: Buffer | undefined;
+  let warm: Dispatches | undefined;
   const done = () => (index ??= builder.finish());
+  const encode = () => {
+    state ??= builder.resumeState();
+    const main = encodeDispatches(done(), src, saved);
+    return main && Buffer.concat([main, encodeResumeState(state, saved?.callOwners)]);
+  };
   return {
     observe: (e) => void builder.apply(e),
     end: (closers) => {
       // The state to go on from is the stored events' (closers are in memory only).
       state ??= builder.resumeState();
       for (const c of closers) builder.apply(c);
+      if (saved) {
+        bytes = encode();
+        if (!bytes) throw new CannotExtend('this dispatch index cannot be kept');
+      }
     },
-    result: () => {
-      done();
-      return result();
-    },
-    encode: () => {
-      state ??= builder.resumeState();
-      const x = done();
-      const main = encodeDispatches(x, src);
-      return main && Buffer.concat([main, encodeResumeState(state)]);
-    },
+    result: () => (cold ? (done(), cold) : (warm ??= savedDispatches(bytes!))),
+    encode: () => bytes ?? encode(),
   };
 }
 
@@ -133,31 +143,108 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
     const builder = new DispatchBuilder({ lazy: () => result!.eventsFn(), trusted: true, sources });
     // Its entries keep seqs, not the request headers and usage they point at: a view re-reads those it shows.
     result = new Dispatches(builder.out, sources);
-    return dispatchFold(builder, sources, () => result!);
+    return dispatchFold(builder, sources, result);
   },
   decode: (bytes) => savedDispatches(bytes),
   resume(bytes, prefix) {
-    const r = new VarReader(bytes);
-    let result: Dispatches | undefined;
-    const events = () => result!.eventsFn();
-    const decoded = decodeDispatches(r, events);
-    const state = decodeResumeState(r);
-    if (state.eventCount !== prefix.storedEventCount) throw new Error('the saved dispatch state is not of this prefix');
-    const builder = DispatchBuilder.resume(decoded.result.index, state, prefix.surface, events, decoded.sources);
-    // Entries are re-read for their text-valued fields, old and new alike.
-    result = new Dispatches(builder.out, decoded.sources);
-    return dispatchFold(builder, decoded.sources, () => result!);
+    // Only what the new events can touch is decoded: the last dispatch, the open steps, what new
+    // events point at. The rest of the saved bytes is copied into the index saved next.
+    const count = prefix.storedEventCount;
+    const x = layoutOf(bytes);
+    const steps = stepLayout(bytes, x.stepsAt);
+    const saved = savedState(bytes, steps.end);
+    if (saved.state.eventCount !== count) throw new Error('the saved dispatch state is not of this prefix');
+    const at = (offset: number) => new VarReader(bytes).seek(offset);
+    const src: ChunkSources = { finishSeq: [], usageSeq: [] };
+    const snapshots: number[][] = [];
+    const snapshot = (k: number) => (snapshots[k] ??= at(x.snapshotAt[k] as number).uints());
+    // The builder's entries read no messages (its index is saved, and the answer read back from that).
+    const none = () => [];
+    const requests = lazyElements<DispatchEntry>(x.turn.length, (i) => {
+      const r = readRecord(at(x.recordAt[i] as number), i);
+      src.finishSeq[i] = r.finishSeq;
+      src.usageSeq[i] = r.usageSeq;
+      return restoredEntry(r.fields, snapshot(r.snap), r.length, none);
+    });
+    // A step the closers ended is open again (the closers are the old end's, not this one's).
+    const stepList = lazyElements<StepEntry>(steps.turn.length, (i) => {
+      const s = readStep(at(steps.at[i] as number));
+      if (s.endSeq !== null && s.endSeq >= count) s.endSeq = null;
+      return s;
+    });
+    const index: DispatchIndex = {
+      requests: requests.array,
+      // The builder writes these two (and reads its own lists before the saved ones): the index it saves derives them from the records.
+      requestIndexByFirstChunkSeq: {},
+      requestIndexesByStep: {},
+      steps: stepList.array,
+      owners: readOwners(at(x.ownersAt)),
+      inSpan: new Set(at(x.inSpanAt).ascending()),
+      eventCount: x.eventCount,
+    };
+    const openSteps = openStepsOf(steps, count).map((i) => stepList.array[i] as StepEntry);
+    const builder = DispatchBuilder.resume(index, saved.state, prefix.surface, none, src, {
+      openSteps,
+      callOwners: saved.callOwners,
+      stepDispatches: savedStepDispatches(x),
+      firstChunkSeqs: Array.from(x.firstChunk),
+    });
+    return dispatchFold(builder, src, undefined, { bytes, layout: x, steps, requests, stepList, snapshots, callOwners: saved.callOwners });
   },
 };
 
-function encodeResumeState(s: DispatchResumeState): Buffer {
+/**
+ * The saved dispatches of a turn and step. A turn after every saved one has none (most lookups: new
+ * steps); the first other lookup lists every saved step's dispatches.
+ */
+function savedStepDispatches(x: Layout): StepDispatches {
+  let lastTurn = -Infinity;
+  for (let i = 0; i < x.turn.length; i++) lastTurn = Math.max(lastTurn, x.turn[i] as number);
+  let byStep: Map<string, number[]> | undefined;
+  return (turn, step) => {
+    // A number above every saved turn spells no saved step's key.
+    if (typeof turn === 'number' && turn > lastTurn) return undefined;
+    if (!byStep) {
+      byStep = new Map();
+      for (let i = 0; i < x.turn.length; i++) {
+        const key = stepKey(x.turn[i], x.step[i]);
+        byStep.set(key, appendTo(byStep.get(key), i));
+      }
+    }
+    return byStep.get(stepKey(turn, step));
+  };
+}
+
+/** The saved index a resumed fold goes on from: its bytes, where their parts lie, what of them was decoded. */
+interface Saved {
+  bytes: Buffer;
+  layout: Layout;
+  steps: StepLayout;
+  requests: LazyElements<DispatchEntry>;
+  stepList: LazyElements<StepEntry>;
+  /** The snapshots decoded, by id (sparse). */
+  snapshots: readonly (readonly number[] | undefined)[];
+  callOwners: SavedCallOwners;
+}
+
+/** The call owners of a saved resume state: looked up (decoded on first miss), or copied as bytes. */
+interface SavedCallOwners extends CallOwnerLookup {
+  count: number;
+  bytes: Buffer;
+}
+
+function encodeResumeState(s: DispatchResumeState, prior?: SavedCallOwners): Buffer {
   const w = new VarWriter().uint(s.eventCount).uint(opt(s.openIndex)).uint(opt(s.headerSeq)).uint(opt(s.contextSeq));
-  w.uints(s.silentNodes).uint(s.mirrorLength).uint(s.mirrorShared ? 1 : 0).uint(s.callOwners.size);
+  w.uints(s.silentNodes).uint(s.mirrorLength).uint(s.mirrorShared ? 1 : 0).uint((prior?.count ?? 0) + s.callOwners.size);
+  // A digest both hold is read last-wins: the later builder's owner, as its lookup has it.
+  if (prior) w.raw(prior.bytes);
   for (const [digest, owner] of s.callOwners) w.bytes(Buffer.from(digest, 'latin1')).uint(owner);
   return w.done();
 }
 
-function decodeResumeState(r: VarReader): DispatchResumeState {
+/** The resume state saved at `offset` of `bytes` (its call owners decoded when first looked up). */
+function savedState(bytes: Buffer, offset: number): { state: DispatchResumeState; callOwners: SavedCallOwners } {
+  const r = new VarReader(bytes).seek(offset);
   const eventCount = r.uint();
   const openIndex = unopt(r.uint());
   const headerSeq = unopt(r.uint());
@@ -165,46 +252,111 @@ function decodeResumeState(r: VarReader): DispatchResumeState {
   const silentNodes = r.uints();
   const mirrorLength = r.uint();
   const mirrorShared = r.uint() === 1;
-  const callOwners = new Map<string, number>();
-  for (let n = r.uint(), i = 0; i < n; i++) callOwners.set(r.bytes().toString('latin1'), r.uint());
-  return { eventCount, openIndex, headerSeq, contextSeq, silentNodes, mirrorLength, mirrorShared, callOwners };
+  const count = r.uint();
+  const from = r.offset;
+  for (let i = 0; i < count; i++) {
+    r.skipBytes();
+    r.uint();
+  }
+  const pairs = bytes.subarray(from, r.offset);
+  let map: Map<string, number> | undefined;
+  const callOwners: SavedCallOwners = {
+    count,
+    bytes: pairs,
+    get(digest) {
+      if (!map) {
+        map = new Map();
+        const p = new VarReader(pairs);
+        for (let i = 0; i < count; i++) map.set(p.bytes().toString('latin1'), p.uint());
+      }
+      return map.get(digest);
+    },
+  };
+  return { state: { eventCount, openIndex, headerSeq, contextSeq, silentNodes, mirrorLength, mirrorShared, callOwners: new Map() }, callOwners };
 }
 
-function encodeDispatches(x: DispatchIndex, src: ChunkSources): Buffer | undefined {
+/**
+ * The bytes of a dispatch index; with `saved`, the index a resumed builder made from those bytes:
+ * what it never decoded is copied from them (a saved part it did not decode is one no new event touched).
+ */
+function encodeDispatches(x: DispatchIndex, src: ChunkSources, saved?: Saved): Buffer | undefined {
   const w = new VarWriter().uint(x.eventCount);
+  const savedBytes = saved?.bytes ?? Buffer.alloc(0);
+  // Copies of adjacent runs are joined: one copy per run of untouched parts.
+  let runFrom = 0;
+  let runTo = 0;
+  const flush = () => {
+    if (runTo > runFrom) w.raw(savedBytes.subarray(runFrom, runTo));
+    runFrom = runTo = 0;
+  };
+  const copy = (from: number, to: number) => {
+    if (from !== runTo) {
+      flush();
+      runFrom = from;
+    }
+    runTo = to;
+  };
+  // Snapshots are numbered in the order dispatches first show them: the saved ones keep their numbers.
+  const oldSnapshots = saved ? saved.layout.snapshotAt.length - 1 : 0;
+  const oldRequests = saved ? saved.layout.turn.length : 0;
   const snapshots = new Map<readonly number[], number>();
-  const order: (readonly number[])[] = [];
-  for (const e of x.requests) {
-    const snap = lazySnapshot(e);
+  saved?.snapshots.forEach((s, k) => s && snapshots.set(s, k));
+  const added: (readonly number[])[] = [];
+  for (let i = oldRequests; i < x.requests.length; i++) {
+    const snap = lazySnapshot(x.requests[i] as DispatchEntry);
     if (!snap) return undefined;
     if (!snapshots.has(snap[0])) {
-      snapshots.set(snap[0], order.length);
-      order.push(snap[0]);
+      snapshots.set(snap[0], oldSnapshots + added.length);
+      added.push(snap[0]);
     }
   }
-  w.uint(order.length);
-  for (const s of order) {
-    if (!s.every(safe)) return undefined;
-    w.uints(s.map((v) => (v < 0 ? -1 : v)));
-    if (s.some((v) => v < 0)) return undefined;
+  w.uint(oldSnapshots + added.length);
+  for (let k = 0; k < oldSnapshots; k++) {
+    const s = saved!.snapshots[k];
+    if (!s) copy(saved!.layout.snapshotAt[k] as number, saved!.layout.snapshotAt[k + 1] as number);
+    else if ((flush(), !writeSnapshot(w, s))) return undefined;
   }
+  flush();
+  for (const s of added) if (!writeSnapshot(w, s)) return undefined;
   w.uint(x.requests.length);
-  for (const e of x.requests) {
-    if (!safe(e.turn) || !safe(e.step) || !safe(e.firstChunkTime) || !safe(e.lastChunkTime)) return undefined;
-    const snap = lazySnapshot(e)!;
-    w.int(e.turn).int(e.step).uint(e.attemptInStep).uint(e.firstChunkSeq).uint(e.lastChunkSeq).uint(e.chunkCount);
-    w.uint(opt(src.finishSeq[e.index] ?? null)).uint(opt(src.usageSeq[e.index] ?? null));
-    w.uint(opt(e.assistantMessageSeq)).uint(e.prefixEventCount).uint(opt(e.headerSeq)).uint(opt(e.requestContextSeq));
-    w.uint(e.messageCount).int(e.firstChunkTime).int(e.lastChunkTime).uint(snapshots.get(snap[0])!).uint(snap[1]);
+  for (let i = 0; i < x.requests.length; i++) {
+    if (i < oldRequests && !saved!.requests.made(i)) copy(saved!.layout.recordAt[i] as number, saved!.layout.recordAt[i + 1] as number);
+    else if ((flush(), !writeRecord(w, x.requests[i] as DispatchEntry, src, snapshots))) return undefined;
   }
+  flush();
   w.ascending(x.owners.keys()).uints(x.owners.values());
   w.ascending([...x.inSpan].sort((a, b) => a - b));
+  const oldSteps = saved ? saved.steps.turn.length : 0;
   w.uint(x.steps.length);
-  for (const s of x.steps) {
-    if (!safe(s.turn) || !safe(s.step)) return undefined;
-    w.int(s.turn).int(s.step).uint(s.startSeq).uint(opt(s.endSeq)).uints(s.requestHeaderSeqs).uints(s.requestIndexes);
+  for (let i = 0; i < x.steps.length; i++) {
+    if (i < oldSteps && !saved!.stepList.made(i)) copy(saved!.steps.at[i] as number, saved!.steps.at[i + 1] as number);
+    else if ((flush(), !writeStep(w, x.steps[i] as StepEntry))) return undefined;
   }
+  flush();
   return w.done();
+}
+
+function writeSnapshot(w: VarWriter, s: readonly number[]): boolean {
+  for (let i = 0; i < s.length; i++) if (!safe(s[i]) || (s[i] as number) < 0) return false;
+  w.uints(s);
+  return true;
+}
+
+function writeRecord(w: VarWriter, e: DispatchEntry, src: ChunkSources, snapshots: ReadonlyMap<readonly number[], number>): boolean {
+  if (!safe(e.turn) || !safe(e.step) || !safe(e.firstChunkTime) || !safe(e.lastChunkTime)) return false;
+  const snap = lazySnapshot(e);
+  if (!snap) return false;
+  w.int(e.turn).int(e.step).uint(e.attemptInStep).uint(e.firstChunkSeq).uint(e.lastChunkSeq).uint(e.chunkCount);
+  w.uint(opt(src.finishSeq[e.index] ?? null)).uint(opt(src.usageSeq[e.index] ?? null));
+  w.uint(opt(e.assistantMessageSeq)).uint(e.prefixEventCount).uint(opt(e.headerSeq)).uint(opt(e.requestContextSeq));
+  w.uint(e.messageCount).int(e.firstChunkTime).int(e.lastChunkTime).uint(snapshots.get(snap[0])!).uint(snap[1]);
+  return true;
+}
+
+function writeStep(w: VarWriter, s: StepEntry): boolean {
+  if (!safe(s.turn) || !safe(s.step)) return false;
+  w.int(s.turn).int(s.step).uint(s.startSeq).uint(opt(s.endSeq)).uints(s.requestHeaderSeqs).uints(s.requestIndexes);
+  return true;
 }
 
 /** The numbers of one saved dispatch (the encoder's order). */
@@ -262,120 +414,179 @@ function readOwners(r: VarReader): AscendingNumberMap {
   return owners;
 }
 
+function readStep(r: VarReader): StepEntry {
+  return { turn: r.int(), step: r.int(), startSeq: r.uint(), endSeq: unopt(r.uint()), requestHeaderSeqs: r.uints(), requestIndexes: r.uints() };
+}
+
 function readSteps(r: VarReader): StepEntry[] {
   const steps: StepEntry[] = [];
-  for (let n = r.uint(), i = 0; i < n; i++) steps.push({ turn: r.int(), step: r.int(), startSeq: r.uint(), endSeq: unopt(r.uint()), requestHeaderSeqs: r.uints(), requestIndexes: r.uints() });
+  for (let n = r.uint(), i = 0; i < n; i++) steps.push(readStep(r));
   return steps;
 }
 
-/** The saved dispatch index read from `r` (left after it), every entry built; restored entries read messages from `events` (default: the result's). */
-function decodeDispatches(r: VarReader, events?: () => readonly SessionEvent[]): { result: Dispatches; sources: ChunkSources } {
+/** Where the parts of a saved dispatch index lie (one walk), with each dispatch's step and chunk span. */
+interface Layout {
+  eventCount: number;
+  /** Where each snapshot starts, and (last) where the snapshots end. */
+  snapshotAt: Float64Array;
+  /** Where each dispatch's record starts, and (last) where the records end. */
+  recordAt: Float64Array;
+  turn: Float64Array;
+  step: Float64Array;
+  firstChunk: Float64Array;
+  lastChunk: Float64Array;
+  ownersAt: number;
+  inSpanAt: number;
+  stepsAt: number;
+}
+
+function layoutOf(bytes: Buffer): Layout {
+  const r = new VarReader(bytes);
   const eventCount = r.uint();
-  const snapshots: number[][] = [];
-  for (let n = r.uint(), i = 0; i < n; i++) snapshots.push(r.uints());
-  const index: DispatchIndex = { requests: [], requestIndexByFirstChunkSeq: {}, requestIndexesByStep: {}, steps: [], owners: new AscendingNumberMap(), inSpan: new Set(), eventCount };
-  const src: ChunkSources = { finishSeq: [], usageSeq: [] };
-  let result: Dispatches | undefined;
-  events ??= () => result!.eventsFn();
-  for (let n = r.uint(), i = 0; i < n; i++) {
-    const x = readRecord(r, i);
-    const snap = snapshots[x.snap];
-    if (!snap) throw new Error('dispatch snapshot out of range');
-    src.finishSeq.push(x.finishSeq);
-    src.usageSeq.push(x.usageSeq);
-    index.requests.push(restoredEntry(x.fields, snap, x.length, events));
-    index.requestIndexByFirstChunkSeq[x.fields.firstChunkSeq] = i;
-    const key = stepKey(x.fields.turn, x.fields.step);
-    index.requestIndexesByStep[key] = appendTo(index.requestIndexesByStep[key], i);
+  const snapshotAt = new Float64Array(r.uint() + 1);
+  for (let i = 0; i + 1 < snapshotAt.length; i++) {
+    snapshotAt[i] = r.offset;
+    r.skipArray();
   }
-  index.owners = readOwners(r);
-  for (const s of r.ascending()) index.inSpan.add(s);
-  index.steps = readSteps(r);
-  result = new Dispatches(index, src);
-  return { result, sources: src };
+  snapshotAt[snapshotAt.length - 1] = r.offset;
+  const n = r.uint();
+  const recordAt = new Float64Array(n + 1);
+  const turn = new Float64Array(n);
+  const step = new Float64Array(n);
+  const firstChunk = new Float64Array(n);
+  const lastChunk = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    recordAt[i] = r.offset;
+    turn[i] = r.int();
+    step[i] = r.int();
+    r.uint();
+    firstChunk[i] = r.uint();
+    lastChunk[i] = r.uint();
+    r.skip(RECORD_VALUES - 7);
+    if (r.uint() + 1 >= snapshotAt.length) throw new Error('dispatch snapshot out of range');
+    r.uint();
+  }
+  recordAt[n] = r.offset;
+  const ownersAt = r.offset;
+  r.skipArray();
+  r.skipArray();
+  const inSpanAt = r.offset;
+  r.skipArray();
+  return { eventCount, snapshotAt, recordAt, turn, step, firstChunk, lastChunk, ownersAt, inSpanAt, stepsAt: r.offset };
+}
+
+/** Where each saved step lies (and, last, where the steps end), with its turn, step and end seq (-1: none). */
+interface StepLayout {
+  at: Float64Array;
+  turn: Float64Array;
+  step: Float64Array;
+  endSeq: Float64Array;
+  end: number;
+}
+
+function stepLayout(bytes: Buffer, offset: number): StepLayout {
+  const r = new VarReader(bytes).seek(offset);
+  const n = r.uint();
+  const at = new Float64Array(n + 1);
+  const turn = new Float64Array(n);
+  const step = new Float64Array(n);
+  const endSeq = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    at[i] = r.offset;
+    turn[i] = r.int();
+    step[i] = r.int();
+    r.uint();
+    endSeq[i] = r.uint() - 1;
+    r.skipArray();
+    r.skipArray();
+  }
+  at[n] = r.offset;
+  return { at, turn, step, endSeq, end: r.offset };
+}
+
+/**
+ * The saved steps still open after the first `count` events (an end at or after it is a closer's):
+ * each the last step of its `(turn, step)`, in log order.
+ */
+function openStepsOf(steps: StepLayout, count: number): number[] {
+  const open: number[] = [];
+  for (let i = 0; i < steps.endSeq.length; i++) if ((steps.endSeq[i] as number) < 0 || (steps.endSeq[i] as number) >= count) open.push(i);
+  const n = steps.turn.length;
+  const sameKey = (i: number, j: number) => steps.turn[i] === steps.turn[j] && steps.step[i] === steps.step[j];
+  if (open.length <= 64) return open.filter((i) => !laterOf(i, n, sameKey));
+  // Many steps never ended: the last step of each key, found once.
+  const last = new Map<string, number>();
+  for (let i = 0; i < n; i++) last.set(stepKey(steps.turn[i], steps.step[i]), i);
+  return open.filter((i) => last.get(stepKey(steps.turn[i], steps.step[i])) === i);
+}
+
+function laterOf(i: number, n: number, sameKey: (i: number, j: number) => boolean): boolean {
+  for (let j = i + 1; j < n; j++) if (sameKey(i, j)) return true;
+  return false;
 }
 
 /**
  * The saved dispatch index as a warm view reads it: one walk finds where each dispatch's numbers
  * lie, and an entry, a snapshot, the owners, the steps or the by-step lists are decoded only when
  * first read (a view shows a few of 70,000 dispatches; building them all cost 70 MB on the bench's
- * 2 GB log). Equal, field for field, to `decodeDispatches`.
+ * 2 GB log).
  */
 function savedDispatches(bytes: Buffer): Dispatches {
-  const r = new VarReader(bytes);
-  const eventCount = r.uint();
-  const snapshotAt = new Float64Array(r.uint());
-  for (let i = 0; i < snapshotAt.length; i++) {
-    snapshotAt[i] = r.offset;
-    r.skipArray();
-  }
-  const recordAt = new Float64Array(r.uint());
-  const firstChunk = new Float64Array(recordAt.length);
-  const lastChunk = new Float64Array(recordAt.length);
-  for (let i = 0; i < recordAt.length; i++) {
-    recordAt[i] = r.offset;
-    r.skip(3);
-    firstChunk[i] = r.uint();
-    lastChunk[i] = r.uint();
-    r.skip(RECORD_VALUES - 7);
-    if (r.uint() >= snapshotAt.length) throw new Error('dispatch snapshot out of range');
-    r.uint();
-  }
-  const ownersAt = r.offset;
-  r.skipArray();
-  r.skipArray();
-  const inSpanAt = r.offset;
-  r.skipArray();
-  const stepsAt = r.offset;
+  const x = layoutOf(bytes);
   const at = (offset: number) => new VarReader(bytes).seek(offset);
   const snapshots: number[][] = [];
-  const snapshot = (k: number) => (snapshots[k] ??= at(snapshotAt[k] as number).uints());
+  const snapshot = (k: number) => (snapshots[k] ??= at(x.snapshotAt[k] as number).uints());
   const src: ChunkSources = { finishSeq: [], usageSeq: [] };
   let result: Dispatches | undefined;
   const events = () => result!.eventsFn();
-  const requests = lazyArray<DispatchEntry>(recordAt.length, (i) => {
-    const x = readRecord(at(recordAt[i] as number), i);
-    src.finishSeq[i] = x.finishSeq;
-    src.usageSeq[i] = x.usageSeq;
-    return restoredEntry(x.fields, snapshot(x.snap), x.length, events);
-  });
+  const requests = lazyElements<DispatchEntry>(x.turn.length, (i) => {
+    const r = readRecord(at(x.recordAt[i] as number), i);
+    src.finishSeq[i] = r.finishSeq;
+    src.usageSeq[i] = r.usageSeq;
+    return restoredEntry(r.fields, snapshot(r.snap), r.length, events);
+  }).array;
   const index = {
     requests,
-    eventCount,
+    eventCount: x.eventCount,
     get requestIndexByFirstChunkSeq(): Record<string, number> {
       const out: Record<string, number> = {};
-      firstChunk.forEach((seq, i) => (out[String(seq)] = i));
+      x.firstChunk.forEach((seq, i) => (out[String(seq)] = i));
       return settle(this, 'requestIndexByFirstChunkSeq', out);
     },
     get requestIndexesByStep(): Record<string, number[]> {
       const out: Record<string, number[]> = {};
-      for (let i = 0; i < recordAt.length; i++) {
-        const rr = at(recordAt[i] as number);
-        const turn = rr.int();
-        const key = stepKey(turn, rr.int());
+      for (let i = 0; i < x.turn.length; i++) {
+        const key = stepKey(x.turn[i], x.step[i]);
         out[key] = appendTo(out[key], i);
       }
       return settle(this, 'requestIndexesByStep', out);
     },
     get owners(): AscendingNumberMap {
-      return settle(this, 'owners', readOwners(at(ownersAt)));
+      return settle(this, 'owners', readOwners(at(x.ownersAt)));
     },
     get inSpan(): Set<number> {
-      return settle(this, 'inSpan', new Set(at(inSpanAt).ascending()));
+      return settle(this, 'inSpan', new Set(at(x.inSpanAt).ascending()));
     },
     get steps(): StepEntry[] {
-      return settle(this, 'steps', readSteps(at(stepsAt)));
+      return settle(this, 'steps', readSteps(at(x.stepsAt)));
     },
   };
-  result = new Dispatches(index, src, { first: firstChunk, last: lastChunk });
+  result = new Dispatches(index, src, { first: x.firstChunk, last: x.lastChunk });
   return result;
+}
+
+/** An array whose elements are made on first read, and which of them were. */
+interface LazyElements<T> {
+  array: T[];
+  made(i: number): boolean;
 }
 
 /**
  * An array of `length` whose element `i` is `make(i)`, made on first read (then kept). It reads,
  * iterates and serializes as the array of every element; enumerating its keys makes them all.
+ * Elements pushed or stored past `length` are plain ones.
  */
-function lazyArray<T>(length: number, make: (i: number) => T): T[] {
+function lazyElements<T>(length: number, make: (i: number) => T): LazyElements<T> {
   const target = new Array<T>(length);
   const slot = (p: string | symbol): number | undefined => {
     if (typeof p !== 'string' || p.length === 0 || p.charCodeAt(0) < 48 || p.charCodeAt(0) > 57) return undefined;
@@ -386,7 +597,7 @@ function lazyArray<T>(length: number, make: (i: number) => T): T[] {
   const fillAll = () => {
     for (let i = 0; i < length; i++) fill(i);
   };
-  return new Proxy(target, {
+  const array = new Proxy(target, {
     get(t, p, receiver) {
       const i = slot(p);
       return i === undefined ? Reflect.get(t, p, receiver) : fill(i);
@@ -404,4 +615,5 @@ function lazyArray<T>(length: number, make: (i: number) => T): T[] {
       return Reflect.ownKeys(t);
     },
   });
+  return { array, made: (i) => i in target };
 }

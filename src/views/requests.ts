@@ -181,7 +181,13 @@ export class DispatchBuilder {
   private lastStep: StepEntry | undefined;
   private readonly lazy: boolean;
   /** Call owners of the prefix a resumed builder goes on from (by `callIdDigest`). */
-  private priorCallOwners: Map<string, number> | undefined;
+  private priorCallOwners: CallOwnerLookup | undefined;
+  /** The dispatch started last (the one a chunk that starts none joins). */
+  private last: DispatchEntry | undefined;
+  /** Every dispatch's first chunk seq (where a cited chunk's owner is looked up). */
+  private firstChunkSeqs: number[] = [];
+  /** A resumed builder's dispatches of a step before it, by turn and step (a list it then keeps is its own). */
+  private priorStepDispatches: StepDispatches | undefined;
   readonly out: DispatchIndex = {
     requests: [],
     requestIndexByFirstChunkSeq: {},
@@ -267,7 +273,7 @@ export class DispatchBuilder {
         const callId = event.data?.callId;
         let owner = typeof callId === 'string' ? (this.callOwner.get(callId) ?? this.priorCallOwners?.get(callIdDigest(callId))) : undefined;
         if (owner === undefined) {
-          const list = this.out.requestIndexesByStep[stepKey(event.data?.turn, event.data?.step)];
+          const list = this.out.requestIndexesByStep[stepKey(event.data?.turn, event.data?.step)] ?? this.priorStepDispatches?.(event.data?.turn, event.data?.step);
           owner = list && list.length ? list[list.length - 1] : undefined;
         }
         if (owner !== undefined) out.owners.set(event.seq, owner);
@@ -283,7 +289,7 @@ export class DispatchBuilder {
 
   /** A chunk at `seg` (the segmenter's bits) joins its dispatch, which it may start: the dispatch it joined. */
   private chunkSeen(event: SessionEvent, seg: number): DispatchEntry {
-    const entry = seg & STARTS ? this.startDispatch(event) : (this.out.requests[this.out.requests.length - 1] as DispatchEntry);
+    const entry = seg & STARTS ? this.startDispatch(event) : (this.last as DispatchEntry);
     entry.lastChunkSeq = event.seq;
     entry.lastChunkTime = event.time;
     entry.chunkCount += 1;
@@ -358,9 +364,11 @@ export class DispatchBuilder {
       if (keep === true || (typeof keep === 'function' && keep(entry))) entry.messages = messages;
     }
     out.requests.push(entry);
+    this.last = entry;
+    this.firstChunkSeqs.push(event.seq);
     // A seq is an index-like key: stored as one (the same key as its string, no string made).
     out.requestIndexByFirstChunkSeq[event.seq] = entry.index;
-    out.requestIndexesByStep[stepKey] = appendTo(out.requestIndexesByStep[stepKey], entry.index);
+    out.requestIndexesByStep[stepKey] = appendTo(out.requestIndexesByStep[stepKey] ?? this.priorStepDispatches?.(seg.turn, seg.step)?.slice(), entry.index);
     const s = this.openSteps.get(stepKey) ?? this.lastStepOf(stepKey);
     if (s) s.requestIndexes = appendTo(s.requestIndexes, entry.index);
     return entry;
@@ -379,7 +387,7 @@ export class DispatchBuilder {
     let owner: number | undefined;
     for (const s of sources) {
       // Only chunks cite attempts.
-      const o = chunkOwner(this.out, s);
+      const o = chunkOwner(this.out, s, this.firstChunkSeqs);
       if (o !== undefined) {
         owner = o;
         break;
@@ -407,12 +415,13 @@ export class DispatchBuilder {
 
   /**
    * What this (lazy) builder needs beyond its index to go on after the events folded so far
-   * (take it before any closer is applied): numbers only, call ids as sha256 digests.
+   * (take it before any closer is applied): numbers only, call ids as sha256 digests. The call
+   * owners are those of the tool calls this builder saw (a resumed builder's prior ones are its caller's).
    */
   resumeState(): DispatchResumeState {
-    const last = this.out.requests[this.out.requests.length - 1];
+    const last = this.last;
     const snap = last ? lazySnapshot(last) : undefined;
-    const callOwners = new Map(this.priorCallOwners ?? []);
+    const callOwners = new Map<string, number>();
     for (const [id, owner] of this.callOwner) callOwners.set(callIdDigest(id), owner);
     return {
       eventCount: this.out.eventCount,
@@ -428,12 +437,23 @@ export class DispatchBuilder {
 
   /**
    * A lazy builder that goes on from `index` (taken over, not copied: the dispatch index of an accepted prefix, as saved:
-   * its closers' traces are taken off here) and `state` (its `resumeState()`), with the prefix's
-   * surface fold (the current tool results' payloads included). Entries it starts carry no header,
-   * request context, finish or usage values: those are re-read from their seqs (`Dispatches.hydrate`).
-   * Like the fold it goes on from, it trusts the validating pass it runs alongside (`trusted`).
+   * its closers' traces are taken off here, but for the steps, whose end seqs the caller has taken off already)
+   * and `state` (its `resumeState()`), with the prefix's surface fold (the current tool results' payloads included)
+   * and `prior`: the steps still open after the prefix (each the last step of its key, none ended once the
+   * closers are taken off), and the call owners of every builder before it. The index's lists may be
+   * read lazily: the builder reads only the last dispatch, the open steps, and what new events point at.
+   * Entries it starts carry no header, request context, finish or usage values: those are re-read from
+   * their seqs (`Dispatches.hydrate`). Like the fold it goes on from, it trusts the validating pass it
+   * runs alongside (`trusted`).
    */
-  static resume(index: DispatchIndex, state: DispatchResumeState, surface: SurfaceState, lazy: () => readonly SessionEvent[], sources?: ChunkSources): DispatchBuilder {
+  static resume(
+    index: DispatchIndex,
+    state: DispatchResumeState,
+    surface: SurfaceState,
+    lazy: () => readonly SessionEvent[],
+    sources: ChunkSources | undefined,
+    prior: { openSteps: readonly StepEntry[]; callOwners: CallOwnerLookup; stepDispatches: StepDispatches; firstChunkSeqs: number[] },
+  ): DispatchBuilder {
     const b = new DispatchBuilder({ lazy, trusted: true, ...(sources ? { sources } : {}) });
     const count = state.eventCount;
     const out = b.out;
@@ -441,24 +461,22 @@ export class DispatchBuilder {
     out.requests = index.requests;
     out.requestIndexByFirstChunkSeq = index.requestIndexByFirstChunkSeq;
     out.requestIndexesByStep = index.requestIndexesByStep;
+    b.priorStepDispatches = prior.stepDispatches;
+    b.firstChunkSeqs = prior.firstChunkSeqs;
     out.owners = index.owners;
     out.owners.truncate(count);
     out.inSpan = index.inSpan;
     for (const s of out.inSpan) if (s >= count) out.inSpan.delete(s);
     out.eventCount = count;
     out.steps = index.steps;
-    for (const s of out.steps) {
-      if (s.endSeq !== null && s.endSeq >= count) s.endSeq = null;
-      const key = stepKey(s.turn, s.step);
-      if (s.endSeq === null) b.openSteps.set(key, s);
-      else b.openSteps.delete(key);
-    }
+    for (const s of prior.openSteps) b.openSteps.set(stepKey(s.turn, s.step), s);
     const lastStep = out.steps[out.steps.length - 1];
     if (lastStep && lastStep.endSeq === null) b.lastStep = lastStep;
     b.fold.restore({ count, nodes: surface.nodes, replaceGeneration: surface.replaceGeneration, replacements: [], toolResults: surface.toolResults });
     const silent = new Set(state.silentNodes);
     for (const s of surface.nodes) if (!silent.has(s)) b.nodeMsgs.set(s, LAZY_NODE);
     const last = out.requests[out.requests.length - 1];
+    b.last = last;
     const snap = last ? lazySnapshot(last) : undefined;
     if (state.mirrorShared && snap) {
       const shared = snap[0] as number[];
@@ -466,9 +484,8 @@ export class DispatchBuilder {
       b.mirror = shared;
     } else b.mirror = surface.nodes.slice();
     const open = state.openIndex !== null ? (out.requests[state.openIndex] as DispatchEntry) : undefined;
-    const perStep = Object.entries(out.requestIndexesByStep).map(([k, list]) => [k, list.length] as const);
-    b.segments.restore(state.headerSeq, state.contextSeq, perStep, open);
-    b.priorCallOwners = state.callOwners;
+    b.segments.restore(state.headerSeq, state.contextSeq, (turn, step) => prior.stepDispatches(turn, step)?.length, open);
+    b.priorCallOwners = prior.callOwners;
     return b;
   }
 }
@@ -524,6 +541,8 @@ const ENDS = 4;
 class DispatchSegmenter {
   private readonly attempts = new AttemptBoundaries();
   private readonly perStep = new Map<string, number>();
+  /** A resumed segmenter's dispatches per step before it. */
+  private priorPerStep: ((turn: unknown, step: unknown) => number | undefined) | undefined;
   private open = false;
   header: EpochHeader | null = null;
   headerSeq: number | null = null;
@@ -570,7 +589,7 @@ class DispatchSegmenter {
       this.turn = turn;
       this.step = step;
       this.stepKey = stepKey(this.turn, this.step);
-      this.attempt = this.perStep.get(this.stepKey) ?? 0;
+      this.attempt = this.perStep.get(this.stepKey) ?? this.priorPerStep?.(turn, step) ?? 0;
       this.perStep.set(this.stepKey, this.attempt + 1);
       bits |= STARTS;
     }
@@ -596,12 +615,12 @@ class DispatchSegmenter {
 
   /**
    * Go on from a prefix: the seqs of its last header and context (their values are not kept), the
-   * dispatches per step key, and the dispatch whose stream is open, if any.
+   * number of its dispatches of a turn and step, and the dispatch whose stream is open, if any.
    */
-  restore(headerSeq: number | null, contextSeq: number | null, perStep: Iterable<readonly [string, number]>, open: { turn: unknown; step: unknown } | undefined): void {
+  restore(headerSeq: number | null, contextSeq: number | null, perStep: (turn: unknown, step: unknown) => number | undefined, open: { turn: unknown; step: unknown } | undefined): void {
     this.headerSeq = headerSeq;
     this.contextSeq = contextSeq;
-    for (const [k, n] of perStep) this.perStep.set(k, n);
+    this.priorPerStep = perStep;
     if (open) {
       this.open = true;
       this.attempts.restoreOpen(open.turn, open.step);
@@ -629,8 +648,16 @@ export interface DispatchResumeState {
   /** The surface mirror's length, and whether it is the last dispatch's snapshot array. */
   mirrorLength: number;
   mirrorShared: boolean;
-  /** The dispatch owning each tool-call id seen (by `callIdDigest`). */
+  /** The dispatch owning each tool-call id this builder saw (by `callIdDigest`). */
   callOwners: Map<string, number>;
+}
+
+/** The indexes of the dispatches of a turn and step (those of `requestIndexesByStep[stepKey(turn, step)]`), if any. */
+export type StepDispatches = (turn: unknown, step: unknown) => readonly number[] | undefined;
+
+/** The dispatch owning a tool-call id (by `callIdDigest`), as a resumed builder looks it up. */
+export interface CallOwnerLookup {
+  get(digest: string): number | undefined;
 }
 
 /** A tool-call id as the resumable dispatch state keeps it: a digest, never the log's text. */
@@ -640,14 +667,15 @@ export function callIdDigest(id: string): string {
 }
 
 /** The dispatch whose chunk stream holds `seq`, if `seq` is one of its chunks. */
-export function chunkOwner(index: DispatchIndex, seq: number): number | undefined {
+export function chunkOwner(index: DispatchIndex, seq: number, firstChunkSeqs?: ArrayLike<number>): number | undefined {
   if (index.owners.has(seq) || index.inSpan.has(seq)) return undefined;
-  const at = lastStartedAtOrBefore(index.requests, seq);
+  const at = lastStartedAtOrBefore(index.requests, seq, firstChunkSeqs);
   return at >= 0 && seq <= (index.requests[at] as DispatchEntry).lastChunkSeq ? at : undefined;
 }
 
-/** Index of the last dispatch whose first chunk is at or before `seq` (-1 if none). */
-function lastStartedAtOrBefore(reqs: readonly DispatchEntry[], seq: number): number {
+/** Index of the last dispatch whose first chunk is at or before `seq` (-1 if none); `firsts`: every dispatch's first chunk seq, when kept apart. */
+function lastStartedAtOrBefore(reqs: readonly DispatchEntry[], seq: number, firsts?: ArrayLike<number>): number {
+  if (firsts) return floorIndexBy(firsts.length, (i) => firsts[i] as number, seq);
   return floorIndexBy(reqs.length, (i) => (reqs[i] as DispatchEntry).firstChunkSeq, seq);
 }
 

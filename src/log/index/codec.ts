@@ -22,8 +22,12 @@ const DIGEST_BYTES = 32;
 export class IndexFormatError extends Error {}
 
 export class VarWriter {
-  private buf = Buffer.allocUnsafe(1 << 12);
+  private buf: Buffer;
   private at = 0;
+  /** `capacity`: the bytes it is expected to hold (it grows past them as needed). */
+  constructor(capacity = 1 << 12) {
+    this.buf = Buffer.allocUnsafe(Math.max(16, capacity));
+  }
   private room(n: number): void {
     if (this.at + n <= this.buf.length) return;
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
@@ -53,6 +57,13 @@ export class VarWriter {
   }
   string(s: string): this {
     return this.bytes(Buffer.from(s, 'utf8'));
+  }
+  /** Bytes written as they are (no length): a run copied from another encoding. */
+  raw(b: Buffer): this {
+    this.room(b.length);
+    b.copy(this.buf, this.at);
+    this.at += b.length;
+    return this;
   }
   uints(values: ArrayLike<number>): this {
     this.uint(values.length);
@@ -111,6 +122,12 @@ export class VarReader {
   string(): string {
     return this.bytes().toString('utf8');
   }
+  /** Step over what `bytes` would read. */
+  skipBytes(): void {
+    const n = this.uint();
+    if (this.at + n > this.buf.length) throw new IndexFormatError('truncated bytes');
+    this.at += n;
+  }
   /** Go to byte `offset` of the buffer. */
   seek(offset: number): this {
     if (offset < 0 || offset > this.buf.length) throw new IndexFormatError('offset outside the section');
@@ -151,12 +168,14 @@ export class VarReader {
 
 /** Sections by numeric tag, each an opaque byte run. */
 export function encodeIndexFile(sections: ReadonlyMap<number, Buffer>): Buffer {
-  const w = new VarWriter();
+  let size = INDEX_MAGIC.length + 16 + DIGEST_BYTES;
+  for (const body of sections.values()) size += 16 + body.length;
+  // Written once into a buffer of its size (an index of a long log is megabytes).
+  const w = new VarWriter(size).raw(INDEX_MAGIC);
   w.uint(INDEX_FORMAT_VERSION).uint(sections.size);
   for (const [tag, body] of sections) w.uint(tag).bytes(body);
-  const body = Buffer.concat([INDEX_MAGIC, w.done()]);
-  const digest = createHash('sha256').update(body).digest();
-  return Buffer.concat([body, digest]);
+  const digest = createHash('sha256').update(w.done()).digest();
+  return w.raw(digest).done();
 }
 
 /** Parse and verify an index file; throws `IndexFormatError` saying why it is unusable. */

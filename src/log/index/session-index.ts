@@ -65,7 +65,8 @@ export interface FoldBuilder<T> {
   observe(event: SessionEvent): void;
   /**
    * After an accepted pass of `storedEventCount` stored events: the crash closers, in seq order
-   * (a fold that needs them applies them).
+   * (a fold that needs them applies them). A resumed fold may throw here when what it built cannot be
+   * kept: the extension is given up, and the cold pass builds the fold again.
    */
   end?(closers: readonly SessionEvent[], storedEventCount: number): void;
   result(): T;
