@@ -145,14 +145,14 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     if (cacheOn && prefixBytes === undefined && !holdsEntryOfSize(use.cache, source.size)) {
       // No entry can answer for a log of a size none has, and none is of a shorter log at this path to
       // extend: the cold pass starts at once, the key is hashed beside it (on the worker) for the save.
-      const { key, cancel } = keyBeside(source, encoding, decoder.name, maxLineBytes);
+      const beside = keyBeside(source, encoding, decoder.name, maxLineBytes);
       try {
-        const cold = await indexedPass(target, source, { ...options, decoder }, use, key);
+        const cold = await indexedPass(target, source, { ...options, decoder }, use, beside);
         if (!cold) throw new Error('a cold indexed pass always answers');
         return cold;
       } finally {
         // A pass that saved awaited the key (then this does nothing); one that did not, need not wait for it.
-        cancel();
+        beside.cancel();
       }
     }
     let hashed: (ContentKey & { prefixSha256?: Buffer }) | undefined;
@@ -165,16 +165,16 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
       const needs = use.needs ?? use.folds;
       const prior = loadIndex(use.cache, undefined, use.folds, needs, pointer!.name);
       if (prior && mayExtend(prior, { size: prefixBytes, encoding, decoder: decoder.name, maxLineBytes }, needs)) {
-        const { key, cancel } = keyBeside(source, encoding, decoder.name, maxLineBytes, prefixBytes);
+        const beside = keyBeside(source, encoding, decoder.name, maxLineBytes, prefixBytes);
         let extended: IndexedInspection | undefined;
         let failure: { error: unknown } | undefined;
         try {
-          extended = await indexedPass(target, source, { ...options, decoder }, use, key, prior);
+          extended = await indexedPass(target, source, { ...options, decoder }, use, beside, prior);
         } catch (error) {
           failure = { error };
         }
-        hashed = await key.catch(() => undefined);
-        cancel();
+        hashed = await beside.key().catch(() => undefined);
+        beside.cancel();
         if (extended) return extended;
         // Old bytes unchanged: the extension's outcome is the log's (its error, or a log it gives up on
         // for the cold pass). Else it read bytes that are not the entry's, and is forgotten.
@@ -214,11 +214,31 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
  * The content key of `source`, hashed by the worker thread while this one goes on; `cancel` stops a
  * hash that will not be awaited (the key then rejects, and nothing waits for it).
  */
-function keyBeside(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number, prefixBytes?: number): { key: Promise<ContentKey & { prefixSha256?: Buffer }>; cancel: () => void } {
+function keyBeside(source: ByteSource, encoding: Encoding, decoder: string, maxLineBytes: number, prefixBytes?: number): KeyBeside {
   let cancel = () => {};
-  const key = contentKey(source, encoding, decoder, maxLineBytes, prefixBytes, { background: true, started: (c) => (cancel = c) });
-  key.catch(() => undefined);
-  return { key, cancel: () => cancel() };
+  let help = () => {};
+  const promise = contentKey(source, encoding, decoder, maxLineBytes, prefixBytes, {
+    background: true,
+    started: (c, h) => {
+      cancel = c;
+      help = h;
+    },
+  });
+  promise.catch(() => undefined);
+  return {
+    cancel: () => cancel(),
+    key: () => {
+      // This thread is about to wait for the hash: it hashes what the worker has not taken yet.
+      help();
+      return promise;
+    },
+  };
+}
+
+/** A content key hashed beside a pass: `key()` when this thread has nothing left but to wait for it. */
+interface KeyBeside {
+  key(): Promise<ContentKey & { prefixSha256?: Buffer }>;
+  cancel(): void;
 }
 
 /** Is `prior` the index of this log's first bytes, with a point to continue from and every needed fold extendable? */
@@ -315,7 +335,7 @@ async function indexedPass(
   source: ByteSource,
   options: InspectOptions & { decoder: NonNullable<InspectOptions['decoder']> },
   use: IndexUse | undefined,
-  key: ContentKey | Promise<ContentKey> | undefined,
+  key: ContentKey | KeyBeside | undefined,
   prior?: LoadedIndex,
 ): Promise<IndexedInspection | undefined> {
   const resume = prior ? await resumeState(target, source, options.decoder, prior) : undefined;
@@ -382,8 +402,8 @@ async function indexedPass(
   );
   if (prior && (inspection.error || inspection.migratedEvents > 0 || foldFailure)) return undefined;
   // An extension that ran while the log was hashed answers only for a log whose old bytes are the prior entry's.
-  if (prior && key instanceof Promise) {
-    const hashed = await key.catch(() => undefined);
+  if (prior && key && 'cancel' in key) {
+    const hashed = await key.key().catch(() => undefined);
     if (!hashed || !extendsPrefix(prior, hashed, use?.needs ?? use?.folds ?? [])) return undefined;
   }
   const close = closeOnce(source);
@@ -422,7 +442,7 @@ async function indexedPass(
   const eventLine = builder.lastEventLine;
   const logIndex = builder.finish();
   // A key hashed beside the pass that could not be had (the file could not be read again) saves nothing.
-  const saveKey = key && (await Promise.resolve(key).catch(() => undefined));
+  const saveKey = key && ('cancel' in key ? await key.key().catch(() => undefined) : key);
   if (use && saveKey && inspection.meta && inspection.surface) {
     const summary: IndexSummary = {
       storedEventCount: inspection.storedEventCount,

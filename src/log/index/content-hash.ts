@@ -84,15 +84,16 @@ parentPort.postMessage(hashPieces(read, () => createHash('sha256'), w.size, w.pi
 /**
  * The sha256 tree hash of every byte of `source`; with `prefixBytes` (less than its size), also
  * that of its first `prefixBytes` bytes (what the whole hash of a file of that size would be),
- * from the same pass. `background`: a file big enough for the worker is hashed on it alone while
- * this thread goes on (`started` is handed a cancel, which stops the worker and rejects the hash;
- * a worker that fails leaves its pieces to this thread).
+ * from the same pass. `background`: a file big enough for the worker is hashed on it while this
+ * thread goes on (`started` is handed a cancel, which stops the worker and rejects the hash, and a
+ * help, which this thread calls once it has nothing else to do: it then hashes the pieces the
+ * worker has not taken yet, before it waits; a worker that fails leaves its pieces to this thread).
  */
 export async function contentHash(
   source: ByteSource,
   prefixBytes?: number,
   piece = PIECE_BYTES,
-  how: { background?: boolean; started?: (cancel: () => void) => void } = {},
+  how: { background?: boolean; started?: (cancel: () => void, help: () => void) => void } = {},
 ): Promise<{ sha256: Buffer; prefixSha256?: Buffer }> {
   const size = source.size;
   const cut = prefixBytes !== undefined && prefixBytes < size ? prefixBytes : -1;
@@ -125,13 +126,21 @@ export async function contentHash(
     // thread takes over only what a failed or cancelled worker left.
     const worker = helper.worker;
     let cancelled = false;
-    how.started?.(() => {
-      cancelled = true;
-      void worker.terminate();
-    });
+    let helped: Pieces | undefined;
+    how.started?.(
+      () => {
+        cancelled = true;
+        void worker.terminate();
+      },
+      () => {
+        if (!cancelled && !helped) helped = hashPieces(read, hash, size, piece, READ_CHUNK, () => Atomics.add(next, 0, 1), cut);
+      },
+    );
     take((await helper.done.catch(() => undefined)) ?? { digests: [] });
     void worker.terminate();
     if (cancelled) throw new Error('the content hash was cancelled');
+    // Pieces this thread took when it helped (it helps synchronously, so before the worker is done, or not at all).
+    if (helped) take(helped);
     helper = undefined;
   } else take(hashPieces(read, hash, size, piece, READ_CHUNK, () => Atomics.add(next, 0, 1), cut));
   if (helper) {
