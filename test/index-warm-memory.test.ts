@@ -204,6 +204,19 @@ describe('the content hash an index is keyed by', () => {
         fileSource.close();
       }
     }
+    // A file of one piece, hashed in the background: on the worker (it hands out a cancel), the same key.
+    const small = path.join(TMP, 'hash-me-small.bin');
+    fs.writeFileSync(small, bytes.subarray(0, 5 << 20));
+    const smallSource = new FileSource(small);
+    try {
+      let started = false;
+      const inMemory = await contentHash(new MemorySource('m', bytes.subarray(0, 5 << 20)));
+      const onWorker = await contentHash(smallSource, undefined, undefined, { background: true, started: () => (started = true) });
+      expect({ started, sha256: onWorker.sha256 }).toEqual({ started: true, sha256: inMemory.sha256 });
+    } finally {
+      smallSource.close();
+      fs.rmSync(small);
+    }
     // Cancelled, a background hash rejects rather than answering (or hashing the rest on this thread).
     const fileSource = new FileSource(file);
     try {

@@ -14,8 +14,10 @@ import type { ByteSource } from '../../physical/source.js';
 
 export const PIECE_BYTES = 16 << 20;
 const READ_CHUNK = 8 << 20;
-/** A file of fewer pieces is hashed on this thread alone (a worker takes ~30 ms to start). */
+/** A file of fewer pieces is hashed on this thread alone (a worker takes ~30 ms to start)... */
 const WORKER_MIN_PIECES = 4;
+/** ...unless it is hashed in the background and this big: this thread then has a pass to run meanwhile. */
+const BACKGROUND_MIN_BYTES = 4 << 20;
 
 interface Pieces {
   /** [piece number, its sha256]. */
@@ -106,7 +108,8 @@ export async function contentHash(
   // The next piece to take, shared with the worker.
   const next = new Int32Array(new SharedArrayBuffer(4));
   let helper: ReturnType<typeof hashOnWorker> | undefined;
-  if (count >= WORKER_MIN_PIECES && fd !== undefined && threads() > 1) {
+  const worth = count >= WORKER_MIN_PIECES || (how.background === true && size >= BACKGROUND_MIN_BYTES);
+  if (worth && fd !== undefined && threads() > 1) {
     try {
       helper = hashOnWorker(fd, size, piece, cut, next.buffer as SharedArrayBuffer);
       // A worker that fails leaves its pieces to this thread (below).
