@@ -45,6 +45,27 @@ describe('AscendingNumberMap (the dispatch index owners)', () => {
     map.truncate(0);
     expect([map.size, map.get(1)]).toEqual([0, undefined]);
   });
+  it('taken over from sorted arrays (a saved index read back), it answers and grows as one built by set', () => {
+    const rnd = lcg(7);
+    const built = new AscendingNumberMap();
+    let key = 0;
+    for (let i = 0; i < 500; i++) built.set((key += 1 + Math.floor(rnd() * 5)), i);
+    const taken = AscendingNumberMap.fromSorted(built.keys(), built.values());
+    expect([...taken]).toEqual([...built]);
+    for (const [k, v] of [[key + 3, 1], [2, 2], [key + 9, 3], [key + 9, 4], [-1, 5]] as const) {
+      built.set(k, v);
+      taken.set(k, v);
+    }
+    expect([...taken]).toEqual([...built]);
+    taken.truncate(100);
+    built.truncate(100);
+    expect([...taken]).toEqual([...built]);
+    const empty = AscendingNumberMap.fromSorted(new Float64Array(0), new Float64Array(0));
+    empty.set(3, 30).set(1, 10);
+    expect([...empty]).toEqual([[1, 10], [3, 30]]);
+    expect(() => AscendingNumberMap.fromSorted(Float64Array.of(1, 1), Float64Array.of(0, 0))).toThrow(RangeError);
+    expect(() => AscendingNumberMap.fromSorted(Float64Array.of(1, 2), Float64Array.of(0))).toThrow(RangeError);
+  });
   it('holds nothing it was not given', () => {
     const map = new AscendingNumberMap([[5, 1]]);
     expect([map.get(4), map.get(6), map.get(Infinity), map.get(NaN), map.has(5), map.size]).toEqual([undefined, undefined, undefined, undefined, true, 1]);

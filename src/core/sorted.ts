@@ -37,6 +37,20 @@ export class AscendingNumberMap implements Iterable<[number, number]> {
     if (entries) for (const [k, v] of entries) this.set(k, v);
   }
 
+  /** The map of `keys[i]` to `values[i]` (taken over, not copied), for keys strictly ascending. */
+  static fromSorted(keys: Float64Array<ArrayBuffer>, values: Float64Array<ArrayBuffer>): AscendingNumberMap {
+    if (keys.length !== values.length) throw new RangeError('AscendingNumberMap: as many keys as values');
+    if (keys.length > 0 && Number.isNaN(keys[0])) throw new RangeError('AscendingNumberMap: a NaN key');
+    for (let i = 1; i < keys.length; i++) if (!((keys[i] as number) > (keys[i - 1] as number))) throw new RangeError('AscendingNumberMap: keys not strictly ascending');
+    const m = new AscendingNumberMap();
+    if (keys.length > 0) {
+      m.keyList = keys;
+      m.valueList = values;
+      m.count = keys.length;
+    }
+    return m;
+  }
+
   get size(): number {
     return this.count;
   }

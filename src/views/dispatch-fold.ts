@@ -407,11 +407,8 @@ function readRecord(r: VarReader, i: number) {
 }
 
 function readOwners(r: VarReader): AscendingNumberMap {
-  const keys = r.ascending();
-  const values = r.uints();
-  const owners = new AscendingNumberMap();
-  keys.forEach((k, i) => owners.set(k, values[i] as number));
-  return owners;
+  const keys = r.ascendingTyped();
+  return AscendingNumberMap.fromSorted(keys, r.uintsTyped());
 }
 
 function readStep(r: VarReader): StepEntry {

@@ -154,6 +154,24 @@ export class VarReader {
     for (let i = 0; i < n; i++) out[i] = this.uint();
     return out;
   }
+  /** What `uints` reads, into a typed array. */
+  uintsTyped(): Float64Array<ArrayBuffer> {
+    const n = this.count();
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.uint();
+    return out;
+  }
+  /** What `ascending` reads, into a typed array. */
+  ascendingTyped(): Float64Array<ArrayBuffer> {
+    const n = this.count();
+    const out = new Float64Array(n);
+    let prev = 0;
+    for (let i = 0; i < n; i++) {
+      prev += this.uint();
+      out[i] = prev;
+    }
+    return out;
+  }
   ascending(): number[] {
     const n = this.count();
     const out = new Array<number>(n);
