@@ -78,6 +78,11 @@ const projectRoot = path.resolve(here, '..');
 const outDir = path.join(here, 'out');
 const dshBin = path.join(projectRoot, 'bin', 'dsh.js');
 const RUNS = Math.max(1, Number(process.env.DSH_BENCH_RUNS ?? 1));
+/** `DSH_BENCH_ONLY=cache`: only the session-index rows (cold, writing, warm, after a 1% append), into results-cache.json. */
+const ONLY = process.env.DSH_BENCH_ONLY ?? '';
+if (ONLY !== '' && ONLY !== 'cache') throw new Error(`DSH_BENCH_ONLY: unknown part ${JSON.stringify(ONLY)} (use cache)`);
+/** `DSH_BENCH_CACHE_COMMANDS=trace,request`: the session-index rows of these commands only (default: all). */
+const CACHE_ONLY = (process.env.DSH_BENCH_CACHE_COMMANDS ?? '').split(',').filter(Boolean);
 const gc = () => globalThis.gc?.();
 
 function parseSize(text) {
@@ -422,6 +427,7 @@ async function cacheRows(log, argsOf, marks) {
   const out = [];
   const withCache = (extra) => ({ env: { DSH_CACHE_DIR: cacheDir, ...extra } });
   for (const cmd of CACHE_COMMANDS) {
+    if (CACHE_ONLY.length > 0 && !CACHE_ONLY.includes(cmd[0])) continue;
     const args = argsOf(cmd);
     const label = `dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a === '{lastSummary}' ? `${marks.lastSummary}` : a === '{lastDispatch}' ? `${marks.lastDispatch}` : a)).join(' ')}`;
     const row = (name, r, extra = {}) => {
@@ -453,6 +459,12 @@ async function benchSize(size) {
   const log = await ensureLog(size);
   const logical = log.logicalBytes;
   const rows = [];
+  if (ONLY === 'cache') {
+    const marks = await landmarks(log.file);
+    const argsOf = (cmd) => cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
+    rows.push(...(await cacheRows(log, argsOf, marks)));
+    return { size: size.label, file: path.relative(projectRoot, log.file), zstdBytes: log.bytes, logicalBytes: logical, events: log.events, frames: log.frames, rows, firstOutputs: [] };
+  }
   const add = (name, ms, extra = {}) => {
     const row = { name, ms: Math.round(ms), mbPerSec: mb(logical) / (ms / 1000), ...extra };
     rows.push(row);
@@ -551,7 +563,7 @@ function printTable(result) {
     r.name,
     fmt(r.ms / 1000, 2),
     fmt(r.mbPerSec, 0),
-    fmt(r.vsBaseline, 2),
+    r.vsBaseline === undefined ? "" : fmt(r.vsBaseline, 2),
     r.peakRssMiB ?? '',
     r.failed ? `FAILED (exit ${r.exitCode}): ${String(r.stderr).split('\n')[0].slice(0, 80)}` : '',
   ]);
@@ -633,11 +645,11 @@ async function main() {
     printTable(r);
     results.push(r);
   }
-  const rootResult = await benchRoot();
+  const rootResult = ONLY ? null : await benchRoot();
   // The streaming proof (a log larger than V8's maximum string length through events --json)
   // runs with the by-hand sizes, or when asked.
   let scaleTest = null;
-  if (process.env.DSH_BENCH_SCALE_TEST === '1' || sizes.some((s) => s.bytes >= 1e9)) {
+  if (!ONLY && (process.env.DSH_BENCH_SCALE_TEST === '1' || sizes.some((s) => s.bytes >= 1e9))) {
     console.log('\n== scale test (DSH_SLOW_TESTS=1 vitest run test/scale.test.ts)');
     const t0 = performance.now();
     const r = spawnSync(process.execPath, [path.join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/scale.test.ts'], { cwd: projectRoot, stdio: 'inherit', env: { ...process.env, DSH_SLOW_TESTS: '1' } });
@@ -655,8 +667,10 @@ async function main() {
     exposeGc: typeof globalThis.gc === 'function',
     results,
   };
-  writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(report, null, 2) + '\n');
-  console.log(`\nwrote ${path.relative(projectRoot, path.join(outDir, 'results.json'))}`);
+  // A partial run keeps its figures apart from the full run's.
+  const resultsFile = path.join(outDir, ONLY ? `results-${ONLY}.json` : 'results.json');
+  writeFileSync(resultsFile, JSON.stringify(report, null, 2) + '\n');
+  console.log(`\nwrote ${path.relative(projectRoot, resultsFile)}`);
   // Times are reported, never asserted; a command that fails (or crashes) fails the bench.
   const failures = [
     ...results.flatMap((r) => r.rows.filter((x) => x.exitCode !== undefined && x.exitCode !== 0).map((x) => `${r.size}: ${x.name} exited ${x.exitCode}`)),
