@@ -125,8 +125,8 @@ export async function contentHash(
     cutDigest ??= got.cut;
   };
   if (helper && how.background) {
-    // This thread has other work (the validating pass): the worker hashes every piece, and this
-    // thread takes over only what a failed or cancelled worker left.
+    // This thread has other work (the validating pass): the worker hashes the pieces, this thread
+    // takes the ones left when it helps (once its own work is done), and what a failed worker left.
     const worker = helper.worker;
     let cancelled = false;
     let helped: Pieces | undefined;
