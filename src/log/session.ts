@@ -10,11 +10,13 @@ import { CloserTracker } from './closers.js';
 import { RowChunk } from './pruned-event.js';
 import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import { errorDocument } from '../core/errors.js';
-import { holdsEntryOfSize, readPointer, writePointer, type CacheConfig } from './index/cache.js';
+import { entriesOfSize, holdsEntryOfSize, readPointer, writePointer, type CacheConfig } from './index/cache.js';
+import { WORKER_MIN_BYTES } from './index/content-hash.js';
 import {
   contentKey,
   entryName,
   loadIndex,
+  peekIndex,
   rereadHeader,
   saveIndex,
   type ContentKey,
@@ -22,6 +24,7 @@ import {
   type FoldResults,
   type IndexSummary,
   type LoadedIndex,
+  type PeekedIndex,
   type PersistentFold,
   type ResumeFacts,
 } from './index/session-index.js';
@@ -184,10 +187,22 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
         }
       }
     }
-    const key = cacheOn ? (hashed ?? (await contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes))) : undefined;
+    let key = hashed;
+    let peeked: PeekedIndex | undefined;
+    if (cacheOn && !key) {
+      const ofSize = !options.onLogical && !options.onStored && source.size >= WORKER_MIN_BYTES ? entriesOfSize(use.cache, source.size) : [];
+      if (ofSize.length === 1) {
+        // A big log's one entry of its size is most likely its own: it is read and its checksum verified
+        // while the worker hashes the log (then this thread helps), and used only if the key names it.
+        const beside = keyBeside(source, encoding, decoder.name, maxLineBytes, prefixBytes);
+        peeked = peekIndex(use.cache, ofSize[0]!);
+        key = await beside.key();
+      } else key = await contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes);
+    }
     if (use && key && !options.onLogical && !options.onStored) {
       const needs = use.needs ?? use.folds;
-      const loaded = loadIndex(use.cache, key, use.folds, needs);
+      const loaded = loadIndex(use.cache, key, use.folds, needs, undefined, peeked);
+      peeked = undefined;
       if (loaded) {
         const warm = await warmInspection(target, source, decoder, loaded.summary, loaded.logIndex, loaded.folds);
         if (warm) {

@@ -65,21 +65,29 @@ export function entryPath(config: CacheConfig, name: string): string {
 
 /** The entry's bytes, or undefined when there is none (or it cannot be read). Marks it used. */
 export function readEntry(config: CacheConfig, name: string): Buffer | undefined {
+  const bytes = peekEntry(config, name);
+  if (bytes) touchEntry(config, name);
+  return bytes;
+}
+
+/** The entry's bytes, or undefined when there is none (or it cannot be read); not marked used. */
+export function peekEntry(config: CacheConfig, name: string): Buffer | undefined {
   if (!config.enabled) return undefined;
-  const file = entryPath(config, name);
-  let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(file);
+    return fs.readFileSync(entryPath(config, name));
   } catch {
     return undefined;
   }
+}
+
+/** Mark an entry used (eviction takes the least recently used first). */
+export function touchEntry(config: CacheConfig, name: string): void {
   try {
     const now = new Date();
-    fs.utimesSync(file, now, now);
+    fs.utimesSync(entryPath(config, name), now, now);
   } catch {
     // Recency is advisory.
   }
-  return bytes;
 }
 
 let warned = false;
@@ -156,11 +164,19 @@ export function listEntryFiles(config: CacheConfig): CacheEntryFile[] {
 
 /** Whether the cache may hold an entry of a log of `size` bytes (entry names begin with it). */
 export function holdsEntryOfSize(config: CacheConfig, size: number): boolean {
+  return entriesOfSize(config, size).length > 0;
+}
+
+/** The names of the entries of logs of `size` bytes (entry names begin with it). */
+export function entriesOfSize(config: CacheConfig, size: number): string[] {
   try {
     const prefix = `${size}-`;
-    return fs.readdirSync(entriesDir(config)).some((n) => n.startsWith(prefix) && n.endsWith(SUFFIX));
+    return fs
+      .readdirSync(entriesDir(config))
+      .filter((n) => n.startsWith(prefix) && n.endsWith(SUFFIX))
+      .map((n) => n.slice(0, -SUFFIX.length));
   } catch {
-    return false;
+    return [];
   }
 }
 

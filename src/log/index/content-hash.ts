@@ -16,6 +16,8 @@ export const PIECE_BYTES = 16 << 20;
 const READ_CHUNK = 8 << 20;
 /** A file of fewer pieces is hashed on this thread alone (a worker takes ~30 ms to start)... */
 const WORKER_MIN_PIECES = 4;
+/** A file this big is hashed on the worker too, whether or not this thread has other work meanwhile. */
+export const WORKER_MIN_BYTES = WORKER_MIN_PIECES * PIECE_BYTES;
 /** ...unless it is hashed in the background and this big: this thread then has a pass to run meanwhile. */
 const BACKGROUND_MIN_BYTES = 4 << 20;
 

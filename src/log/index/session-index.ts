@@ -24,7 +24,7 @@ import { LogScanner } from '../scanner.js';
 import { UsageError } from '../errors.js';
 import { decodeIndexFile, encodeIndexFile, IndexFormatError, VarReader, VarWriter } from './codec.js';
 import { contentHash } from './content-hash.js';
-import { dropEntry, readEntry, writeEntry, writePointer, type CacheConfig } from './cache.js';
+import { dropEntry, peekEntry, readEntry, touchEntry, writeEntry, writePointer, type CacheConfig } from './cache.js';
 
 /** A fold an upper layer wants kept with the index: built on the cold pass, loaded on warm ones. */
 export interface PersistentFold<T = unknown> {
@@ -281,11 +281,41 @@ export interface LoadedIndex {
  * and, with `key`, that it is that content's). Undefined when there is none, or when it lacks a
  * fold of `needs`; a damaged or foreign entry is dropped with a note (the caller rebuilds it).
  */
-export function loadIndex(config: CacheConfig, key: ContentKey | undefined, folds: readonly PersistentFold[], needs: readonly PersistentFold[] = folds, name = entryName(key!)): LoadedIndex | undefined {
-  const file = readEntry(config, name);
+/**
+ * An entry read and its checksum verified ahead of knowing its key (a warm command does this while
+ * the log is hashed): not marked used, nothing noted or dropped (`loadIndex` decides that once the
+ * key is known). Undefined when it cannot be read or does not decode.
+ */
+export interface PeekedIndex {
+  name: string;
+  sections: Map<number, Buffer>;
+}
+
+export function peekIndex(config: CacheConfig, name: string): PeekedIndex | undefined {
+  const file = peekEntry(config, name);
   if (!file) return undefined;
   try {
-    const sections = decodeIndexFile(file);
+    return { name, sections: decodeIndexFile(file) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The saved index of `key` (or of the entry `name`); `peeked`: an entry read and verified already, used if it is that one. */
+export function loadIndex(
+  config: CacheConfig,
+  key: ContentKey | undefined,
+  folds: readonly PersistentFold[],
+  needs: readonly PersistentFold[] = folds,
+  name = entryName(key!),
+  peeked?: PeekedIndex,
+): LoadedIndex | undefined {
+  const early = peeked?.name === name ? peeked.sections : undefined;
+  if (early) touchEntry(config, name);
+  const file = early ? undefined : readEntry(config, name);
+  if (!early && !file) return undefined;
+  try {
+    const sections = early ?? decodeIndexFile(file!);
     const k = sections.get(TAG.key);
     if (!k || (key && !sameKey(k, key))) throw new IndexFormatError('it belongs to other content');
     const summary = decodeSummary(required(sections, TAG.summary));
