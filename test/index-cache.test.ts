@@ -681,3 +681,66 @@ describe.skipIf(!HAVE_CORPUS)('index cache and a session opened by id', () => {
     }
   }, 60_000);
 });
+
+describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PEEK_MIN_BYTES=0)', () => {
+  const PEEK = { DSH_CACHE_PEEK_MIN_BYTES: '0' };
+  it('answers warm as the cold read does; an entry of another log of the same size is neither used, noted nor dropped', async () => {
+    const cacheDir = freshCache();
+    const dir = fs.mkdtempSync(path.join(TMP, 'peek-'));
+    const file = path.join(dir, 'session.jsonl');
+    const { parts, total } = await writtenLog(41, 'none');
+    const a = Buffer.concat(parts);
+    fs.writeFileSync(file, a);
+    const cfg = cacheConfig({ DSH_CACHE_DIR: cacheDir, ...PEEK });
+    expect(cfg.peekMinBytes).toBe(0);
+    const use = { cache: cfg, folds: SESSION_FOLDS };
+    const viaApi = async () => {
+      const r = await inspectTargetIndexed(resolveTarget(file), {}, use);
+      r.close();
+      return r.warm;
+    };
+    const args = ['trace', file, String(Math.floor(total / 2)), '--all', '--json'];
+    const coldA = await run([...args, '--no-cache'], cacheDir, PEEK);
+    expect(coldA.code).toBe(0);
+    expect(await run(args, cacheDir, PEEK)).toEqual(coldA);
+    expect(await viaApi()).toBe(true);
+    expect(await run(args, cacheDir, PEEK)).toEqual(coldA);
+    for (const line of commandLines(file, total, [])) {
+      const cold = await run([...line, '--no-cache'], cacheDir, PEEK);
+      await run(line, cacheDir, PEEK);
+      expect({ line, ...(await run(line, cacheDir, PEEK)) }).toEqual({ line, ...cold });
+    }
+    const [entryA] = listEntryFiles(cfg);
+    const goodA = fs.readFileSync(entryA!.file);
+    // Another log of the very same size: one letter of an event's text changed.
+    const b = Buffer.from(a);
+    const at = b.indexOf('"text":"', parts[0]!.length) + 8;
+    expect(at).toBeGreaterThan(8);
+    b[at] = b[at] === 0x61 ? 0x62 : 0x61;
+    fs.writeFileSync(file, b);
+    const coldB = await run([...args, '--no-cache'], cacheDir, PEEK);
+    expect(coldB.code).toBe(0);
+    // The one entry of this size is A's: read while B is hashed, then not B's.
+    expect(await run(args, cacheDir, PEEK)).toEqual(coldB);
+    expect(await viaApi()).toBe(true);
+    // A's entry was peeked at, not dropped; now B has one of its own too.
+    expect(fs.readFileSync(entryA!.file).equals(goodA)).toBe(true);
+    expect(listEntryFiles(cfg)).toHaveLength(2);
+    // Damage A's entry, drop B's: B (the one entry of its size is A's, damaged) reads cold, quietly.
+    for (const e of listEntryFiles(cfg)) if (e.file !== entryA!.file) fs.rmSync(e.file);
+    const damaged = Buffer.from(goodA);
+    damaged[Math.floor(damaged.length / 2)] = (damaged[Math.floor(damaged.length / 2)] as number) ^ 0x10;
+    fs.writeFileSync(entryA!.file, damaged);
+    const again = await run(args, cacheDir, PEEK);
+    expect(again).toEqual(coldB);
+    expect(again.stderr).not.toMatch(/unusable/);
+    expect(fs.readFileSync(entryA!.file).equals(damaged)).toBe(true);
+    // A again: its own entry is damaged, so it is noted, dropped and rebuilt.
+    fs.rmSync(listEntryFiles(cfg).find((e) => e.file !== entryA!.file)!.file);
+    fs.writeFileSync(file, a);
+    const rebuilt = await run(args, cacheDir, PEEK);
+    expect({ stdout: rebuilt.stdout, code: rebuilt.code }).toEqual({ stdout: coldA.stdout, code: coldA.code });
+    expect(rebuilt.stderr).toMatch(/note: the cached session index .* is unusable \(.+\); rebuilding it/);
+    expect(await run(args, cacheDir, PEEK)).toEqual(coldA);
+  }, 120_000);
+});

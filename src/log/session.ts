@@ -190,7 +190,7 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     let key = hashed;
     let peeked: PeekedIndex | undefined;
     if (cacheOn && !key) {
-      const ofSize = !options.onLogical && !options.onStored && source.size >= WORKER_MIN_BYTES ? entriesOfSize(use.cache, source.size) : [];
+      const ofSize = !options.onLogical && !options.onStored && source.size >= (use.cache.peekMinBytes ?? WORKER_MIN_BYTES) ? entriesOfSize(use.cache, source.size) : [];
       if (ofSize.length === 1) {
         // A big log's one entry of its size is most likely its own: it is read and its checksum verified
         // while the worker hashes the log (then this thread helps), and used only if the key names it.
