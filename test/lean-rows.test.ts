@@ -9,59 +9,17 @@
  * rows were moved to another step or turn (the step rules then fire on a row's members), at jobs 1
  * and 4. The test fails unless the lean read really handed over pruned members.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { corpusCases, HAVE_CORPUS, PROJECT_ROOT, SKIP_REASON } from './helpers/corpus.js';
-import { MUTATIONS } from './helpers/mutations.js';
+import { HAVE_CORPUS, PROJECT_ROOT, SKIP_REASON } from './helpers/corpus.js';
+import { foldInputs } from './helpers/fold-inputs.js';
 
 const BUILT = existsSync(path.join(PROJECT_ROOT, 'dist', 'check', 'engine.js'));
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 if (!BUILT) console.warn('dist/ is not built (npx tsc -p tsconfig.json): the lean-rows test runs the compiled reader at jobs 4');
 
 const dist = (p: string) => path.join(PROJECT_ROOT, 'dist', p);
-const ROW = /^\{"type":"(text|reasoning|tool-call)-chunks"/;
-
-/** `text` with its `n`-th packed row (counted over the rows, wrapping) moved to another step (odd `n`) or turn (even). */
-function moveRow(text: string, n: number): string | undefined {
-  const lines = text.split('\n');
-  const rows = lines.flatMap((l, i) => (ROW.test(l) ? [i] : []));
-  if (rows.length === 0) return undefined;
-  const at = rows[n % rows.length] as number;
-  const row = JSON.parse(lines[at] as string);
-  if (n % 2 === 1) row.data.step += 1;
-  else row.data.turn += 1;
-  lines[at] = JSON.stringify(row);
-  return lines.join('\n');
-}
-
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'dsh-lean-rows-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** Every input: the corpus artifacts in place, the rule mutations and moved rows written to `scratch`. */
-async function inputs(): Promise<{ targets: [string, string][]; withRows: ReturnType<typeof corpusCases> }> {
-  const targets: [string, string][] = [];
-  for (const c of corpusCases()) targets.push([c.name, c.artifact]);
-  for (const [i, m] of MUTATIONS.entries()) {
-    const file = path.join(scratch, `m${i}`, m.name ?? 'session.jsonl');
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, await m.build());
-    targets.push([`mutation ${m.rule} ${m.why}`, file]);
-  }
-  const withRows = corpusCases().filter((c) => c.artifact.endsWith('session.jsonl') && readFileSync(c.artifact, 'utf8').split('\n').some((l) => ROW.test(l)));
-  for (let n = 0; n < 60 && withRows.length > 0; n++) {
-    const c = withRows[(n * 7) % withRows.length]!;
-    const moved = moveRow(readFileSync(c.artifact, 'utf8'), n);
-    if (moved === undefined) continue;
-    const file = path.join(scratch, `moved${n}`, 'session.jsonl');
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, moved);
-    targets.push([`${c.name} with row ${n} moved`, file]);
-  }
-  return { targets, withRows };
-}
-
 describe.skipIf(!BUILT)('lean rows: what a read of whole events gives', () => {
   it('check: the report, on corpus artifacts, rule mutations and moved rows, at jobs 1 and 4', async () => {
     process.env['DSH_PARALLEL_MIN_BYTES'] = '0';
@@ -71,7 +29,7 @@ describe.skipIf(!BUILT)('lean rows: what a read of whole events gives', () => {
     const { resolveTarget, inspectTarget, setReadJobs } = await import(dist('api/log.js'));
     const { PrunedEvent } = await import(dist('log/pruned-event.js'));
 
-    const { targets, withRows } = await inputs();
+    const { targets, withRows } = await foldInputs('dsh-lean-rows-');
 
     const report = async (file: string, jobs: number, wholeRows: boolean) => {
       setReadJobs(jobs);
@@ -121,7 +79,7 @@ describe.skipIf(!BUILT)('lean rows: what a read of whole events gives', () => {
     const { resolveTarget, inspectTarget, setReadJobs } = await import(dist('api/log.js'));
     const { SESSION_FOLDS } = await import(dist('api/views.js'));
     const { PrunedEvent, RowChunk } = await import(dist('log/pruned-event.js'));
-    const { targets } = await inputs();
+    const { targets } = await foldInputs('dsh-lean-rows-');
     expect(SESSION_FOLDS.every((f: { leanRows?: boolean }) => f.leanRows === true)).toBe(true);
     // As the index pass does: a fold that says so is not handed rows' lean members.
     const skips = SESSION_FOLDS.map((f: { skipsRowChunks?: boolean }) => f.skipsRowChunks === true);
