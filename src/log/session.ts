@@ -12,6 +12,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import { errorDocument } from '../core/errors.js';
 import { entriesOfSize, holdsEntryOfSize, readPointer, writePointer, type CacheConfig } from './index/cache.js';
 import { WORKER_MIN_BYTES } from './index/content-hash.js';
+import { FoldThread, foldThreadFor } from './index/remote-folds.js';
 import {
   contentKey,
   entryName,
@@ -365,7 +366,11 @@ async function indexedPass(
   /** The builders a packed row's lean chunk members are handed to. */
   const rowChunkObservers: FoldBuilder<unknown>[] = [];
   const built = key ? (use?.folds ?? []) : reads;
+  // A cold pass that writes the index builds the folds the view does not read on a thread of their own, on a big log.
+  const thread = !prior && key && use && foldThreadFor(source.size) ? FoldThread.start(built.filter((f) => !read(f.tag))) : undefined;
+  const offThread = new Set(thread?.tags ?? []);
   for (const f of built) {
+    if (offThread.has(f.tag)) continue;
     const length = builders.length;
     if (!prior) builders.push([f.tag, f.create()]);
     else {
@@ -380,7 +385,11 @@ async function indexedPass(
     }
     if (builders.length > length && f.skipsRowChunks !== true) rowChunkObservers.push(builders[length]![1]);
   }
-  const observers = builders.map(([, b]) => b);
+  const observers: Pick<FoldBuilder<unknown>, 'observe'>[] = builders.map(([, b]) => b);
+  if (thread) {
+    observers.push(thread);
+    rowChunkObservers.push(thread as unknown as FoldBuilder<unknown>);
+  }
   // Rows' members need not be built when nothing here reads more of a chunk than the folds do.
   const lean = !options.onLogical && !options.onStored && built.every((f) => f.leanRows === true);
   let lastTurnStart: number | null = prior ? prior.summary.openTurnStartSeq : null;
@@ -404,7 +413,7 @@ async function indexedPass(
         if (!foldFailure) {
           try {
             const to = event instanceof RowChunk ? rowChunkObservers : observers;
-            for (let i = 0; i < to.length; i++) (to[i] as FoldBuilder<unknown>).observe(event);
+            for (let i = 0; i < to.length; i++) (to[i] as Pick<FoldBuilder<unknown>, 'observe'>).observe(event);
           } catch (error) {
             foldFailure = { error };
           }
@@ -414,7 +423,10 @@ async function indexedPass(
       onSegment: builder.onSegment,
     },
     source,
-  );
+  ).catch((error: unknown) => {
+    thread?.cancel();
+    throw error;
+  });
   if (prior && (inspection.error || inspection.migratedEvents > 0 || foldFailure)) return undefined;
   // An extension that ran while the log was hashed answers only for a log whose old bytes are the prior entry's.
   if (prior && key && 'cancel' in key) {
@@ -422,6 +434,7 @@ async function indexedPass(
     if (!hashed || !extendsPrefix(prior, hashed, use?.needs ?? use?.folds ?? [])) return undefined;
   }
   const close = closeOnce(source);
+  if (inspection.error || foldFailure || inspection.migratedEvents > 0) thread?.cancel();
   if (inspection.error) return { inspection, folds: new Map(), warm: false, close };
   if (foldFailure) {
     close();
@@ -458,6 +471,16 @@ async function indexedPass(
   const logIndex = builder.finish();
   // A key hashed beside the pass that could not be had (the file could not be read again) saves nothing.
   const saveKey = key && ('cancel' in key ? await key.key().catch(() => undefined) : key);
+  if (thread) {
+    // The folds built on their own thread: their bytes are saved (the view reads none of them).
+    if (use && saveKey && inspection.meta && inspection.surface) {
+      const bytes = await thread.finish(closers, inspection.storedEventCount);
+      for (const tag of thread.tags) builders.push([tag, savedBytes(bytes.get(tag))]);
+      // In the folds' own order, as a pass that built them all here saves them.
+      const order = (tag: number) => built.findIndex((f) => f.tag === tag);
+      builders.sort((a, b) => order(a[0]) - order(b[0]));
+    } else thread.cancel();
+  }
   if (use && saveKey && inspection.meta && inspection.surface) {
     const summary: IndexSummary = {
       storedEventCount: inspection.storedEventCount,
@@ -481,6 +504,17 @@ async function indexedPass(
   const rereader = new Rereader(source, logIndex, options.decoder);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
   return { inspection, events, stream: streamOf(rereader, closers), rereader, folds: resultsOf(builders, read), warm: false, ...(prior ? { extended: true } : {}), close };
+}
+
+/** A fold built elsewhere, of which this pass holds only the bytes to save (undefined: the index is not saved). */
+function savedBytes(bytes: Buffer | undefined): FoldBuilder<unknown> {
+  return {
+    observe: () => undefined,
+    result: () => {
+      throw new Error('a fold built on its own thread has no result here');
+    },
+    encode: () => bytes,
+  };
 }
 
 /** The results of the folds a view reads (the others, once saved, are let go). */

@@ -137,6 +137,7 @@ function dispatchFold(builder: DispatchBuilder, src: ChunkSources, cold: Dispatc
 export const DISPATCHES: PersistentFold<Dispatches> = {
   tag: 102,
   leanRows: true,
+  offThread: { module: import.meta.url, name: 'DISPATCHES', rowCursor: true },
   create(): FoldBuilder<Dispatches> {
     let result: Dispatches | undefined;
     const sources: ChunkSources = { finishSeq: [], usageSeq: [] };
