@@ -83,6 +83,8 @@ const ONLY = process.env.DSH_BENCH_ONLY ?? '';
 if (ONLY !== '' && ONLY !== 'cache') throw new Error(`DSH_BENCH_ONLY: unknown part ${JSON.stringify(ONLY)} (use cache)`);
 /** `DSH_BENCH_CACHE_COMMANDS=trace,request`: the session-index rows of these commands only (default: all). */
 const CACHE_ONLY = (process.env.DSH_BENCH_CACHE_COMMANDS ?? '').split(',').filter(Boolean);
+/** `DSH_BENCH_COMMANDS=inspect,check`: the spawned command rows of these commands only (default: all; the 2 GB `compactions`, `transcript` and `report` rows take minutes). */
+const COMMANDS_ONLY = (process.env.DSH_BENCH_COMMANDS ?? '').split(',').filter(Boolean);
 const gc = () => globalThis.gc?.();
 
 function parseSize(text) {
@@ -439,6 +441,10 @@ async function cacheRows(log, argsOf, marks) {
     row('cold, --no-cache', cold);
     const build = await runMeasured([process.execPath, dshBin, ...args], withCache({}));
     row('cold, writes the index', build, { vsCold: build.ms / cold.ms });
+    // The same with the folds the view does not read built on a worker thread (the default with -j above 1).
+    rmSync(cacheDir, { recursive: true, force: true });
+    const thread = await runMeasured([process.execPath, dshBin, ...args], withCache({ DSH_FOLD_THREAD: 'on' }));
+    row('cold, writes the index, folds on a worker', thread, { vsCold: thread.ms / cold.ms });
     const warm = await bestRun([process.execPath, dshBin, ...args], withCache({}));
     row('warm', warm, { coldOverWarm: cold.ms / warm.ms });
     // The grown log at the path whose index was written: the original bytes first (indexed, untimed), then 1% appended.
@@ -499,6 +505,7 @@ async function benchSize(size) {
   const marks = await landmarks(log.file);
   const argsOf = (cmd) => cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
   for (const cmd of COMMANDS) {
+    if (COMMANDS_ONLY.length > 0 && !COMMANDS_ONLY.includes(cmd[0])) continue;
     const args = argsOf(cmd);
     const r = await bestRun([process.execPath, dshBin, ...args]);
     add(`dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a === '{lastDispatch}' ? `${marks.lastDispatch} (last dispatch)` : a === '{lastSummary}' ? `${marks.lastSummary} (last summary)` : a)).join(' ')}`, r.ms, {
