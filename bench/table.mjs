@@ -32,7 +32,7 @@ const cell = (size, r) => {
   if (!r) return ['', '', '', ''];
   const base = find(size, 'baseline');
   const s = (r.ms / 1000).toFixed(2);
-  const rate = r.compressedGBPerSec !== undefined ? `${r.compressedGBPerSec.toFixed(1)} GB/s zstd` : Math.round(r.mbPerSec).toString();
+  const rate = r.compressedGBPerSec !== undefined ? `${r.compressedGBPerSec.toFixed(r.compressedGBPerSec < 1 ? 2 : 1)} GB/s zstd` : Math.round(r.mbPerSec).toString();
   const x = base && r.compressedGBPerSec === undefined ? (base.ms / r.ms).toFixed(2) : '';
   return [s, rate, x, r.peakRssMiB ?? ''];
 };

@@ -134,6 +134,19 @@ export class FoldWireWriter {
     return (this.nums = grown);
   }
 
+  /** A record of six numbers. */
+  private six(k: number, a1: number, a2: number, a3: number, a4: number, a5: number): void {
+    const a = this.room(6);
+    const n = this.n;
+    a[n] = k;
+    a[n + 1] = a1;
+    a[n + 2] = a2;
+    a[n + 3] = a3;
+    a[n + 4] = a4;
+    a[n + 5] = a5;
+    this.n = n + 6;
+  }
+
   write(e: SessionEvent): void {
     const seq = e.seq;
     const time = e.time;
@@ -179,42 +192,14 @@ export class FoldWireWriter {
         if (type === 'assistant/chunk') {
           const chunk = data['chunk'];
           const kind = isPlainObject(chunk) ? chunk['type'] : undefined;
-          const a = this.room(6);
-          let n = this.n;
-          a[n++] = CHUNK;
-          a[n++] = seq;
-          a[n++] = time;
-          a[n++] = turn;
-          a[n++] = step;
-          a[n++] = kind === 'finish' ? 1 : kind === 'usage' ? 2 : 0;
-          this.n = n;
-          return;
+          return this.six(CHUNK, seq, time, turn, step, kind === 'finish' ? 1 : kind === 'usage' ? 2 : 0);
         }
         const code = SIMPLE_CODE.get(type);
-        if (code !== undefined) {
-          const a = this.room(6);
-          let n = this.n;
-          a[n++] = SIMPLE;
-          a[n++] = code;
-          a[n++] = seq;
-          a[n++] = time;
-          a[n++] = turn;
-          a[n++] = step;
-          this.n = n;
-          return;
-        }
+        if (code !== undefined) return this.six(SIMPLE, code, seq, time, turn, step);
         const id = data['callId'];
         if (type === 'tool/call' && typeof id === 'string') {
-          const a = this.room(6);
-          let n = this.n;
-          a[n++] = TOOL_CALL;
-          a[n++] = seq;
-          a[n++] = time;
-          a[n++] = turn;
-          a[n++] = step;
-          a[n++] = this.strs.length;
+          this.six(TOOL_CALL, seq, time, turn, step, this.strs.length);
           this.strs.push(id);
-          this.n = n;
           return;
         }
       }
