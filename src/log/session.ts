@@ -364,7 +364,7 @@ async function indexedPass(
   const read = (tag: number) => reads.some((f) => f.tag === tag);
   const builders: [number, FoldBuilder<unknown>][] = [];
   /** The builders a packed row's lean chunk members are handed to. */
-  const rowChunkObservers: FoldBuilder<unknown>[] = [];
+  const rowChunkObservers: Pick<FoldBuilder<unknown>, 'observe'>[] = [];
   const built = key ? (use?.folds ?? []) : reads;
   // A cold pass that writes the index builds the folds the view does not read on a thread of their own, on a big log.
   const thread = !prior && key && use && foldThreadFor(source.size) ? FoldThread.start(built.filter((f) => !read(f.tag))) : undefined;
@@ -388,7 +388,7 @@ async function indexedPass(
   const observers: Pick<FoldBuilder<unknown>, 'observe'>[] = builders.map(([, b]) => b);
   if (thread) {
     observers.push(thread);
-    rowChunkObservers.push(thread as unknown as FoldBuilder<unknown>);
+    rowChunkObservers.push(thread);
   }
   // Rows' members need not be built when nothing here reads more of a chunk than the folds do.
   const lean = !options.onLogical && !options.onStored && built.every((f) => f.leanRows === true);
@@ -413,7 +413,7 @@ async function indexedPass(
         if (!foldFailure) {
           try {
             const to = event instanceof RowChunk ? rowChunkObservers : observers;
-            for (let i = 0; i < to.length; i++) (to[i] as Pick<FoldBuilder<unknown>, 'observe'>).observe(event);
+            for (let i = 0; i < to.length; i++) to[i]!.observe(event);
           } catch (error) {
             foldFailure = { error };
           }
@@ -471,17 +471,10 @@ async function indexedPass(
   const logIndex = builder.finish();
   // A key hashed beside the pass that could not be had (the file could not be read again) saves nothing.
   const saveKey = key && ('cancel' in key ? await key.key().catch(() => undefined) : key);
-  if (thread) {
-    // The folds built on their own thread: their bytes are saved (the view reads none of them).
-    if (use && saveKey && inspection.meta && inspection.surface) {
-      const bytes = await thread.finish(closers, inspection.storedEventCount);
-      for (const tag of thread.tags) builders.push([tag, savedBytes(bytes.get(tag))]);
-      // In the folds' own order, as a pass that built them all here saves them.
-      const order = (tag: number) => built.findIndex((f) => f.tag === tag);
-      builders.sort((a, b) => order(a[0]) - order(b[0]));
-    } else thread.cancel();
-  }
   if (use && saveKey && inspection.meta && inspection.surface) {
+    // The folds built on their own thread (the view reads none of them) are saved with the others, in the folds' order.
+    const sections = new Map<number, Buffer | undefined>(builders.map(([t, b]) => [t, b.encode()]));
+    if (thread) for (const [t, bytes] of await thread.finish(closers, inspection.storedEventCount)) sections.set(t, bytes);
     const summary: IndexSummary = {
       storedEventCount: inspection.storedEventCount,
       torn: inspection.torn,
@@ -497,24 +490,13 @@ async function indexedPass(
       { sessionId: inspection.meta.id, path: target.path, logBytes: source.size, createdMs: Date.now() },
       summary,
       logIndex,
-      new Map(builders.map(([t, b]) => [t, b.encode()])),
+      new Map(built.filter((f) => sections.has(f.tag)).map((f) => [f.tag, sections.get(f.tag)])),
       resumeFacts,
     );
-  }
+  } else thread?.cancel();
   const rereader = new Rereader(source, logIndex, options.decoder);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
   return { inspection, events, stream: streamOf(rereader, closers), rereader, folds: resultsOf(builders, read), warm: false, ...(prior ? { extended: true } : {}), close };
-}
-
-/** A fold built elsewhere, of which this pass holds only the bytes to save (undefined: the index is not saved). */
-function savedBytes(bytes: Buffer | undefined): FoldBuilder<unknown> {
-  return {
-    observe: () => undefined,
-    result: () => {
-      throw new Error('a fold built on its own thread has no result here');
-    },
-    encode: () => bytes,
-  };
 }
 
 /** The results of the folds a view reads (the others, once saved, are let go). */

@@ -24,7 +24,7 @@ export const FOLD_THREAD_MIN_BYTES = 16 << 20;
  * Whether the folds of a log of `bytes` on disk run on a thread of their own: `DSH_FOLD_THREAD=on`
  * (any log; tests), `off` (never), else (`auto`) a log of {@link FOLD_THREAD_MIN_BYTES} or more
  * read with worker threads (`-j` / `DSH_JOBS` above 1; the default on 4 cores or more). On the
- * 2-core bench machine, where `-j` defaults to 1, the worker took ~2.5 s of main-thread CPU off
+ * 2-core bench machine, where `-j` defaults to 1, the worker took ~2 s of main-thread CPU off
  * the 2 GB index-writing pass, but the pass then waited as long for zstd decoding (libuv's pool) and
  * the hash worker sharing the second core, so it measured no faster there.
  */
