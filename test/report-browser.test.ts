@@ -18,6 +18,8 @@ import { writeGeneratedArtifact } from '../tools/generate.js';
 
 const CHROMIUM = process.env['DSH_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+// The 200k-event page holds ~180 elements once ready; an eager page would hold one or more per event.
+const ELEMENT_CEILING = 2_000;
 const INCIDENT = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1');
 
 type Pw = typeof import('playwright-core');
@@ -269,7 +271,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     await f.page.close();
   });
 
-  it('a 200k-event session opens, paints quickly and stays usable', async () => {
+  it('a 200k-event session opens with a bounded document and stays usable', async () => {
     const art = path.join(dir, 'big', '--home-dev-project--', 'big-1', 'session.jsonl.zstd');
     mkdirSync(path.dirname(art), { recursive: true });
     const info = await writeGeneratedArtifact(art, { seed: 11, id: 'big-1', encoding: 'zstd', targetBytes: 30 << 20, crash: 'mid-tool', tornTail: true });
@@ -278,7 +280,11 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     const o = await open(out);
     const { page } = o;
     console.info(`report-browser.test: ${info.events} events, ${readFileSync(out).length.toLocaleString('en-US')} bytes of HTML, DOMContentLoaded after ${o.dclMs} ms`);
-    expect(o.dclMs).toBeLessThan(5000);
+    // How fast it paints is a bench figure (times vary with the machine's load); what keeps it fast is
+    // asserted: the page builds a bounded document, whatever the event count (render lazily).
+    const elements = await page.evaluate(() => document.getElementsByTagName('*').length);
+    console.info(`report-browser.test: ${elements} elements once ready`);
+    expect(elements).toBeLessThan(ELEMENT_CEILING);
     const turns = await page.evaluate(() => JSON.parse(document.getElementById('dsh-data')!.textContent ?? '{}').turns.length as number);
     await page.click('#tab-timeline');
     // Lazily rendered: the first batch now, the rest as the list scrolls.
