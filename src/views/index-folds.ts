@@ -33,22 +33,25 @@ export class Citations {
     const out = new Map<number, number[]>();
     for (const s of seqs) out.set(s, []);
     const wanted = [...out.keys()].sort((a, b) => a - b);
-    for (const [seq, first, last] of this.runs()) {
+    const lowest = wanted.length > 0 ? (wanted[0] as number) : Infinity;
+    const highest = wanted.length > 0 ? (wanted[wanted.length - 1] as number) : -Infinity;
+    this.eachRun((seq, first, last) => {
+      if (last < lowest || first > highest) return;
       // The wanted seqs in [first, last], each cited once by this run.
       for (let i = lowerBound(wanted, first); i < wanted.length && (wanted[i] as number) <= last; i++) out.get(wanted[i] as number)!.push(seq);
-    }
+    });
     for (const e of extra) for (const s of citedBefore(e)) out.get(s)?.push(e.seq);
     return out;
   }
 
-  /** Every run of cited seqs, as `[citer, first, last]`, in log order. */
-  private *runs(): Generator<[number, number, number]> {
+  /** Every run of cited seqs, as `visit(citer, first, last)`, in log order (no object per run: there are 0.35 M on the 2 GB bench log). */
+  private eachRun(visit: (citer: number, first: number, last: number) => void): void {
     const r = new VarReader(this.bytes);
     for (let seq = -1; !r.atEnd; ) {
       seq += 1 + r.uint();
       for (let runs = r.uint(); runs > 0; runs--) {
         const first = seq - r.uint();
-        yield [seq, first, first + r.uint()];
+        visit(seq, first, first + r.uint());
       }
     }
   }
@@ -69,7 +72,7 @@ export class Citations {
       ends.push(last + 1);
       citers.push(citer);
     };
-    for (const [seq, first, last] of this.runs()) add(seq, first, last);
+    this.eachRun(add);
     for (const e of extra) for (const [first, last] of citedRuns(e)) add(e.seq, first, last);
     const n = starts.length;
     const byStart = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => (starts[a] as number) - (starts[b] as number));

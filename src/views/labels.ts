@@ -1,5 +1,6 @@
 import type { SessionEvent } from '../log/types.js';
 import type { Replacement } from '../log/surface.js';
+import { lowerBound } from '../core/sorted.js';
 
 export type SurfaceLabel = 'current' | 'shadowed' | 'log-only';
 
@@ -20,10 +21,20 @@ export function labelNeedsFold(type: string): boolean {
 /** Label lookup from a folded surface (session-query `analyzeEventLog`). */
 export class Labels {
   private current: Set<number>;
-  private shadowed = new Set<number>();
+  /**
+   * Every shadowed seq, ascending (repeats kept), searched by halving: a log's replacements shadow
+   * far more seqs than the surface holds nodes (186,452 against 233 on the 2 GB bench log), and a
+   * typed array sorts them in a tenth of the time a Set takes to hold them.
+   */
+  private shadowed: Float64Array;
   constructor(nodes: readonly number[], replacements: readonly Replacement[]) {
     this.current = new Set(nodes);
-    for (const r of replacements) for (const s of r.shadowedSeqs) this.shadowed.add(s);
+    let n = 0;
+    for (const r of replacements) n += r.shadowedSeqs.length;
+    const shadowed = new Float64Array(n);
+    let k = 0;
+    for (const r of replacements) for (const s of r.shadowedSeqs) shadowed[k++] = s;
+    this.shadowed = shadowed.sort();
   }
   /** The label of an event of a valid log: a type that can never be a surface node is log-only without a lookup. */
   ofEvent(event: SessionEvent): SurfaceLabel {
@@ -32,8 +43,12 @@ export class Labels {
   }
   of(seq: number): SurfaceLabel {
     if (this.current.has(seq)) return 'current';
-    if (this.shadowed.has(seq)) return 'shadowed';
+    if (this.isShadowed(seq)) return 'shadowed';
     return 'log-only';
+  }
+  private isShadowed(seq: number): boolean {
+    const at = lowerBound(this.shadowed, seq);
+    return at < this.shadowed.length && this.shadowed[at] === seq;
   }
 }
 
