@@ -23,6 +23,9 @@ if (!heapFlags.some((a) => /^--(max-|min-)?semi-space-(size|growth-factor)/.test
 const holdsOutput = process.argv[2] === 'events' && !process.argv.includes('--json');
 if (!holdsOutput && !heapFlags.some((a) => /^--heap-growing-percent/.test(a))) v8.setFlagsFromString('--heap-growing-percent=50');
 
+// A command that will hash a big log on a worker thread starts the worker before its modules load.
+(await import('../dist/cli/prestart.js')).prestart(process.argv.slice(2), process.env);
+
 const { main } = await import('../dist/cli/main.js');
 
 // A closed pipe (`dsh events … | head`) ends output quietly, never with a stack trace.

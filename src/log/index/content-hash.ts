@@ -13,7 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type { ByteSource } from '../../physical/source.js';
 
 export const PIECE_BYTES = 16 << 20;
-const READ_CHUNK = 8 << 20;
+const READ_CHUNK = 1 << 20;
 /** A file of fewer pieces is hashed on this thread alone (a worker takes ~30 ms to start)... */
 const WORKER_MIN_PIECES = 4;
 /** A file this big is hashed on the worker too, whether or not this thread has other work meanwhile. */
@@ -57,31 +57,60 @@ function threads(): number {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 }
 
-/** `hashPieces` on a worker thread reading through `fd`, taking pieces from the counter in `shared`. */
-function hashOnWorker(fd: number, size: number, piece: number, cut: number, shared: SharedArrayBuffer): { worker: Worker; done: Promise<Pieces> } {
-  const source = `
-const { parentPort, workerData: w } = require('node:worker_threads');
+/** The hash worker's source: it waits for one job (a message), hashes its pieces, answers, and is done. */
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
 const { readSync } = require('node:fs');
 const { createHash } = require('node:crypto');
 const hashPieces = ${hashPieces.toString()};
-const next = new Int32Array(w.shared);
-const read = (into, at) => {
-  let done = 0;
-  while (done < into.length) {
-    const n = readSync(w.fd, into, done, into.length - done, at + done);
-    if (n === 0) break;
-    done += n;
-  }
-  return done;
-};
-parentPort.postMessage(hashPieces(read, () => createHash('sha256'), w.size, w.piece, w.chunk, () => Atomics.add(next, 0, 1), w.cut));
+parentPort.once('message', (w) => {
+  const next = new Int32Array(w.shared);
+  const read = (into, at) => {
+    let done = 0;
+    while (done < into.length) {
+      const n = readSync(w.fd, into, done, into.length - done, at + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done;
+  };
+  parentPort.postMessage(hashPieces(read, () => createHash('sha256'), w.size, w.piece, w.chunk, () => Atomics.add(next, 0, 1), w.cut));
+});
 `;
-  const worker = new Worker(source, { eval: true, workerData: { fd, size, piece, chunk: READ_CHUNK, cut, shared } });
+
+/** A hash worker started before it was needed (`prestartHashWorker`), waiting for its job. */
+let standby: Worker | undefined;
+
+/**
+ * Start a hash worker now, for the content hash a command is about to need: a worker takes ~0.1 s
+ * to start (Node's own modules), which then passes while this thread loads the command's. It keeps
+ * no process alive, and is used by the first hash that wants a worker. Only where there is a second
+ * core to start it on.
+ */
+export function prestartHashWorker(): void {
+  if (standby || threads() < 2) return;
+  try {
+    standby = new Worker(WORKER_SOURCE, { eval: true });
+    standby.unref();
+    // A standby that fails is not used (the hash takes a fresh worker, or this thread, instead).
+    standby.once('error', () => undefined);
+    standby.once('exit', () => (standby = undefined));
+  } catch {
+    standby = undefined;
+  }
+}
+
+/** `hashPieces` on a worker thread reading through `fd`, taking pieces from the counter in `shared`. */
+function hashOnWorker(fd: number, size: number, piece: number, cut: number, shared: SharedArrayBuffer): { worker: Worker; done: Promise<Pieces> } {
+  const worker = standby ?? new Worker(WORKER_SOURCE, { eval: true });
+  standby = undefined;
+  worker.ref();
   const done = new Promise<Pieces>((resolve, reject) => {
     worker.once('message', (m: Pieces) => resolve(m));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the hash worker exited (${code})`)));
   });
+  worker.postMessage({ fd, size, piece, chunk: READ_CHUNK, cut, shared });
   return { worker, done };
 }
 

@@ -1,0 +1,6 @@
+/**
+ * What `bin/dsh.js` needs before the CLI's modules load (`src/cli/prestart.ts`): two small modules,
+ * not the library's whole surface, so that the hash worker starts first.
+ */
+export { cacheDisabledByEnv } from '../log/index/cache.js';
+export { prestartHashWorker, WORKER_MIN_BYTES } from '../log/index/content-hash.js';
