@@ -11,7 +11,7 @@ import { CORPUS, corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.
 import { dispatchFacts } from './helpers/index-facts.js';
 const CORPUS_ROOT_ZSTD = path.join(CORPUS, 'synthetic', 'root-zstd');
 import { runCli, runInProcess, type RunResult } from './helpers/cli.js';
-import { collectSession } from '../tools/generate.js';
+import { collectSession, writeGeneratedArtifact } from '../tools/generate.js';
 import { ArtifactEncoder } from '../src/log/writer.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTargetIndexed } from '../src/log/session.js';
@@ -427,12 +427,17 @@ describe('a log that changes after it was indexed', () => {
       const step = Math.max(1, Math.floor(original.length / 40));
       for (let at = 0; at < original.length; at += step) {
         fs.writeFileSync(file, original);
+        // The original's entry the only one of its size (a speculating read bets on it below).
+        clearEntries(cacheConfig({ DSH_CACHE_DIR: cacheDir }));
         for (const args of probe) await run(args, cacheDir); // index the original bytes
         const flipped = Buffer.from(original);
         flipped[at] = (flipped[at] as number) ^ (1 << (at % 8));
         fs.writeFileSync(file, flipped);
         for (const args of probe) {
           const cold = await run([...args, '--no-cache'], cacheDir);
+          // First while the one entry of this size is the original's: a speculating read bets on it and loses.
+          const peeked = await run(args, cacheDir, { DSH_CACHE_PEEK_MIN_BYTES: '0' });
+          expect({ at, args, ...peeked }).toEqual({ at, args, ...cold });
           const cached = await run(args, cacheDir);
           expect({ at, args, ...cached }).toEqual({ at, args, ...cold });
         }
@@ -742,5 +747,118 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
     expect({ stdout: rebuilt.stdout, code: rebuilt.code }).toEqual({ stdout: coldA.stdout, code: coldA.code });
     expect(rebuilt.stderr).toMatch(/note: the cached session index .* is unusable \(.+\); rebuilding it/);
     expect(await run(args, cacheDir, PEEK)).toEqual(coldA);
+  }, 120_000);
+
+  const SPEC = { ...PEEK, DSH_DEBUG_SPECULATION: '1' };
+  /**
+   * Another log of the very same size whose header and last frames (what a warm read reads before it
+   * answers) are A's: the first batch frame's checksum broken (zstd: DSH refuses it), or one letter of
+   * its text changed (plain JSONL: another valid log).
+   */
+  function sameSizeOther(a: Buffer, parts: readonly Buffer[], encoding: 'zstd' | 'none'): Buffer {
+    const b = Buffer.from(a);
+    const at = encoding === 'zstd' ? parts[0]!.length + parts[1]!.length - 1 : b.indexOf('"text":"', parts[0]!.length) + 8;
+    expect(at).toBeGreaterThan(8);
+    expect(at).toBeLessThan(a.length / 2);
+    b[at] = b[at] === 0x61 ? 0x62 : 0x61;
+    return b;
+  }
+  const WON = /dsh: speculation won \(\d bets?\)\n$/;
+  const LOST = /dsh: speculation lost \(\d bets?\)\n$/;
+  /** The run without its DSH_DEBUG_SPECULATION line, and how its speculation ended. */
+  function debugged(r: RunResult): { r: RunResult; ended: 'won' | 'lost' | 'none' } {
+    const ended = WON.test(r.stderr) ? 'won' : LOST.test(r.stderr) ? 'lost' : 'none';
+    return { r: { ...r, stderr: r.stderr.replace(/dsh: speculation (won|lost) \(\d bets?\)\n$/, '') }, ended };
+  }
+
+  for (const encoding of ['zstd', 'none'] as const) {
+    it(`${encoding}: a command answers from the entry before the hash names it, and prints only once it does; else asks again (every hold size)`, async () => {
+      const cacheDir = freshCache();
+      const cfg = cacheConfig({ DSH_CACHE_DIR: cacheDir, ...PEEK });
+      const dir = fs.mkdtempSync(path.join(TMP, 'speculate-'));
+      const file = path.join(dir, encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+      const { parts, total } = await writtenLog(43, encoding);
+      const a = Buffer.concat(parts);
+      fs.writeFileSync(file, a);
+      const commands = [...(await lines(file, total)), ['compactions', file, '--json'], ['transcript', file], ['diff', file, file]];
+      const b = sameSizeOther(a, parts, encoding);
+      expect(b.length).toBe(a.length);
+      await run(commands[0]!, cacheDir);
+      const [entryA] = listEntryFiles(cfg);
+      const entryBytes = fs.readFileSync(entryA!.file);
+      /** The cache holding A's entry only. */
+      const onlyA = () => {
+        for (const e of listEntryFiles(cfg)) if (e.file !== entryA!.file) fs.rmSync(e.file);
+        fs.writeFileSync(entryA!.file, entryBytes);
+      };
+      const ended = { won: 0, lost: 0, none: 0 };
+      for (const hold of ['0', '100', undefined]) {
+        const env = { ...SPEC, ...(hold !== undefined ? { DSH_SPECULATION_HOLD_BYTES: hold } : {}) };
+        for (const args of commands) {
+          fs.writeFileSync(file, a);
+          onlyA();
+          const coldA = await run([...args, '--no-cache'], cacheDir);
+          const warm = debugged(await run(args, cacheDir, env));
+          expect({ args, hold, ...warm.r }).toEqual({ args, hold, ...coldA });
+          ended[warm.ended]++;
+          fs.writeFileSync(file, b);
+          onlyA();
+          const coldB = await run([...args, '--no-cache'], cacheDir);
+          const other = debugged(await run(args, cacheDir, env));
+          expect({ args, hold, ...other.r }).toEqual({ args, hold, ...coldB });
+          ended[other.ended]++;
+          // A refused log has no entry of its own; an accepted one now has.
+          if (coldB.code === 0) expect(listEntryFiles(cfg).length).toBe(2);
+        }
+      }
+      // Every command speculated (diff twice: both its sides bet), won on A and lost on B.
+      const n = commands.length * 3;
+      expect(ended).toEqual({ won: n, lost: n, none: 0 });
+      // DSH_SPECULATE=0: no speculation.
+      fs.writeFileSync(file, a);
+      onlyA();
+      expect(debugged(await run(commands[0]!, cacheDir, { ...SPEC, DSH_SPECULATE: '0' })).ended).toBe('none');
+    }, 300_000);
+  }
+
+  it('as a process: the held answer reaches the real stdout once won, and a lost one is asked again', async () => {
+    const cacheDir = freshCache();
+    const cfg = cacheConfig({ DSH_CACHE_DIR: cacheDir, ...PEEK });
+    const file = path.join(fs.mkdtempSync(path.join(TMP, 'speculate-process-')), 'session.jsonl.zstd');
+    // Seed 43: its open turn starts after the first batch frame (sameSizeOther).
+    const { parts } = await writtenLog(43, 'zstd');
+    const a = Buffer.concat(parts);
+    fs.writeFileSync(file, a);
+    const env = { DSH_CACHE_DIR: cacheDir, ...SPEC };
+    // Answered from the index alone: a held answer from the wrong entry would differ from the cold one.
+    const args = ['surface', file, '--json'];
+    const cold = await runCli([...args, '--no-cache'], { env });
+    expect(cold.code).toBe(0);
+    await runCli(args, { env });
+    const won = debugged(await runCli(args, { env: { ...env, DSH_SPECULATION_HOLD_BYTES: '1000' } }));
+    expect(won).toEqual({ r: cold, ended: 'won' });
+    const [entryA] = listEntryFiles(cfg);
+    const b = sameSizeOther(a, parts, 'zstd');
+    fs.writeFileSync(file, b);
+    const coldB = await runCli([...args, '--no-cache'], { env });
+    const lost = debugged(await runCli(args, { env: { ...env, DSH_SPECULATION_HOLD_BYTES: '1000' } }));
+    expect(lost).toEqual({ r: coldB, ended: 'lost' });
+    expect(listEntryFiles(cfg).some((e) => e.file === entryA!.file)).toBe(true);
+    // A log big enough to be hashed on the worker thread, through the descriptor the answer closes
+    // first: the source stays open until the hash is done, and the bet is won.
+    // Given by id, its size is unknown before the CLI loads: the hash worker is started first (bin/dsh.js)
+    // and hashes it when the index is built and when it is read; by path, a worker started then does.
+    const root = fs.mkdtempSync(path.join(TMP, 'speculate-worker-'));
+    const big = path.join(root, '--home-dev-project--', 'spec-big', 'session.jsonl.zstd');
+    fs.mkdirSync(path.dirname(big), { recursive: true });
+    const info = await writeGeneratedArtifact(big, { seed: 5, id: 'spec-big', encoding: 'zstd', targetBytes: 24 << 20 });
+    expect(fs.statSync(big).size).toBeGreaterThan(4 << 20);
+    const seq = String(info.events - 1);
+    const byId = ['trace', 'spec-big', seq, '--json', '--root', root];
+    const bigCold = await runCli([...byId, '--no-cache'], { env });
+    expect(bigCold.code).toBe(0);
+    await runCli(byId, { env });
+    expect(debugged(await runCli(['trace', big, seq, '--json'], { env }))).toEqual({ r: bigCold, ended: 'won' });
+    expect(debugged(await runCli(byId, { env }))).toEqual({ r: bigCold, ended: 'won' });
   }, 120_000);
 });

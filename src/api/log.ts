@@ -36,7 +36,7 @@ export { floorIndexBy } from '../log/reread.js';
 export type { Rereader, SeqRange } from '../log/reread.js';
 export type { EventSink, LineInfo, ScanPoint } from '../log/scanner.js';
 export { inspectDocument, inspectTarget, inspectTargetIndexed } from '../log/session.js';
-export type { IndexUse, IndexedInspection, SessionInspection } from '../log/session.js';
+export type { IndexUse, IndexedInspection, SessionInspection, Speculation } from '../log/session.js';
 export { deepEqualJson, deriveEventMessage } from '../log/surface.js';
 export { ARTIFACT_NAMES, defaultRoot, looksLikeRoot, readStdin, resolveTarget, scanRoot } from '../log/target.js';
 export type { ResolveOptions, ResolvedTarget, RootScan, RootSession } from '../log/target.js';

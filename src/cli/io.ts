@@ -1,5 +1,6 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Writable } from 'node:stream';
+import type { Speculation } from '../api/log.js';
 
 export type ColorMode = 'auto' | 'always' | 'never';
 
@@ -8,6 +9,8 @@ export interface Io {
   stdout: Writable & { isTTY?: boolean; columns?: number };
   stderr: Writable & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
+  /** Set while a command's output is held back (`speculativeAction`): its warm reads may then speculate. */
+  speculation?: Speculation;
 }
 
 export function colorFor(mode: ColorMode, stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): ChalkInstance {

@@ -94,7 +94,7 @@ export function cacheFor(io: Io, opts: CommonOptions): CacheConfig {
 
 /** The persistent session index for an indexed view: every fold a later command may load, and the ones this view reads. */
 export function indexUseFor(io: Io, opts: CommonOptions, needs?: readonly PersistentFold[]): IndexUse {
-  return { cache: cacheFor(io, opts), folds: SESSION_FOLDS, ...(needs ? { needs } : {}) };
+  return { cache: cacheFor(io, opts), folds: SESSION_FOLDS, ...(needs ? { needs } : {}), ...(io.speculation ? { speculation: io.speculation } : {}) };
 }
 
 
@@ -133,6 +133,44 @@ export function action<A extends unknown[]>(
     } finally {
       clearProgress(io);
     }
+  };
+}
+
+/**
+ * `action` for a command whose whole output is stdout and stderr: its warm reads of a big log answer
+ * while the log's hash is computed, its output held until the index is verified (see
+ * `OutputGate`); when one is not, the command runs again as `action` runs it. `DSH_SPECULATE=0`
+ * turns this off; `DSH_SPECULATION_HOLD_BYTES` sets how much output is held at most (default 16 MiB).
+ */
+export function speculativeAction<A extends unknown[]>(
+  io: Io,
+  setExit: (code: number) => void,
+  body: (...args: A) => Promise<number>,
+): (...args: A) => Promise<void> {
+  const plain = action(io, setExit, body);
+  return async (...args: A) => {
+    if (io.env['DSH_SPECULATE'] === '0' || io.speculation) return plain(...args);
+    const { OutputGate, heldBytesFor } = await import('./speculation.js');
+    const gate = new OutputGate(io.stdout, io.stderr, heldBytesFor(io.env));
+    const real = { stdout: io.stdout, stderr: io.stderr };
+    const codes: number[] = [];
+    io.stdout = gate.stdout;
+    io.stderr = gate.stderr;
+    io.speculation = gate;
+    try {
+      await action(io, (code) => codes.push(code), body)(...args);
+    } finally {
+      io.stdout = real.stdout;
+      io.stderr = real.stderr;
+      delete io.speculation;
+    }
+    const bets = gate.bets;
+    const won = await gate.settle();
+    gate.detach();
+    if (won) for (const code of codes) setExit(code);
+    else await plain(...args);
+    // DSH_DEBUG_SPECULATION=1: say last how a speculation ended (tests prove which path ran).
+    if (bets > 0 && io.env['DSH_DEBUG_SPECULATION'] === '1') io.stderr.write(`dsh: speculation ${won ? 'won' : 'lost'} (${bets} bet${bets === 1 ? '' : 's'})\n`);
   };
 }
 

@@ -20,6 +20,7 @@ import {
   peekIndex,
   rereadHeader,
   saveIndex,
+  sameContentKey,
   type ContentKey,
   type FoldBuilder,
   type FoldResults,
@@ -127,6 +128,27 @@ export interface IndexUse {
    * `stream` and `rereader` (the caller reads it another way) rather than holding its logical events.
    */
   indexOnly?: boolean;
+  /**
+   * Lets a big log's warm answer be worked out while its content hash is still being computed (the
+   * hash is most of a warm read): see `Speculation`. Without it, the index is used only once the
+   * hash has named it.
+   */
+  speculation?: Speculation;
+}
+
+/**
+ * A caller that can hold back everything an answer shows until the index it came from is verified
+ * (the CLI holds its output). When `open`, a warm read whose log's size has exactly one cached entry
+ * answers from that entry at once and hands `bet` the check that the log's content hash names it.
+ * The caller shows nothing of the answer before the check resolves true; when it resolves false, the
+ * answer belongs to other bytes and the caller asks again without a speculation. The check closes
+ * the source once the hash is done, whenever the answer's `close()` was called.
+ */
+export interface Speculation {
+  /** Whether an unverified answer may be given now. */
+  readonly open: boolean;
+  /** The check, to be called once (it finishes the hash on the calling thread). */
+  bet(verify: () => Promise<boolean>): void;
 }
 
 /**
@@ -197,6 +219,11 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
         // while the worker hashes the log (then this thread helps), and used only if the key names it.
         const beside = keyBeside(source, encoding, decoder.name, maxLineBytes, prefixBytes);
         peeked = peekIndex(use.cache, ofSize[0]!);
+        // A command that can hold its output answers from it at once (stdin is read once: never).
+        if (peeked && use.speculation?.open && target.path !== '-' && !options.onLogical && !options.onStored) {
+          const bet = await speculativeWarm(target, source, decoder, use, peeked, beside);
+          if (bet) return bet;
+        }
         key = await beside.key();
       } else key = await contentKey(source, encoding, decoder.name, maxLineBytes, prefixBytes);
     }
@@ -224,6 +251,56 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
     source.close();
     throw error;
   }
+}
+
+/**
+ * The answer of the one cached entry of the log's size, before the hash has named it (see
+ * `Speculation`): the check the speculation is handed compares the log's key with the entry's, and
+ * records this path's entry once it holds. Undefined (no bet) when the entry does not load or give a
+ * warm answer: the caller then waits for the key as it would have.
+ */
+async function speculativeWarm(
+  target: ResolvedTarget,
+  source: ByteSource,
+  decoder: NonNullable<InspectOptions['decoder']>,
+  use: IndexUse,
+  peeked: PeekedIndex,
+  beside: KeyBeside,
+): Promise<IndexedInspection | undefined> {
+  const loaded = loadIndex(use.cache, undefined, use.folds, use.needs ?? use.folds, peeked.name, peeked);
+  if (!loaded) return undefined;
+  let warm: IndexedInspection | undefined;
+  try {
+    warm = await warmInspection(target, source, decoder, loaded.summary, loaded.logIndex, loaded.folds);
+  } catch {
+    // Perhaps other bytes than the entry's: the key decides, as without a speculation.
+    warm = undefined;
+  }
+  if (!warm) return undefined;
+  // The hash worker reads through the source's descriptor: it is closed once the hash is done.
+  let hashing = true;
+  let closeAsked = false;
+  const close = warm.close;
+  use.speculation!.bet(async () => {
+    try {
+      const key = await beside.key();
+      const named = entryName(key) === peeked.name && sameContentKey(loaded.key, key);
+      if (named) writePointer(use.cache, target.path, peeked.name, key.size);
+      return named;
+    } catch {
+      return false;
+    } finally {
+      hashing = false;
+      if (closeAsked) close();
+    }
+  });
+  return {
+    ...warm,
+    close: () => {
+      closeAsked = true;
+      if (!hashing) close();
+    },
+  };
 }
 
 /**

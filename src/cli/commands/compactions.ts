@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter } from '../io.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, isRootDir, speculativeAction } from '../shared.js';
 import { progressOption } from '../progress.js';
 import { failureObject, inspectTargetIndexed, type SessionInspection, type ResolvedTarget, UsageError, resolveTarget, scanRoot, toJson, toJsonAround } from '../../api/log.js';
 import { auditCompactionsStreamed, compactionsJson, DISPATCHES, foldOf, type AuditedCompactions, type CompactionsReport } from '../../api/views.js';
@@ -71,7 +71,7 @@ Examples:
   dsh compactions <id> --json`,
   );
   cmd.action(
-    action(io, setExit, async (target: string, opts: CompactionsOptions) => {
+    speculativeAction(io, setExit, async (target: string, opts: CompactionsOptions) => {
       const env = envFor(io, opts);
       if (target !== '-' && isRootDir(target)) {
         if (opts.id !== undefined || opts.verdicts) throw new UsageError('--id and --verdicts apply to a single session, not a root');

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { errorDocument, inspectTargetIndexed, UsageError, toJson } from '../../api/log.js';
 import { type DiffSide, type SessionDiff, diffSessions, indexedDiffSide, sessionsDiffer, diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../api/views.js';
 import { renderDiff } from '../render/request.js';
@@ -130,7 +130,7 @@ Examples:
   dsh diff session.jsonl.zstd --request 2/1 4/1#0 --json`,
   );
   cmd.action(
-    action(io, setExit, async (a: string, b: string | undefined, third: string | undefined, opts: DiffOptions) => {
+    speculativeAction(io, setExit, async (a: string, b: string | undefined, third: string | undefined, opts: DiffOptions) => {
       const env = envFor(io, opts);
       if (opts.stat && opts.full) throw new UsageError('--stat prints only the summary; drop --full (or --stat)');
       if (opts.stat && opts.json) throw new UsageError('--json prints the whole comparison; drop --stat (or --json)');

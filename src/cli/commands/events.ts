@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
 import { forEachLogicalEvent, heldBytesBudget, HeldOutput, HeldOutputFull, logicalEventJson, Output, SINGLE_PASS_BYTES, streamPassBytes, streamValidated, targetBytes } from '../stream.js';
-import { action, addCommon, cacheFor, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { addCommon, cacheFor, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { Labels, labelNeedsFold, type SurfaceLabel, foldOf, TURN_STARTS, EVENT_PREVIEW_WIDTH, eventSummary } from '../../api/views.js';
 import { type SessionEvent, UsageError, inspectTarget, inspectTargetIndexed, type SessionInspection, type ResolvedTarget, floorIndexBy, toJson } from '../../api/log.js';
 import { progressOption } from '../progress.js';
@@ -63,7 +63,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
     .option('--interval <ms>', 'with --follow: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd, { json: 'stream NDJSON: one session-query record per line with the event' });
   cmd.action(
-    action(io, setExit, async (target: string, opts: EventsOptions) => {
+    speculativeAction(io, setExit, async (target: string, opts: EventsOptions) => {
       const env = envFor(io, opts);
       const from = intOption('--from', opts.from);
       const to = intOption('--to', opts.to);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { escapeControl, LineWriter } from '../io.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { foldOf, MESSAGE_GROUPS, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../api/views.js';
 import { inspectTargetIndexed, type IndexedInspection, type SessionEvent, toJson } from '../../api/log.js';
 import { renderHistoryPage } from '../render/history.js';
@@ -28,7 +28,7 @@ export function registerHistory(program: Command, io: Io, setExit: (code: number
     .option('--warn-bytes <n>', 'warn (stderr) when a page serializes to more bytes', String(DEFAULT_SIZE_LIMITS.bytes));
   addCommon(cmd, { json: 'print the page(s) as JSON: {sessionId, pages:[{events, hasMore, cut, …}]}' });
   cmd.action(
-    action(io, setExit, async (target: string, opts: HistoryOptions) => {
+    speculativeAction(io, setExit, async (target: string, opts: HistoryOptions) => {
       const env = envFor(io, opts);
       const maxMessages = intOption('--max-messages', opts.maxMessages, 1) ?? DEFAULT_MAX_MESSAGES;
       const beforeSeq = intOption('--before-seq', opts.beforeSeq, 0);

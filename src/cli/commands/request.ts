@@ -2,7 +2,7 @@ import { progressOption } from '../progress.js';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { DISPATCHES, foldOf, diffDispatches, messagesOf, pickDispatch, requestJson, summarizeDispatch, type DispatchEntry, type DispatchIndex, BodyError, deepseekBody } from '../../api/views.js';
 import { inspectTargetIndexed, type SessionInspection, type SessionEvent, UsageError, toJson } from '../../api/log.js';
 
@@ -46,7 +46,7 @@ Examples:
   dsh request session.jsonl.zstd 14 --body deepseek`,
   );
   cmd.action(
-    action(io, setExit, async (target: string, seqArg: string | undefined, opts: RequestOptions) => {
+    speculativeAction(io, setExit, async (target: string, seqArg: string | undefined, opts: RequestOptions) => {
       const env = envFor(io, opts);
       const picks = (seqArg !== undefined ? 1 : 0) + (opts.step !== undefined ? 1 : 0);
       if (opts.list && picks > 0) throw new UsageError('--list lists every dispatch; drop <seq>/--step (or drop --list)');

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { inspectTarget, inspectTargetIndexed, LogError, UsageError, toJson } from '../../api/log.js';
 import { foldOf, SURFACE_EVENTS, loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../api/views.js';
 import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
@@ -45,7 +45,7 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
     .option('--at <seq>', 'fold only events 0..seq (inclusive): the context as of that moment');
   addCommon(cmd, { json: 'print the model message array (DSH deriveMessages) as JSON' });
   cmd.action(
-    action(io, setExit, async (target: string, opts: SurfaceOptions) => {
+    speculativeAction(io, setExit, async (target: string, opts: SurfaceOptions) => {
       const env = envFor(io, opts);
       const at = seqArg('--at', opts.at);
       // One validating pass (or the saved session index) gives the surface events and replacements;

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { UsageError, inspectTargetIndexed, type SessionEvent, toJson } from '../../api/log.js';
 import { CITATIONS, foldOf, analysisOf, explainEvent, provenanceSources, type TraceExplanation } from '../../api/views.js';
 import { renderTrace } from '../render/trace.js';
@@ -24,7 +24,7 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
     .option('--all', 'expand sources all the way back to the events that cite nothing');
   addCommon(cmd, { json: "print session-query's traceEvent object; with --depth/--all also `provenance` and `origins`" });
   cmd.action(
-    action(io, setExit, async (target: string, seqText: string, opts: TraceOptions) => {
+    speculativeAction(io, setExit, async (target: string, seqText: string, opts: TraceOptions) => {
       const env = envFor(io, opts);
       const seq = seqArg('<seq>', seqText) as number;
       if (opts.all && opts.depth !== undefined) throw new UsageError('use either --depth or --all, not both');

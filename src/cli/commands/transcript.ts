@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { inspectTargetIndexed, toJson } from '../../api/log.js';
 import { streamedTranscript } from '../../api/views.js';
 import { BlankLineCollapser, transcriptMarkdownEntry, transcriptMarkdownHead, transcriptTextEntry, transcriptTextHead } from '../render/transcript.js';
@@ -20,7 +20,7 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'markdown', 'json']).default('text'));
   addCommon(cmd, { json: 'same as --format json' });
   cmd.action(
-    action(io, setExit, async (target: string, opts: TranscriptOptions) => {
+    speculativeAction(io, setExit, async (target: string, opts: TranscriptOptions) => {
       const env = envFor(io, opts);
       const format = opts.json ? 'json' : opts.format;
       // One validating pass (or the saved index) gives the final fold; the entries are then printed

@@ -160,8 +160,12 @@ function decodeKey(bytes: Buffer): ContentKey {
 }
 
 function sameKey(bytes: Buffer, key: ContentKey): boolean {
-  const k = decodeKey(bytes);
-  return k.sha256.equals(key.sha256) && k.size === key.size && k.encoding === key.encoding && k.decoder === key.decoder && k.maxLineBytes === key.maxLineBytes;
+  return sameContentKey(decodeKey(bytes), key);
+}
+
+/** Whether two content keys name the same bytes read the same way. */
+export function sameContentKey(a: ContentKey, b: ContentKey): boolean {
+  return a.sha256.equals(b.sha256) && a.size === b.size && a.encoding === b.encoding && a.decoder === b.decoder && a.maxLineBytes === b.maxLineBytes;
 }
 
 /**
