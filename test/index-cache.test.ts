@@ -795,20 +795,18 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
       for (const hold of ['0', '100', undefined]) {
         const env = { ...SPEC, ...(hold !== undefined ? { DSH_SPECULATION_HOLD_BYTES: hold } : {}) };
         for (const args of commands) {
-          fs.writeFileSync(file, a);
-          onlyA();
-          const coldA = await run([...args, '--no-cache'], cacheDir);
-          const warm = debugged(await run(args, cacheDir, env));
-          expect({ args, hold, ...warm.r }).toEqual({ args, hold, ...coldA });
-          ended[warm.ended]++;
-          fs.writeFileSync(file, b);
-          onlyA();
-          const coldB = await run([...args, '--no-cache'], cacheDir);
-          const other = debugged(await run(args, cacheDir, env));
-          expect({ args, hold, ...other.r }).toEqual({ args, hold, ...coldB });
-          ended[other.ended]++;
-          // A refused log has no entry of its own; an accepted one now has.
-          if (coldB.code === 0) expect(listEntryFiles(cfg).length).toBe(2);
+          // A (the entry's own log: won), then B (lost).
+          for (const bytes of [a, b]) {
+            fs.writeFileSync(file, bytes);
+            onlyA();
+            const cold = await run([...args, '--no-cache'], cacheDir);
+            const speculated = debugged(await run(args, cacheDir, env));
+            expect({ args, hold, ...speculated.r }).toEqual({ args, hold, ...cold });
+            ended[speculated.ended]++;
+            expect({ args, hold, ended: speculated.ended }).toEqual({ args, hold, ended: bytes === a ? 'won' : 'lost' });
+            // A refused log has no entry of its own; an accepted one now has.
+            if (bytes === b && cold.code === 0) expect(listEntryFiles(cfg).length).toBe(2);
+          }
         }
       }
       // Every command speculated (diff twice: both its sides bet), won on A and lost on B.
