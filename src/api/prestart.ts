@@ -1,6 +1,7 @@
 /**
- * What `bin/dsh.js` needs before the CLI's modules load (`src/cli/prestart.ts`): two small modules,
+ * What `bin/dsh.js` needs before the CLI's modules load (`src/cli/prestart.ts`): three small modules,
  * not the library's whole surface, so that the hash worker starts first.
  */
+export { ARTIFACT_NAMES } from '../log/artifact-names.js';
 export { cacheDisabledByEnv } from '../log/index/cache.js';
 export { prestartHashWorker, WORKER_MIN_BYTES } from '../log/index/content-hash.js';

@@ -6,9 +6,8 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { cacheDisabledByEnv, prestartHashWorker, WORKER_MIN_BYTES } from '../api/prestart.js';
-
-const INDEXED = new Set(['trace', 'request', 'surface', 'history', 'events', 'transcript', 'compactions', 'diff', 'report', 'replay', 'fork']);
+import { ARTIFACT_NAMES, cacheDisabledByEnv, prestartHashWorker, WORKER_MIN_BYTES } from '../api/prestart.js';
+import { COMMANDS } from './commands/index.js';
 
 /** The size of the artifact `arg` names when it is a file or a session directory; undefined when it is neither (an id, a seq). */
 function artifactBytes(arg: string): number | undefined {
@@ -16,7 +15,7 @@ function artifactBytes(arg: string): number | undefined {
     const st = statSync(arg);
     if (st.isFile()) return st.size;
     if (!st.isDirectory()) return undefined;
-    for (const name of ['session.jsonl.zstd', 'session.jsonl']) {
+    for (const name of ARTIFACT_NAMES) {
       try {
         return statSync(path.join(arg, name)).size;
       } catch {
@@ -32,7 +31,7 @@ function artifactBytes(arg: string): number | undefined {
 /** Whether `dsh <argv>` will want a hash worker soon (see the module comment). */
 export function wantsHashWorker(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
   const [command, ...rest] = argv;
-  if (command === undefined || !INDEXED.has(command) || cacheDisabledByEnv(env)) return false;
+  if (command === undefined || !COMMANDS.some((c) => c.name === command && c.readsIndex) || cacheDisabledByEnv(env)) return false;
   if (rest.some((a) => a === '--no-cache' || a === '--help' || a === '-h')) return false;
   const sizes = rest.filter((a) => !a.startsWith('-')).map(artifactBytes).filter((n): n is number => n !== undefined);
   return sizes.length === 0 || sizes.some((n) => n >= WORKER_MIN_BYTES);

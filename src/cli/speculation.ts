@@ -54,10 +54,6 @@ export class OutputGate implements Speculation {
     this.state = 'holding';
   }
 
-  get lost(): boolean {
-    return this.state === 'lost';
-  }
-
   /** Write `chunk` to `real` now, or hold a copy of it; false when the writer should wait for 'drain'. */
   write(real: Real, chunk: unknown, done?: (error?: Error | null) => void): boolean {
     if (this.state === 'lost') throw new BrokenPipe();

@@ -8,6 +8,7 @@ import { LogError, UsageError } from './errors.js';
 import type { Encoding, SessionHeader } from './types.js';
 import { resolveZipTarget } from './zip-target.js';
 import type { ResolvedTarget } from './resolved-target.js';
+import { ARTIFACT_NAMES } from './artifact-names.js';
 
 export type { ResolvedTarget };
 import { toJson } from '../core/json.js';
@@ -20,8 +21,7 @@ export function defaultRoot(env: NodeJS.ProcessEnv = process.env): string {
   return home && home.length > 0 ? path.join(home, 'sessions') : path.join(os.homedir(), '.dsh', 'sessions');
 }
 
-/** The file names of a session artifact in DSH's layout: zstd first, then plain JSONL. */
-export const ARTIFACT_NAMES = ['session.jsonl.zstd', 'session.jsonl'] as const;
+export { ARTIFACT_NAMES };
 
 /** Most bytes `-` reads from stdin (held in memory); a bigger input should be saved to a file. */
 export const STDIN_BUDGET = 1024 * 1024 * 1024;
