@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AscendingNumberMap } from '../src/api/views.js';
+import { LayeredNumberMap } from '../src/core/sorted.js';
 
 /** A small deterministic generator (the test must be the same every run). */
 function lcg(seed: number): () => number {
@@ -70,5 +71,69 @@ describe('AscendingNumberMap (the dispatch index owners)', () => {
     const map = new AscendingNumberMap([[5, 1]]);
     expect([map.get(4), map.get(6), map.get(Infinity), map.get(NaN), map.has(5), map.size]).toEqual([undefined, undefined, undefined, undefined, true, 1]);
     expect(() => map.set(NaN, 1)).toThrow(RangeError);
+  });
+});
+
+describe('LayeredNumberMap (a resumed fold\'s owners: saved entries loaded on need, new ones apart)', () => {
+  const saved = (n: number, rnd: () => number) => {
+    const m = new AscendingNumberMap();
+    let k = 0;
+    for (let i = 0; i < n; i++) m.set((k += 1 + Math.floor(rnd() * 4)), Math.floor(rnd() * 100));
+    return m;
+  };
+  it('answers as the map it continues, whatever is read, set or truncated; loads its base only when a key of it is touched', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const rnd = lcg(seed);
+      const base = saved(seed === 1 ? 0 : 200, rnd);
+      const keys = base.keys();
+      const last = keys.length > 0 ? (keys[keys.length - 1] as number) : -Infinity;
+      const want = AscendingNumberMap.fromSorted(base.keys(), base.values());
+      let loads = 0;
+      const map = new LayeredNumberMap(base.size, last, () => (loads++, AscendingNumberMap.fromSorted(base.keys(), base.values())));
+      let next = Number.isFinite(last) ? last : 0;
+      // New keys above every saved one: the base is never loaded.
+      for (let i = 0; i < 100; i++) {
+        const k = (next += 1 + Math.floor(rnd() * 3));
+        map.set(k, i);
+        want.set(k, i);
+        expect(map.get(k)).toBe(i);
+      }
+      expect(map.get(next + 1)).toBeUndefined();
+      expect({ loads, size: map.size, changed: map.baseChanged }).toEqual({ loads: 0, size: want.size, changed: false });
+      // Then anything: reads of saved keys load it (unchanged), sets and truncates below the saved end change it.
+      for (let i = 0; i < 400; i++) {
+        const r = rnd();
+        const k = Math.floor(rnd() * (next + 10)) - 5;
+        if (r < 0.5) expect({ k, got: map.get(k), has: map.has(k) }).toEqual({ k, got: want.get(k), has: want.has(k) });
+        else if (r < 0.97) {
+          const key = rnd() < 0.5 ? (next += 1) : k;
+          map.set(key, i);
+          want.set(key, i);
+        } else {
+          map.truncate(k);
+          want.truncate(k);
+        }
+        expect(map.size).toBe(want.size);
+      }
+      expect([...map]).toEqual([...want]);
+      expect(Array.from(map.keys())).toEqual(Array.from(want.keys()));
+      expect(Array.from(map.values())).toEqual(Array.from(want.values()));
+      expect(loads).toBeLessThanOrEqual(1);
+    }
+  });
+  it('a read of a saved key loads the base without changing it; a set at or below the saved end changes it', () => {
+    const base = new AscendingNumberMap([[2, 20], [5, 50]]);
+    const map = new LayeredNumberMap(2, 5, () => AscendingNumberMap.fromSorted(base.keys(), base.values()));
+    map.set(9, 90);
+    expect([map.get(5), map.get(3), map.baseChanged]).toEqual([50, undefined, false]);
+    expect([...map.tail]).toEqual([[9, 90]]);
+    map.set(5, 55);
+    expect([map.baseChanged, [...map]]).toEqual([true, [[2, 20], [5, 55], [9, 90]]]);
+    const other = new LayeredNumberMap(2, 5, () => AscendingNumberMap.fromSorted(base.keys(), base.values()));
+    other.set(7, 70).truncate(6);
+    expect([other.baseChanged, [...other.tail]]).toEqual([false, []]);
+    other.truncate(3);
+    expect([other.baseChanged, other.size, [...other]]).toEqual([true, 1, [[2, 20]]]);
+    expect(() => new LayeredNumberMap(3, 5, () => base).get(1)).toThrow(RangeError);
   });
 });

@@ -22,13 +22,27 @@ export function upperBound(values: ArrayLike<number>, x: number): number {
   return lo;
 }
 
+/** A map of numbers to numbers that lists its entries in ascending key order (the dispatch index's owners). */
+export interface NumberMap extends Iterable<[number, number]> {
+  readonly size: number;
+  get(key: number): number | undefined;
+  has(key: number): boolean;
+  set(key: number, value: number): this;
+  /** Drop every entry whose key is not below `key`. */
+  truncate(key: number): void;
+  /** The keys in ascending order (a copy). */
+  keys(): Float64Array;
+  /** The values in ascending key order (a copy). */
+  values(): Float64Array;
+}
+
 /**
  * A map from numbers to numbers kept as two parallel arrays sorted by key: a set with a key above
  * every key held appends (the way a log's folds fill it, in seq order), any other set inserts in
  * place. Lookups are binary searches. It holds 16 bytes per entry and no object per entry, where a
  * `Map` of a few hundred thousand entries costs a hash table the collector walks.
  */
-export class AscendingNumberMap implements Iterable<[number, number]> {
+export class AscendingNumberMap implements NumberMap {
   private keyList = new Float64Array(16);
   private valueList = new Float64Array(16);
   private count = 0;
@@ -126,4 +140,92 @@ export class AscendingNumberMap implements Iterable<[number, number]> {
   values(): Float64Array {
     return this.valueList.slice(0, this.count);
   }
+}
+
+/**
+ * A map whose first entries (`baseCount` of them, the highest key `baseLastKey`) are loaded only
+ * when a read or write needs them, and whose keys above those are held apart (`tail`): a fold that
+ * goes on from a saved map in seq order mostly sets and reads keys above every saved one, so the
+ * saved entries are never decoded, and can be written out again as the bytes they were read from.
+ */
+export class LayeredNumberMap implements NumberMap {
+  private base: AscendingNumberMap | undefined;
+  private changed = false;
+  /** The entries with keys above every base key, in ascending order. */
+  readonly tail = new AscendingNumberMap();
+  constructor(
+    private baseCount: number,
+    private baseLastKey: number,
+    private readonly load: () => AscendingNumberMap,
+  ) {}
+
+  /** Whether a set or truncate changed the base entries (reads only load them). */
+  get baseChanged(): boolean {
+    return this.changed;
+  }
+
+  private loaded(): AscendingNumberMap {
+    if (!this.base) {
+      const base = this.load();
+      if (base.size !== this.baseCount) throw new RangeError('LayeredNumberMap: the base loaded is not of its size');
+      this.base = base;
+    }
+    return this.base;
+  }
+
+  get size(): number {
+    return (this.base ? this.base.size : this.baseCount) + this.tail.size;
+  }
+
+  get(key: number): number | undefined {
+    return key > this.baseLastKey ? this.tail.get(key) : this.loaded().get(key);
+  }
+
+  has(key: number): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  set(key: number, value: number): this {
+    if (Number.isNaN(key)) throw new RangeError('AscendingNumberMap: a NaN key');
+    if (key > this.baseLastKey) this.tail.set(key, value);
+    else {
+      this.loaded().set(key, value);
+      this.changed = true;
+    }
+    return this;
+  }
+
+  truncate(key: number): void {
+    if (key > this.baseLastKey) {
+      this.tail.truncate(key);
+      return;
+    }
+    this.tail.truncate(-Infinity);
+    const base = this.loaded();
+    base.truncate(key);
+    this.changed = true;
+    const keys = base.keys();
+    this.baseCount = keys.length;
+    this.baseLastKey = keys.length > 0 ? (keys[keys.length - 1] as number) : -Infinity;
+  }
+
+  *[Symbol.iterator](): Generator<[number, number]> {
+    yield* this.loaded();
+    yield* this.tail;
+  }
+
+  keys(): Float64Array {
+    return concat(this.loaded().keys(), this.tail.keys());
+  }
+
+  values(): Float64Array {
+    return concat(this.loaded().values(), this.tail.values());
+  }
+}
+
+function concat(a: Float64Array, b: Float64Array): Float64Array {
+  const out = new Float64Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }

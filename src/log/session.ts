@@ -8,6 +8,7 @@ import type { ByteSource } from '../physical/source.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import { CloserTracker } from './closers.js';
 import { RowChunk } from './pruned-event.js';
+import type { Bytes } from './index/codec.js';
 import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import { errorDocument } from '../core/errors.js';
 import { entriesOfSize, holdsEntryOfSize, readPointer, writePointer, type CacheConfig } from './index/cache.js';
@@ -550,7 +551,7 @@ async function indexedPass(
   const saveKey = key && ('cancel' in key ? await key.key().catch(() => undefined) : key);
   if (use && saveKey && inspection.meta && inspection.surface) {
     // The folds built on their own thread (the view reads none of them) are saved with the others, in the folds' order.
-    const sections = new Map<number, Buffer | undefined>(builders.map(([t, b]) => [t, b.encode()]));
+    const sections = new Map<number, Bytes | undefined>(builders.map(([t, b]) => [t, b.encode()]));
     if (thread) for (const [t, bytes] of await thread.finish(closers, inspection.storedEventCount)) sections.set(t, bytes);
     const summary: IndexSummary = {
       storedEventCount: inspection.storedEventCount,

@@ -6,12 +6,12 @@
  * re-read from the log when a view shows that dispatch (`hydrate`).
  */
 import type { SessionEvent } from '../log/types.js';
-import { VarReader, VarWriter } from '../log/index/codec.js';
+import { joined, VarReader, VarWriter, type Bytes } from '../log/index/codec.js';
 import type { FoldBuilder, PersistentFold } from '../log/index/session-index.js';
 import type { SeqRange } from '../log/reread.js';
 import { canonicalHeader } from './header.js';
 import { dispatchKey, stepKey } from '../core/keys.js';
-import { AscendingNumberMap } from '../core/sorted.js';
+import { AscendingNumberMap, LayeredNumberMap, type NumberMap } from '../core/sorted.js';
 import { appendTo } from '../core/arrays.js';
 import { DispatchBuilder, lazySnapshot, restoredEntry, settle, type CallOwnerLookup, type ChunkSources, type DispatchEntry, type DispatchIndex, type DispatchResumeState, type StepDispatches, type StepEntry } from './requests.js';
 
@@ -109,13 +109,16 @@ class CannotExtend extends Error {}
 function dispatchFold(builder: DispatchBuilder, src: ChunkSources, cold: Dispatches | undefined, saved?: Saved): FoldBuilder<Dispatches> {
   let state: DispatchResumeState | undefined;
   let index: DispatchIndex | undefined;
-  let bytes: Buffer | undefined;
+  let bytes: Bytes | undefined;
   let warm: Dispatches | undefined;
   const done = () => (index ??= builder.finish());
+  // Pieces: what a resumed fold carries over are runs of the saved bytes, not copies of them.
   const encode = () => {
     state ??= builder.resumeState();
-    const main = encodeDispatches(done(), src, saved);
-    return main && Buffer.concat([main, encodeResumeState(state, saved?.callOwners)]);
+    const w = encodeDispatches(done(), src, saved);
+    if (!w) return undefined;
+    encodeResumeState(w, state, saved?.callOwners);
+    return saved ? w.pieces() : w.done();
   };
   return {
     observe: (e) => void builder.apply(e),
@@ -128,7 +131,7 @@ function dispatchFold(builder: DispatchBuilder, src: ChunkSources, cold: Dispatc
         if (!bytes) throw new CannotExtend('this dispatch index cannot be kept');
       }
     },
-    result: () => (cold ? (done(), cold) : (warm ??= savedDispatches(bytes!))),
+    result: () => (cold ? (done(), cold) : (warm ??= savedDispatches(joined(bytes!)))),
     encode: () => bytes ?? encode(),
   };
 }
@@ -159,6 +162,7 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
     const src: ChunkSources = { finishSeq: [], usageSeq: [] };
     const snapshots: number[][] = [];
     const snapshot = (k: number) => (snapshots[k] ??= at(x.snapshotAt[k] as number).uints());
+    const owners = savedOwners(bytes, x.ownersAt, count);
     // The builder's entries read no messages (its index is saved, and the answer read back from that).
     const none = () => [];
     const requests = lazyElements<DispatchEntry>(x.turn.length, (i) => {
@@ -179,7 +183,7 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
       requestIndexByFirstChunkSeq: {},
       requestIndexesByStep: {},
       steps: stepList.array,
-      owners: readOwners(at(x.ownersAt)),
+      owners: owners.map,
       inSpan: new Set(at(x.inSpanAt).ascending()),
       eventCount: x.eventCount,
     };
@@ -190,7 +194,7 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
       stepDispatches: savedStepDispatches(x),
       firstChunkSeqs: Array.from(x.firstChunk),
     });
-    return dispatchFold(builder, src, undefined, { bytes, layout: x, steps, requests, stepList, snapshots, callOwners: saved.callOwners });
+    return dispatchFold(builder, src, undefined, { bytes, layout: x, steps, requests, stepList, snapshots, callOwners: saved.callOwners, owners });
   },
 };
 
@@ -226,6 +230,54 @@ interface Saved {
   /** The snapshots decoded, by id (sparse). */
   snapshots: readonly (readonly number[] | undefined)[];
   callOwners: SavedCallOwners;
+  owners: SavedOwners;
+}
+
+/**
+ * The owners a resumed fold goes on from: the saved entries of the prefix's events (those of its
+ * closers dropped) as a map that decodes them only if a new event reads or changes one, and the
+ * bytes they were read from, written out again as they are when none was changed.
+ */
+interface SavedOwners {
+  map: LayeredNumberMap;
+  count: number;
+  /** The value the next key's delta is taken from (the last saved key; 0 when none). */
+  last: number;
+  keyBytes: Buffer;
+  valueBytes: Buffer;
+}
+
+function savedOwners(bytes: Buffer, offset: number, count: number): SavedOwners {
+  const r = new VarReader(bytes).seek(offset);
+  const keys = r.ascendingBelow(count);
+  const values = r.uintsSplit(keys.below);
+  if (values.length !== keys.length) throw new Error('the saved owners have as many keys as values');
+  const map = new LayeredNumberMap(keys.below, keys.below > 0 ? keys.last : -Infinity, () => {
+    const owners = readOwners(new VarReader(bytes).seek(offset));
+    owners.truncate(count);
+    return owners;
+  });
+  return { map, count: keys.below, last: keys.last, keyBytes: bytes.subarray(keys.start, keys.split), valueBytes: bytes.subarray(values.start, values.split) };
+}
+
+/** Write `owners` (as `ascending` keys, then `uints` values), copying the saved entries' bytes when they were not decoded. */
+function writeOwners(w: VarWriter, owners: NumberMap, saved?: SavedOwners): void {
+  if (!saved || owners !== saved.map || saved.map.baseChanged) {
+    w.ascending(owners.keys()).uints(owners.values());
+    return;
+  }
+  const tailKeys = saved.map.tail.keys();
+  const total = saved.count + tailKeys.length;
+  w.uint(total).shared(saved.keyBytes);
+  let prev = saved.last;
+  for (let i = 0; i < tailKeys.length; i++) {
+    const k = tailKeys[i] as number;
+    w.uint(k - prev);
+    prev = k;
+  }
+  const tailValues = saved.map.tail.values();
+  w.uint(total).shared(saved.valueBytes);
+  for (let i = 0; i < tailValues.length; i++) w.uint(tailValues[i] as number);
 }
 
 /** The call owners of a saved resume state: looked up (decoded on first miss), or copied as bytes. */
@@ -234,13 +286,13 @@ interface SavedCallOwners extends CallOwnerLookup {
   bytes: Buffer;
 }
 
-function encodeResumeState(s: DispatchResumeState, prior?: SavedCallOwners): Buffer {
-  const w = new VarWriter().uint(s.eventCount).uint(opt(s.openIndex)).uint(opt(s.headerSeq)).uint(opt(s.contextSeq));
+function encodeResumeState(w: VarWriter, s: DispatchResumeState, prior?: SavedCallOwners): VarWriter {
+  w.uint(s.eventCount).uint(opt(s.openIndex)).uint(opt(s.headerSeq)).uint(opt(s.contextSeq));
   w.uints(s.silentNodes).uint(s.mirrorLength).uint(s.mirrorShared ? 1 : 0).uint((prior?.count ?? 0) + s.callOwners.size);
   // A digest both hold is read last-wins: the later builder's owner, as its lookup has it.
-  if (prior) w.raw(prior.bytes);
+  if (prior) w.shared(prior.bytes);
   for (const [digest, owner] of s.callOwners) w.bytes(Buffer.from(digest, 'latin1')).uint(owner);
-  return w.done();
+  return w;
 }
 
 /** The resume state saved at `offset` of `bytes` (its call owners decoded when first looked up). */
@@ -280,14 +332,15 @@ function savedState(bytes: Buffer, offset: number): { state: DispatchResumeState
  * The bytes of a dispatch index; with `saved`, the index a resumed builder made from those bytes:
  * what it never decoded is copied from them (a saved part it did not decode is one no new event touched).
  */
-function encodeDispatches(x: DispatchIndex, src: ChunkSources, saved?: Saved): Buffer | undefined {
-  const w = new VarWriter().uint(x.eventCount);
+function encodeDispatches(x: DispatchIndex, src: ChunkSources, saved?: Saved): VarWriter | undefined {
+  // What a resumed fold carries over is shared, not copied: the writer holds what the new events add.
+  const w = new VarWriter(1 << 16).uint(x.eventCount);
   const savedBytes = saved?.bytes ?? Buffer.alloc(0);
   // Copies of adjacent runs are joined: one copy per run of untouched parts.
   let runFrom = 0;
   let runTo = 0;
   const flush = () => {
-    if (runTo > runFrom) w.raw(savedBytes.subarray(runFrom, runTo));
+    if (runTo > runFrom) w.shared(savedBytes.subarray(runFrom, runTo));
     runFrom = runTo = 0;
   };
   const copy = (from: number, to: number) => {
@@ -325,7 +378,7 @@ function encodeDispatches(x: DispatchIndex, src: ChunkSources, saved?: Saved): B
     else if ((flush(), !writeRecord(w, x.requests[i] as DispatchEntry, src, snapshots))) return undefined;
   }
   flush();
-  w.ascending(x.owners.keys()).uints(x.owners.values());
+  writeOwners(w, x.owners, saved?.owners);
   w.ascending([...x.inSpan].sort((a, b) => a - b));
   const oldSteps = saved ? saved.steps.turn.length : 0;
   w.uint(x.steps.length);
@@ -334,7 +387,7 @@ function encodeDispatches(x: DispatchIndex, src: ChunkSources, saved?: Saved): B
     else if ((flush(), !writeStep(w, x.steps[i] as StepEntry))) return undefined;
   }
   flush();
-  return w.done();
+  return w;
 }
 
 function writeSnapshot(w: VarWriter, s: readonly number[]): boolean {
@@ -559,7 +612,7 @@ function savedDispatches(bytes: Buffer): Dispatches {
       }
       return settle(this, 'requestIndexesByStep', out);
     },
-    get owners(): AscendingNumberMap {
+    get owners(): NumberMap {
       return settle(this, 'owners', readOwners(at(x.ownersAt)));
     },
     get inSpan(): Set<number> {

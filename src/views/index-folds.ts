@@ -175,16 +175,22 @@ export const CITATIONS: PersistentFold<Citations> = {
   },
 };
 
-function messageGroupsBuilder(groups: MessageGroups): FoldBuilder<MessageGroups> {
+/**
+ * `saved`: the pairs the groups were read from (a resumed fold), whose bytes are carried over as
+ * they are (pieces), and only the pairs after them encoded.
+ */
+function messageGroupsBuilder(groups: MessageGroups, saved?: { count: number; pairs: Buffer }): FoldBuilder<MessageGroups> {
   return {
     observe: (e) => groups.observe(e),
     result: () => groups,
     encode: () => {
       const { seqs, starts } = groups.pairs();
-      if (![...seqs, ...starts].every((v) => Number.isSafeInteger(v))) return undefined;
+      const from = saved?.count ?? 0;
+      for (let i = from; i < seqs.length; i++) if (!Number.isSafeInteger(seqs[i]) || !Number.isSafeInteger(starts[i])) return undefined;
       const w = new VarWriter().uint(seqs.length);
-      for (let i = 0; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
-      return w.done();
+      if (saved) w.shared(saved.pairs);
+      for (let i = from; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
+      return saved ? w.pieces() : w.done();
     },
   };
 }
@@ -196,7 +202,10 @@ export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
   skipsRowChunks: true,
   create: () => messageGroupsBuilder(new MessageGroups()),
   resume(bytes) {
-    return messageGroupsBuilder(MESSAGE_GROUPS.decode(bytes));
+    const groups = MESSAGE_GROUPS.decode(bytes);
+    const r = new VarReader(bytes);
+    const count = r.uint();
+    return messageGroupsBuilder(groups, { count, pairs: bytes.subarray(r.offset) });
   },
   decode(bytes) {
     const r = new VarReader(bytes);

@@ -10,7 +10,7 @@
  * array on demand with {@link messagesOf}.
  */
 import { floorIndexBy } from '../log/reread.js';
-import { AscendingNumberMap } from '../core/sorted.js';
+import { AscendingNumberMap, type NumberMap } from '../core/sorted.js';
 import { appendTo } from '../core/arrays.js';
 import { createHash, hash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
@@ -89,7 +89,7 @@ export interface DispatchIndex {
    * dispatch whose chunk span holds them (`chunkOwner`), so this map grows
    * with messages, not with the stream.
    */
-  owners: AscendingNumberMap;
+  owners: NumberMap;
   /** Non-chunk events logged while a dispatch's chunk stream was open (they may sit inside its span). */
   inSpan: Set<number>;
   /** Events folded. */

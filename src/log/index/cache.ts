@@ -109,14 +109,14 @@ let warned = false;
  * Write an entry atomically (temporary name, then rename: concurrent writers
  * leave one complete file), then evict past the budget. Failure is a warning.
  */
-export function writeEntry(config: CacheConfig, name: string, bytes: Buffer): boolean {
+export function writeEntry(config: CacheConfig, name: string, bytes: Buffer | readonly Buffer[]): boolean {
   if (!config.enabled) return false;
   const dir = entriesDir(config);
   const file = entryPath(config, name);
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    fs.writeFileSync(tmp, bytes, { mode: 0o600, flag: 'wx' });
+    writePieces(tmp, Buffer.isBuffer(bytes) ? [bytes] : bytes);
     fs.renameSync(tmp, file);
   } catch (error) {
     try {
@@ -132,6 +132,18 @@ export function writeEntry(config: CacheConfig, name: string, bytes: Buffer): bo
   }
   evict(config, name);
   return true;
+}
+
+/** Write a new file (never an existing one) of `pieces` in order. */
+function writePieces(file: string, pieces: readonly Buffer[]): void {
+  const fd = fs.openSync(file, 'wx', 0o600);
+  try {
+    for (const piece of pieces) {
+      for (let done = 0; done < piece.length; ) done += fs.writeSync(fd, piece, done, piece.length - done);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Drop an entry (a damaged one, before it is rebuilt). */

@@ -21,18 +21,64 @@ const DIGEST_BYTES = 32;
 
 export class IndexFormatError extends Error {}
 
+/** Encoded bytes: one buffer, or pieces to be read one after another (see `VarWriter.shared`). */
+export type Bytes = Buffer | readonly Buffer[];
+
+/** The length of encoded bytes. */
+export function bytesLength(b: Bytes): number {
+  if (Buffer.isBuffer(b)) return b.length;
+  let n = 0;
+  for (const p of b) n += p.length;
+  return n;
+}
+
+/** Encoded bytes as one buffer (pieces are joined: a copy). */
+export function joined(b: Bytes): Buffer {
+  if (Buffer.isBuffer(b)) return b;
+  return b.length === 1 ? (b[0] as Buffer) : Buffer.concat(b as Buffer[]);
+}
+
+/** Below this, `shared` copies: a piece of its own costs more than the copy. */
+const SHARED_MIN_BYTES = 1 << 12;
+
 export class VarWriter {
   private buf: Buffer;
   private at = 0;
+  /** The pieces written before `buf[from]` (only once `shared` was used). */
+  private parts: Buffer[] | undefined;
+  private from = 0;
   /** `capacity`: the bytes it is expected to hold (it grows past them as needed). */
   constructor(capacity = 1 << 12) {
     this.buf = Buffer.allocUnsafe(Math.max(16, capacity));
   }
   private room(n: number): void {
     if (this.at + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
-    this.buf.copy(next, 0, 0, this.at);
+    // What is already a piece stays where it is: only the bytes after it move.
+    const held = this.at - this.from;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, held + n));
+    this.buf.copy(next, 0, this.from, this.at);
     this.buf = next;
+    this.at = held;
+    this.from = 0;
+  }
+  /**
+   * Bytes written as they are (no length), by reference: `b` becomes a piece of the output, not a
+   * copy (a run carried over from a saved encoding, which must not change while the output is
+   * used). Read the output with `pieces()`; `done()` then joins them.
+   */
+  shared(b: Buffer): this {
+    if (b.length < SHARED_MIN_BYTES) return this.raw(b);
+    this.parts ??= [];
+    if (this.at > this.from) this.parts.push(this.buf.subarray(this.from, this.at));
+    this.parts.push(b);
+    this.from = this.at;
+    return this;
+  }
+  /** The output as pieces to be read in order (one when nothing was `shared`). */
+  pieces(): Buffer[] {
+    const out = this.parts ? this.parts.slice() : [];
+    if (this.at > this.from || out.length === 0) out.push(this.buf.subarray(this.from, this.at));
+    return out;
   }
   uint(v: number): this {
     if (!Number.isSafeInteger(v) || v < 0) throw new IndexFormatError(`not an unsigned integer: ${v}`);
@@ -82,7 +128,7 @@ export class VarWriter {
     return this;
   }
   done(): Buffer {
-    return this.buf.subarray(0, this.at);
+    return this.parts ? joined(this.pieces()) : this.buf.subarray(0, this.at);
   }
 }
 
@@ -134,9 +180,51 @@ export class VarReader {
     this.at = offset;
     return this;
   }
-  /** Step over `n` varints. */
+  /** Step over `n` varints (each ends at its first byte below 0x80). */
   skip(n: number): void {
-    for (let i = 0; i < n; i++) this.uint();
+    const buf = this.buf;
+    const end = buf.length;
+    let at = this.at;
+    while (n > 0) {
+      if (at >= end) throw new IndexFormatError('truncated varint');
+      if ((buf[at++] as number) < 0x80) n--;
+    }
+    this.at = at;
+  }
+  /**
+   * Step over an array written by `ascending`, noting where its values below `bound` end (they come
+   * first): how many there are, the last of them (0 when none: the value its deltas start from), and
+   * the offsets of the first value and of the first one not below `bound`.
+   */
+  ascendingBelow(bound: number): { length: number; below: number; last: number; start: number; split: number } {
+    const length = this.count();
+    const start = this.at;
+    let last = 0;
+    let below = 0;
+    let split = start;
+    while (below < length) {
+      const from = this.at;
+      const v = last + this.uint();
+      if (!(v < bound)) {
+        this.at = from;
+        break;
+      }
+      last = v;
+      below++;
+      split = this.at;
+    }
+    this.skip(length - below);
+    return { length, below, last, start, split };
+  }
+  /** Step over an array written by `uints`, noting the offsets of its first value and of value `n`. */
+  uintsSplit(n: number): { length: number; start: number; split: number } {
+    const length = this.count();
+    if (n > length) throw new IndexFormatError('array shorter than asked');
+    const start = this.at;
+    this.skip(n);
+    const split = this.at;
+    this.skip(length - n);
+    return { length, start, split };
   }
   /** Step over an array written by `uints` or `ascending`. */
   skipArray(): void {
@@ -184,16 +272,24 @@ export class VarReader {
   }
 }
 
-/** Sections by numeric tag, each an opaque byte run. */
-export function encodeIndexFile(sections: ReadonlyMap<number, Buffer>): Buffer {
-  let size = INDEX_MAGIC.length + 16 + DIGEST_BYTES;
-  for (const body of sections.values()) size += 16 + body.length;
-  // Written once into a buffer of its size (an index of a long log is megabytes).
-  const w = new VarWriter(size).raw(INDEX_MAGIC);
+/**
+ * Sections by numeric tag, each an opaque byte run: the file as pieces to write in order (a big
+ * section's pieces are its own, not copies: an index of a long log is megabytes).
+ */
+export function encodeIndexFile(sections: ReadonlyMap<number, Bytes>): Buffer[] {
+  let small = INDEX_MAGIC.length + 16;
+  for (const body of sections.values()) small += 16 + (Buffer.isBuffer(body) && body.length < SHARED_MIN_BYTES ? body.length : 0);
+  const w = new VarWriter(small).raw(INDEX_MAGIC);
   w.uint(INDEX_FORMAT_VERSION).uint(sections.size);
-  for (const [tag, body] of sections) w.uint(tag).bytes(body);
-  const digest = createHash('sha256').update(w.done()).digest();
-  return w.raw(digest).done();
+  for (const [tag, body] of sections) {
+    w.uint(tag).uint(bytesLength(body));
+    for (const piece of Buffer.isBuffer(body) ? [body] : body) w.shared(piece);
+  }
+  const pieces = w.pieces();
+  const hash = createHash('sha256');
+  for (const p of pieces) hash.update(p);
+  pieces.push(hash.digest());
+  return pieces;
 }
 
 /** Parse and verify an index file; throws `IndexFormatError` saying why it is unusable. */

@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FoldBuilder, PersistentFold } from './session-index.js';
 import { readWire, type WireBatch } from './fold-wire.js';
 import type { SessionEvent } from '../types.js';
+import { joined } from './codec.js';
 
 interface Wanted {
   tag: number;
@@ -56,7 +57,10 @@ port.on('message', (msg: { batch?: WireBatch; end?: { closers: WireBatch; count:
       const closers: SessionEvent[] = [];
       readWire(msg.end.closers, (e) => closers.push(e));
       for (const [, b] of builders) b.end?.(closers, msg.end.count);
-      for (const [tag, b] of builders) out.push([tag, b.encode() ?? null]);
+      for (const [tag, b] of builders) {
+        const bytes = b.encode();
+        out.push([tag, bytes ? joined(bytes) : null]);
+      }
     } catch {
       out.length = 0;
     }

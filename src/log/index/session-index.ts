@@ -22,7 +22,7 @@ import type { Encoding, SessionEvent, SessionHeader } from '../types.js';
 import type { TornSummary } from '../inspect.js';
 import { LogScanner } from '../scanner.js';
 import { UsageError } from '../errors.js';
-import { decodeIndexFile, encodeIndexFile, IndexFormatError, VarReader, VarWriter } from './codec.js';
+import { decodeIndexFile, encodeIndexFile, IndexFormatError, VarReader, VarWriter, type Bytes } from './codec.js';
 import { contentHash } from './content-hash.js';
 import { dropEntry, peekEntry, readEntry, touchEntry, writeEntry, writePointer, type CacheConfig } from './cache.js';
 
@@ -79,7 +79,7 @@ export interface FoldBuilder<T> {
   end?(closers: readonly SessionEvent[], storedEventCount: number): void;
   result(): T;
   /** The fold's bytes, or undefined when this log's fold cannot be kept (the index is then not saved). */
-  encode(): Buffer | undefined;
+  encode(): Bytes | undefined;
 }
 
 /** The folds' results by tag. */
@@ -364,19 +364,19 @@ export function saveIndex(
   listing: IndexListing,
   summary: IndexSummary,
   logIndex: LogIndex,
-  folds: ReadonlyMap<number, Buffer | undefined>,
+  folds: ReadonlyMap<number, Bytes | undefined>,
   resume?: ResumeFacts,
 ): boolean {
   if (!config.enabled) return false;
   for (const body of folds.values()) if (body === undefined) return false;
-  const sections = new Map<number, Buffer>([
+  const sections = new Map<number, Bytes>([
     [TAG.key, encodeKey(key)],
     [TAG.listing, encodeListing(listing)],
     [TAG.summary, encodeSummary(summary)],
     [TAG.logIndex, encodeLogIndex(logIndex)],
   ]);
   if (resume) sections.set(TAG.resume, encodeResume(resume));
-  for (const [tag, body] of folds) sections.set(tag, body as Buffer);
+  for (const [tag, body] of folds) sections.set(tag, body as Bytes);
   const name = entryName(key);
   const ok = writeEntry(config, name, encodeIndexFile(sections));
   if (ok) writePointer(config, listing.path, name, key.size);
