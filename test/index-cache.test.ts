@@ -19,7 +19,7 @@ import { cacheConfig, clearEntries, listEntryFiles } from '../src/log/index/cach
 import { CITATIONS, SESSION_FOLDS, foldOf } from '../src/views/index-folds.js';
 import { DISPATCHES } from '../src/views/dispatch-fold.js';
 import { REPLAY_PLAN } from '../src/views/replay.js';
-import { baseEvents, logText } from './helpers/logtext.js';
+import { baseEvents, logText, toolResultData, toolTurn } from './helpers/logtext.js';
 import type { PersistentFold } from '../src/log/index/session-index.js';
 import { FrameWalker } from '../src/physical/zstd-frames.js';
 import { MemorySource } from '../src/physical/source.js';
@@ -469,6 +469,54 @@ describe('a grown log DSH refuses', () => {
     expect(toJson(grown.inspection.error)).toBe(toJson(cold.inspection.error));
     // Each resumable fold went on from its saved bytes once: the extension was not run a second time.
     expect(resumed).toBe(SESSION_FOLDS.filter((f) => f.resume).length);
+  });
+});
+
+describe('a grown log that rewrites a tool result of the indexed prefix', () => {
+  // The prefix's tool/result (seq 36, on the surface) is rewritten by the appended events: the
+  // extension goes on without its payload and checks the rewrite (DSH's S12) once it is read back.
+  const rewrite = (count: number, data: unknown) =>
+    JSON.stringify({ type: 'tool/result', seq: count, time: 9000, data, surfaceOp: { op: 'replace', start: 36, end: 36 }, sourceEventSeqs: [36] }) + '\n';
+  const grownRun = async (appended: (count: number) => string) => {
+    const file = path.join(fs.mkdtempSync(path.join(TMP, 'rewrite-growth-')), 'session.jsonl');
+    const text = logText([...baseEvents(), ...toolTurn()]);
+    fs.writeFileSync(file, text);
+    let resumed = 0;
+    const counted = SESSION_FOLDS.map((f): PersistentFold => (f.resume ? { ...f, resume: (bytes, prefix) => (resumed++, f.resume!(bytes, prefix)) } : f));
+    const use = { cache: cacheConfig({ DSH_CACHE_DIR: freshCache() }), folds: counted, needs: [DISPATCHES] };
+    (await inspectTargetIndexed(resolveTarget(file), {}, use)).close();
+    fs.appendFileSync(file, appended(text.trimEnd().split('\n').length - 1));
+    const read = async (r: Awaited<ReturnType<typeof inspectTargetIndexed>>) => {
+      try {
+        return {
+          extended: r.extended === true,
+          error: r.inspection.error?.message ?? null,
+          answer: { error: toJson(r.inspection.error ?? null), surface: toJson(r.inspection.surface ?? null), dispatches: r.inspection.error ? null : await dispatchFacts(r) },
+        };
+      } finally {
+        r.close();
+      }
+    };
+    const cold = await read(await inspectTargetIndexed(resolveTarget(file), {}, { ...use, cache: cacheConfig({ DSH_NO_CACHE: '1' }) }));
+    const grown = await read(await inspectTargetIndexed(resolveTarget(file), {}, use));
+    return { cold, grown, resumed };
+  };
+  it('one that changes only the content is extended, and answers as the cold read', async () => {
+    const { cold, grown, resumed } = await grownRun((count) => rewrite(count, toolResultData(3, 1, 'c9', 't9', '[pruned]')));
+    expect(cold.error).toBeNull();
+    expect(cold.answer.surface).toContain('"start":36,"end":36,"shadowedSeqs":[36]');
+    expect(resumed).toBeGreaterThan(0);
+    expect(grown.extended).toBe(true);
+    expect(grown.answer).toEqual(cold.answer);
+  });
+  it('one that changes more than the content is refused with DSH\'s words at that event, as the cold read refuses it', async () => {
+    const changed = toolResultData(3, 1, 'c9', 't9', '[pruned]');
+    (changed.message.content[0] as { isError: boolean }).isError = true;
+    // Events after the rewrite, accepted on their own: the refusal is the rewrite's.
+    const { cold, grown } = await grownRun((count) => rewrite(count, changed) + JSON.stringify({ type: 'todo/write', seq: count + 1, time: 9001, data: { todos: [] } }) + '\n');
+    expect(cold.error).toMatch(/may change only content/);
+    expect(grown.extended).toBe(false);
+    expect(grown.answer).toEqual(cold.answer);
   });
 });
 

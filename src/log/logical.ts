@@ -4,7 +4,7 @@ import { KNOWN_EVENT_TYPES, unknownTypeRefusalText } from './vocabulary.js';
 import { CloserTracker, type CloserReason } from './closers.js';
 import { RestoreValidator, validateRestoredHeader, headerRecord } from './restore.js';
 import type { SessionEvent, SessionHeader } from './types.js';
-import type { Replacement } from './surface.js';
+import type { DeferredRewrite, Replacement } from './surface.js';
 
 export interface LogicalResult {
   /** The normalized stored events (collected only when asked). */
@@ -27,7 +27,14 @@ export interface PipelineResume {
   eventCount: number;
   /** A tracker already fed the prefix's open last turn (a fresh one when every turn ended). */
   closers: CloserTracker;
-  surface: { nodes: readonly number[]; replaceGeneration: number; replacements: readonly Replacement[]; toolResults: ReadonlyMap<number, unknown> };
+  /** `toolResults` may hold `UNREAD_PAYLOAD`s: their rewrites are then appended to `deferred` (see `SurfaceFold.restore`). */
+  surface: {
+    nodes: readonly number[];
+    replaceGeneration: number;
+    replacements: readonly Replacement[];
+    toolResults: ReadonlyMap<number, unknown>;
+    deferred?: DeferredRewrite[];
+  };
 }
 
 export interface LogicalOptions {

@@ -9,6 +9,7 @@ import type { Encoding, SessionEvent, SessionHeader } from './types.js';
 import { CloserTracker } from './closers.js';
 import { RowChunk } from './pruned-event.js';
 import type { Bytes } from './index/codec.js';
+import { UNREAD_PAYLOAD, rewriteKeepsToolResult, type DeferredRewrite } from './surface.js';
 import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import { errorDocument } from '../core/errors.js';
 import { entriesOfSize, holdsEntryOfSize, readPointer, writePointer, type CacheConfig } from './index/cache.js';
@@ -406,17 +407,36 @@ async function resumeState(target: ResolvedTarget, source: ByteSource, decoder: 
     const tail = await old.events([[s.openTurnStartSeq, count - 1]]);
     for (let q = s.openTurnStartSeq; q < count; q++) closers.observe(tail.get(q) as SessionEvent);
   }
-  // The surface fold's state: the saved nodes (closers taken off) and the current tool results' payloads.
-  const payloads = r.toolResultSeqs.length > 0 ? await old.events(r.toolResultSeqs.map((q) => [q, q] as const)) : new Map<number, SessionEvent>();
-  const toolResults = new Map(r.toolResultSeqs.map((q) => [q, (payloads.get(q) as SessionEvent).data] as [number, unknown]));
+  // The surface fold's state: the saved nodes (closers taken off) and the current tool results, whose
+  // payloads are read back only for those the new events rewrite (`rewritesHold`, after the pass).
+  const toolResults = new Map<number, unknown>(r.toolResultSeqs.map((q) => [q, UNREAD_PAYLOAD]));
+  const deferred: DeferredRewrite[] = [];
   return {
     read: { point: { meta, committedBytes: r.committedBytes, eventLine: r.eventLine, eventCount: count }, at: r.at, headerBytes: r.headerBytes },
     pipeline: {
       eventCount: count,
       closers,
-      surface: { nodes: s.surface.nodes.filter((n) => n < count), replaceGeneration: s.surface.replaceGeneration, replacements: s.surface.replacements, toolResults },
+      surface: { nodes: s.surface.nodes.filter((n) => n < count), replaceGeneration: s.surface.replaceGeneration, replacements: s.surface.replacements, toolResults, deferred },
     },
   };
+}
+
+/**
+ * Whether the new events' rewrites of the prefix's tool results keep all but their content (DSH's
+ * S12, deferred by the pass until the originals' payloads are read back here). False when one does
+ * not: the extension is given up, and the cold pass refuses the log at that event with DSH's words.
+ */
+async function rewritesHold(source: ByteSource, decoder: NonNullable<InspectOptions['decoder']>, prior: LoadedIndex, deferred: readonly DeferredRewrite[]): Promise<boolean> {
+  if (deferred.length === 0) return true;
+  const seqs = [...new Set(deferred.map((d) => d.originalSeq))].sort((a, b) => a - b);
+  const originals = await new Rereader(source, prior.logIndex, decoder).events(seqs.map((q) => [q, q] as const));
+  return deferred.every((d) => {
+    try {
+      return rewriteKeepsToolResult((originals.get(d.originalSeq) as SessionEvent).data, d.data);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
@@ -506,6 +526,7 @@ async function indexedPass(
     throw error;
   });
   if (prior && (inspection.error || inspection.migratedEvents > 0 || foldFailure)) return undefined;
+  if (prior && !(await rewritesHold(source, options.decoder, prior, resume!.pipeline.surface.deferred ?? []))) return undefined;
   // An extension that ran while the log was hashed answers only for a log whose old bytes are the prior entry's.
   if (prior && key && 'cancel' in key) {
     const hashed = await key.key().catch(() => undefined);

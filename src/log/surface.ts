@@ -203,6 +203,30 @@ function sameExceptContent(original: unknown, data: unknown): boolean {
 }
 
 /**
+ * The payload of a current tool/result the fold goes on without (a saved prefix's, see
+ * `SurfaceFold.restore`): only a rewrite of that tool/result reads it, so the rewrite's check waits
+ * until the payload is read back ({@link DeferredRewrite}).
+ */
+export const UNREAD_PAYLOAD: unique symbol = Symbol('unread tool/result payload');
+
+/** A rewrite of a tool/result whose payload was {@link UNREAD_PAYLOAD}: what the content-only rule (S12) is checked on once it is read. */
+export interface DeferredRewrite {
+  /** The rewritten tool/result's seq (its payload is to be read back). */
+  originalSeq: number;
+  /** The rewriting event's seq and payload. */
+  seq: number;
+  data: unknown;
+}
+
+/**
+ * DSH's content-only rule (S12) for a tool/result rewrite whose original payload was read back:
+ * true when it holds (false, or an error thrown, when the fold would have refused the rewrite).
+ */
+export function rewriteKeepsToolResult(originalData: unknown, data: unknown): boolean {
+  return sameExceptContent(originalData, data);
+}
+
+/**
  * DSH's surface fold (`foldSurface` / `SurfaceManager.validateNext`) as an
  * incremental state machine. `apply` validates one event (seq must equal the
  * count so far) and folds it, throwing a SurfaceError with DSH's text.
@@ -215,6 +239,7 @@ export class SurfaceFold {
   readonly replacements: Replacement[] = [];
   private count = 0;
   private toolResults = new Map<number, any>();
+  private deferred: DeferredRewrite[] | undefined;
 
   /**
    * `trusted`: the events were (or are being) accepted by a validating fold of the same log, so
@@ -236,13 +261,25 @@ export class SurfaceFold {
     return [...this.toolResults.keys()].sort((a, b) => a - b);
   }
 
-  /** Continue from the fold of an accepted prefix of `count` events (`toolResults`: the current tool/result payloads). */
-  restore(state: { count: number; nodes: readonly number[]; replaceGeneration: number; replacements: readonly Replacement[]; toolResults: ReadonlyMap<number, unknown> }): void {
+  /**
+   * Continue from the fold of an accepted prefix of `count` events (`toolResults`: the current
+   * tool/result payloads, or {@link UNREAD_PAYLOAD} for one not read: a rewrite of such a
+   * tool/result is then appended to `deferred`, its S12 check left to the caller).
+   */
+  restore(state: {
+    count: number;
+    nodes: readonly number[];
+    replaceGeneration: number;
+    replacements: readonly Replacement[];
+    toolResults: ReadonlyMap<number, unknown>;
+    deferred?: DeferredRewrite[];
+  }): void {
     this.count = state.count;
     this.nodes = state.nodes.slice();
     this.replaceGeneration = state.replaceGeneration;
     if (this.keepReplacements) this.replacements.push(...state.replacements);
     this.toolResults = new Map(state.toolResults);
+    this.deferred = state.deferred;
   }
 
   /** {@link apply} of a packed row's lean member, which is never a surface event: it is only counted. */
@@ -304,7 +341,10 @@ export class SurfaceFold {
       if (shadowed.length !== 1) failOn(event, 'tool/result surface replacement must rewrite exactly one current node', 'DSH-S11');
       const original = this.toolResults.get(shadowed[0] as number);
       if (original === undefined) failOn(event, 'tool/result surface replacement must target a current tool/result', 'DSH-S11');
-      if (!sameExceptContent(original, event.data)) failOn(event, 'tool/result surface replacement may change only content', 'DSH-S12');
+      if (original === UNREAD_PAYLOAD) {
+        if (!this.deferred) throw new Error('a tool/result restored without its payload is rewritten, and no one checks the rewrite');
+        this.deferred.push({ originalSeq: shadowed[0] as number, seq: event.seq, data: event.data });
+      } else if (!sameExceptContent(original, event.data)) failOn(event, 'tool/result surface replacement may change only content', 'DSH-S12');
     }
   }
 }
