@@ -192,11 +192,18 @@ export const DISPATCHES: PersistentFold<Dispatches> = {
       openSteps,
       callOwners: saved.callOwners,
       stepDispatches: savedStepDispatches(x),
-      firstChunkSeqs: Array.from(x.firstChunk),
+      firstChunkSeqs: plainArray(x.firstChunk),
     });
     return dispatchFold(builder, src, undefined, { bytes, layout: x, steps, requests, stepList, snapshots, callOwners: saved.callOwners, owners });
   },
 };
+
+/** A copy as a plain array, to push to (a loop: `Array.from` of a typed array walks its iterator, ~13 ms for 70,000). */
+function plainArray(values: ArrayLike<number>): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < values.length; i++) out.push(values[i] as number);
+  return out;
+}
 
 /**
  * The saved dispatches of a turn and step. A turn after every saved one has none (most lookups: new
