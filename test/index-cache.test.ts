@@ -22,6 +22,7 @@ import { REPLAY_PLAN } from '../src/views/replay.js';
 import { baseEvents, logText, toolResultData, toolTurn } from './helpers/logtext.js';
 import type { PersistentFold } from '../src/log/index/session-index.js';
 import { FrameWalker } from '../src/physical/zstd-frames.js';
+import { IndexFileReader } from '../src/log/index/codec.js';
 import { MemorySource } from '../src/physical/source.js';
 import type { SessionEvent } from '../src/log/types.js';
 import { toJson } from '../src/core/json.js';
@@ -595,7 +596,9 @@ describe('the cache directory', () => {
     expect(entry).toBeDefined();
     const good = fs.readFileSync(entry!.file);
     const damage: [string, Buffer][] = [
-      ['flipped byte', Buffer.from(good.map((b, i) => (i === Math.floor(good.length / 2) ? b ^ 0x10 : b)))],
+      ['flipped byte in the table', flipped(good, 'table')],
+      ['flipped byte in a section trace reads', flipped(good, CITATIONS.tag)],
+      ['flipped byte in the summary', flipped(good, 3)],
       ['truncated', good.subarray(0, good.length - 9)],
       ['empty', Buffer.alloc(0)],
       ['foreign version', foreignVersion(good)],
@@ -610,6 +613,17 @@ describe('the cache directory', () => {
       expect(fs.readFileSync(entry!.file).equals(good) || fs.readFileSync(entry!.file).length > 0).toBe(true);
       expect(await run(args, cacheDir)).toEqual(cold);
     }
+    // A damaged section trace does not read is not read by it: trace answers from the verified
+    // sections, quietly; request, which reads it, notes the damage and rebuilds the entry.
+    fs.writeFileSync(entry!.file, flipped(good, DISPATCHES.tag));
+    expect(await run(args, cacheDir)).toEqual(cold);
+    const requestArgs = ['request', file, '--list', '--json'];
+    const requestCold = await run([...requestArgs, '--no-cache'], cacheDir);
+    const requested = await run(requestArgs, cacheDir);
+    expect({ stdout: requested.stdout, code: requested.code }).toEqual({ stdout: requestCold.stdout, code: requestCold.code });
+    expect(requested.stderr).toMatch(/note: the cached session index .* is unusable \(its section 102 does not match its checksum \(damaged or tampered\)\); rebuilding it/);
+    expect(await run(requestArgs, cacheDir)).toEqual(requestCold);
+    expect(await run(args, cacheDir)).toEqual(cold);
   }, 120_000);
 
   it('two processes building the same index at once leave one valid index', async () => {
@@ -676,11 +690,31 @@ describe('the cache directory', () => {
 });
 
 /** A well-formed index file (valid checksum) of another format version. */
+/** Where an index file's sections lie (its table read as dsh reads it). */
+function sectionsOf(file: Buffer) {
+  return new IndexFileReader((offset, length) => file.subarray(offset, offset + length), file.length).sections;
+}
+
+/** The index file with another format version, its table's checksum made right again (a file of another dsh). */
 function foreignVersion(good: Buffer): Buffer {
   const { createHash } = require('node:crypto') as typeof import('node:crypto');
-  const body = Buffer.from(good.subarray(0, good.length - 32));
-  body[8] = 99; // the version varint follows the 8-byte magic
-  return Buffer.concat([body, createHash('sha256').update(body).digest()]);
+  const tableEnd = sectionsOf(good)[0]!.offset - 32;
+  const out = Buffer.from(good);
+  out[8] = 99; // the version varint follows the 8-byte magic
+  createHash('sha256').update(out.subarray(0, tableEnd)).digest().copy(out, tableEnd);
+  return out;
+}
+
+/** The index file with one byte flipped in the middle of section `tag` (or of its table: `table`). */
+function flipped(good: Buffer, tag: number | 'table'): Buffer {
+  const places = sectionsOf(good);
+  const at = tag === 'table' ? 12 : (() => {
+    const p = places.find((x) => x.tag === tag)!;
+    return p.offset + Math.floor(p.length / 2);
+  })();
+  const out = Buffer.from(good);
+  out[at] = (out[at] as number) ^ 0x10;
+  return out;
 }
 
 describe('dsh cache', () => {
@@ -781,8 +815,8 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
     expect(listEntryFiles(cfg)).toHaveLength(2);
     // Damage A's entry, drop B's: B (the one entry of its size is A's, damaged) reads cold, quietly.
     for (const e of listEntryFiles(cfg)) if (e.file !== entryA!.file) fs.rmSync(e.file);
-    const damaged = Buffer.from(goodA);
-    damaged[Math.floor(damaged.length / 2)] = (damaged[Math.floor(damaged.length / 2)] as number) ^ 0x10;
+    // (A section trace reads: a section it does not read is not verified by it.)
+    const damaged = flipped(goodA, CITATIONS.tag);
     fs.writeFileSync(entryA!.file, damaged);
     const again = await run(args, cacheDir, PEEK);
     expect(again).toEqual(coldB);

@@ -191,7 +191,7 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
       // while the worker hashes the log. The extension answers only if the hash shows the old bytes are
       // the entry's (indexedPass checks before it saves or returns); else the decision below is made again.
       const needs = use.needs ?? use.folds;
-      const prior = loadIndex(use.cache, undefined, use.folds, needs, pointer!.name);
+      const prior = loadIndex(use.cache, undefined, use.folds, needs, pointer!.name, undefined, true);
       if (prior && mayExtend(prior, { size: prefixBytes, encoding, decoder: decoder.name, maxLineBytes }, needs)) {
         const beside = keyBeside(source, encoding, decoder.name, maxLineBytes, prefixBytes);
         let extended: IndexedInspection | undefined;
@@ -220,7 +220,7 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
         // A big log's one entry of its size is most likely its own: it is read and its checksum verified
         // while the worker hashes the log (then this thread helps), and used only if the key names it.
         const beside = keyBeside(source, encoding, decoder.name, maxLineBytes, prefixBytes);
-        peeked = peekIndex(use.cache, ofSize[0]!);
+        peeked = peekIndex(use.cache, ofSize[0]!, use.needs ?? use.folds);
         // A command that can hold its output answers from it at once (stdin is read once: never).
         if (peeked && use.speculation?.open && target.path !== '-' && !options.onLogical && !options.onStored) {
           const bet = await speculativeWarm(target, source, decoder, use, peeked, beside);
@@ -240,7 +240,7 @@ export async function inspectTargetIndexed(target: ResolvedTarget, options: Insp
           return warm;
         }
       }
-      const prior = pointer && key.prefixSha256 && !extensionRan ? loadIndex(use.cache, undefined, use.folds, needs, pointer.name) : undefined;
+      const prior = pointer && key.prefixSha256 && !extensionRan ? loadIndex(use.cache, undefined, use.folds, needs, pointer.name, undefined, true) : undefined;
       if (prior && extendsPrefix(prior, key, needs)) {
         const extended = await indexedPass(target, source, { ...options, decoder }, use, key, prior);
         if (extended) return extended;

@@ -93,6 +93,36 @@ export function peekEntry(config: CacheConfig, name: string): Buffer | undefined
   }
 }
 
+/**
+ * `use` given a reader of the entry's bytes by position and its size (the file is open meanwhile:
+ * a rename over it does not change what is read). Undefined when there is no entry or it cannot
+ * be opened; not marked used. What `use` throws (a damaged entry) is thrown.
+ */
+export function readEntryParts<T>(config: CacheConfig, name: string, use: (read: (offset: number, length: number) => Buffer, size: number) => T): T | undefined {
+  if (!config.enabled) return undefined;
+  let fd: number;
+  try {
+    fd = fs.openSync(entryPath(config, name), 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const read = (offset: number, length: number): Buffer => {
+      const out = Buffer.allocUnsafe(length);
+      let done = 0;
+      while (done < length) {
+        const n = fs.readSync(fd, out, done, length - done, offset + done);
+        if (n === 0) break;
+        done += n;
+      }
+      return done === length ? out : out.subarray(0, done);
+    };
+    return use(read, fs.fstatSync(fd).size);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Mark an entry used (eviction takes the least recently used first). */
 export function touchEntry(config: CacheConfig, name: string): void {
   try {

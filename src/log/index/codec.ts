@@ -1,8 +1,8 @@
 /**
  * The session index's byte encoding: unsigned varints (numbers up to 2^53),
  * arrays of them (delta-coded when ascending), and named sections so a reader
- * decodes only what a view needs. A file is
- * `magic | format version | sections | sha256 of everything before it`.
+ * decodes only what a view needs. A file is a verified table of its sections (each with its own
+ * sha256), then their bytes (`encodeIndexFile`).
  */
 import { createHash } from 'node:crypto';
 
@@ -14,9 +14,10 @@ export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
  * attempt-boundary rule (views/attempts.ts). 4: the dispatch index keeps the state its
  * builder goes on from when the log grows. 5: citations are kept for the citing events
  * only, as runs of consecutive seqs, and entries are keyed by a tree hash of the artifact
- * (content-hash.ts).
+ * (content-hash.ts). 7: each section has a sha256 of its own in the file's table, so a reader
+ * reads and verifies only the sections it needs.
  */
-export const INDEX_FORMAT_VERSION = 6;
+export const INDEX_FORMAT_VERSION = 7;
 const DIGEST_BYTES = 32;
 
 export class IndexFormatError extends Error {}
@@ -274,40 +275,104 @@ export class VarReader {
 
 /**
  * Sections by numeric tag, each an opaque byte run: the file as pieces to write in order (a big
- * section's pieces are its own, not copies: an index of a long log is megabytes).
+ * section's pieces are its own, not copies: an index of a long log is megabytes). The file is a
+ * table (magic, format version, and per section its tag, length and sha256), the sha256 of the
+ * table, then the sections' bytes in the table's order: a reader verifies the table, and of the
+ * sections only those it reads.
  */
 export function encodeIndexFile(sections: ReadonlyMap<number, Bytes>): Buffer[] {
-  let small = INDEX_MAGIC.length + 16;
-  for (const body of sections.values()) small += 16 + (Buffer.isBuffer(body) && body.length < SHARED_MIN_BYTES ? body.length : 0);
-  const w = new VarWriter(small).raw(INDEX_MAGIC);
+  const w = new VarWriter(INDEX_MAGIC.length + 16 + sections.size * (20 + DIGEST_BYTES)).raw(INDEX_MAGIC);
   w.uint(INDEX_FORMAT_VERSION).uint(sections.size);
+  const bodies: Buffer[] = [];
   for (const [tag, body] of sections) {
-    w.uint(tag).uint(bytesLength(body));
-    for (const piece of Buffer.isBuffer(body) ? [body] : body) w.shared(piece);
+    const pieces = Buffer.isBuffer(body) ? [body] : body;
+    const hash = createHash('sha256');
+    for (const p of pieces) hash.update(p);
+    w.uint(tag).uint(bytesLength(body)).raw(hash.digest());
+    for (const p of pieces) if (p.length > 0) bodies.push(p);
   }
-  const pieces = w.pieces();
-  const hash = createHash('sha256');
-  for (const p of pieces) hash.update(p);
-  pieces.push(hash.digest());
-  return pieces;
+  const table = w.done();
+  return [table, createHash('sha256').update(table).digest(), ...bodies];
 }
 
-/** Parse and verify an index file; throws `IndexFormatError` saying why it is unusable. */
+/** Where a section of an index file lies, and the sha256 its bytes must have. */
+export interface IndexSectionPlace {
+  tag: number;
+  offset: number;
+  length: number;
+  sha256: Buffer;
+}
+
+/** The most bytes an index file's table is read in: more sections than fit are a damaged file. */
+const TABLE_MAX_BYTES = 1 << 16;
+
+/**
+ * An index file read by parts (`read(offset, length)` of a file of `size` bytes): its table is
+ * read and verified at once (a damaged, truncated or foreign file throws `IndexFormatError` saying
+ * why it is unusable), each section when asked for, against its own sha256.
+ */
+export class IndexFileReader {
+  private readonly places = new Map<number, IndexSectionPlace>();
+  constructor(
+    private readonly read: (offset: number, length: number) => Buffer,
+    size: number,
+  ) {
+    if (size < INDEX_MAGIC.length + DIGEST_BYTES) throw new IndexFormatError('not a dsh index file');
+    const head = read(0, Math.min(size, TABLE_MAX_BYTES));
+    if (!head.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC)) throw new IndexFormatError('not a dsh index file');
+    const r = new VarReader(head).seek(INDEX_MAGIC.length);
+    let n: number;
+    const entries: [number, number, Buffer][] = [];
+    try {
+      const version = r.uint();
+      if (version !== INDEX_FORMAT_VERSION) throw new IndexFormatError(`it has format version ${version}, this dsh reads ${INDEX_FORMAT_VERSION}`);
+      n = r.uint();
+      for (let i = 0; i < n; i++) {
+        const tag = r.uint();
+        const length = r.uint();
+        if (r.offset + DIGEST_BYTES > head.length) throw new IndexFormatError('truncated table');
+        const sha256 = head.subarray(r.offset, r.offset + DIGEST_BYTES);
+        r.seek(r.offset + DIGEST_BYTES);
+        entries.push([tag, length, sha256]);
+      }
+    } catch (error) {
+      if (error instanceof IndexFormatError && error.message.startsWith('it has format version')) throw error;
+      throw new IndexFormatError('its table is damaged');
+    }
+    const tableEnd = r.offset;
+    if (tableEnd + DIGEST_BYTES > head.length) throw new IndexFormatError('its table is damaged');
+    const digest = createHash('sha256').update(head.subarray(0, tableEnd)).digest();
+    if (!digest.equals(head.subarray(tableEnd, tableEnd + DIGEST_BYTES))) throw new IndexFormatError('its checksum does not match (damaged or tampered)');
+    let offset = tableEnd + DIGEST_BYTES;
+    for (const [tag, length, sha256] of entries) {
+      if (this.places.has(tag)) throw new IndexFormatError(`section ${tag} is there twice`);
+      this.places.set(tag, { tag, offset, length, sha256: Buffer.from(sha256) });
+      offset += length;
+    }
+    if (offset !== size) throw new IndexFormatError(offset > size ? 'it is truncated' : 'it has bytes after its sections');
+  }
+  /** The sections' tags and places, in file order. */
+  get sections(): readonly IndexSectionPlace[] {
+    return [...this.places.values()];
+  }
+  has(tag: number): boolean {
+    return this.places.has(tag);
+  }
+  /** A section's bytes, verified (undefined when the file has none of that tag). */
+  section(tag: number): Buffer | undefined {
+    const place = this.places.get(tag);
+    if (!place) return undefined;
+    const bytes = this.read(place.offset, place.length);
+    if (bytes.length !== place.length) throw new IndexFormatError('it is truncated');
+    if (!createHash('sha256').update(bytes).digest().equals(place.sha256)) throw new IndexFormatError(`its section ${tag} does not match its checksum (damaged or tampered)`);
+    return bytes;
+  }
+}
+
+/** Parse and verify a whole index file held in memory; throws `IndexFormatError` saying why it is unusable. */
 export function decodeIndexFile(file: Buffer): Map<number, Buffer> {
-  if (file.length < INDEX_MAGIC.length + DIGEST_BYTES || !file.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC)) {
-    throw new IndexFormatError('not a dsh index file');
-  }
-  const body = file.subarray(0, file.length - DIGEST_BYTES);
-  const digest = createHash('sha256').update(body).digest();
-  if (!digest.equals(file.subarray(file.length - DIGEST_BYTES))) throw new IndexFormatError('its checksum does not match (damaged or tampered)');
-  const r = new VarReader(body.subarray(INDEX_MAGIC.length));
-  const version = r.uint();
-  if (version !== INDEX_FORMAT_VERSION) throw new IndexFormatError(`it has format version ${version}, this dsh reads ${INDEX_FORMAT_VERSION}`);
-  const n = r.uint();
+  const reader = new IndexFileReader((offset, length) => file.subarray(offset, offset + length), file.length);
   const out = new Map<number, Buffer>();
-  for (let i = 0; i < n; i++) {
-    const tag = r.uint();
-    out.set(tag, r.bytes());
-  }
+  for (const { tag } of reader.sections) out.set(tag, reader.section(tag)!);
   return out;
 }

@@ -22,9 +22,9 @@ import type { Encoding, SessionEvent, SessionHeader } from '../types.js';
 import type { TornSummary } from '../inspect.js';
 import { LogScanner } from '../scanner.js';
 import { UsageError } from '../errors.js';
-import { decodeIndexFile, encodeIndexFile, IndexFormatError, VarReader, VarWriter, type Bytes } from './codec.js';
+import { encodeIndexFile, IndexFileReader, IndexFormatError, VarReader, VarWriter, type Bytes } from './codec.js';
 import { contentHash } from './content-hash.js';
-import { dropEntry, peekEntry, readEntry, touchEntry, writeEntry, writePointer, type CacheConfig } from './cache.js';
+import { dropEntry, readEntryParts, touchEntry, writeEntry, writePointer, type CacheConfig } from './cache.js';
 
 /** A fold an upper layer wants kept with the index: built on the cold pass, loaded on warm ones. */
 export interface PersistentFold<T = unknown> {
@@ -269,8 +269,7 @@ export function decodeListing(bytes: Buffer): IndexListing {
 /** Read the listing section of an index file (for `dsh cache`); undefined when the file is damaged. */
 export function listingOf(file: Buffer): IndexListing | undefined {
   try {
-    const sections = decodeIndexFile(file);
-    const l = sections.get(TAG.listing);
+    const l = new IndexFileReader((offset, length) => file.subarray(offset, offset + length), file.length).section(TAG.listing);
     return l ? decodeListing(l) : undefined;
   } catch {
     return undefined;
@@ -293,27 +292,65 @@ export interface LoadedIndex {
  * and, with `key`, that it is that content's). Undefined when there is none, or when it lacks a
  * fold of `needs`; a damaged or foreign entry is dropped with a note (the caller rebuilds it).
  */
+/** The sections every load reads: the key, the summary, the re-read index and the resume facts. */
+const BASE_TAGS: readonly number[] = [TAG.key, TAG.summary, TAG.logIndex, TAG.resume];
+
 /**
- * An entry read and its checksum verified ahead of knowing its key (a warm command does this while
+ * Read the sections of `tags` an entry has, each verified against the file's table (only those: an
+ * index of a long log is megabytes, of which a view reads a few). Undefined when there is no
+ * entry; throws when it is damaged or of another format (`IndexFormatError`) or cannot be read.
+ */
+function readSections(config: CacheConfig, name: string, tags: readonly number[]): { sections: Map<number, Buffer>; tags: ReadonlySet<number> } | undefined {
+  return readEntryParts(config, name, (read, size) => {
+    const file = new IndexFileReader(read, size);
+    const sections = new Map<number, Buffer>();
+    for (const tag of tags) {
+      const body = file.section(tag);
+      if (body) sections.set(tag, body);
+    }
+    return { sections, tags: new Set(file.sections.map((p) => p.tag)) };
+  });
+}
+
+/** The section tags a load of `folds` reads. */
+function tagsFor(folds: readonly PersistentFold[]): number[] {
+  return [...BASE_TAGS, ...folds.map((f) => f.tag)];
+}
+
+/**
+ * An entry read and its checksums verified ahead of knowing its key (a warm command does this while
  * the log is hashed): not marked used, nothing noted or dropped (`loadIndex` decides that once the
  * key is known). Undefined when it cannot be read or does not decode.
  */
 export interface PeekedIndex {
   name: string;
+  /** The sections read (those of the folds asked for, and the base ones). */
   sections: Map<number, Buffer>;
+  /** Every section the entry has. */
+  tags: ReadonlySet<number>;
+  /** The tags asked for. */
+  read: readonly number[];
 }
 
-export function peekIndex(config: CacheConfig, name: string): PeekedIndex | undefined {
-  const file = peekEntry(config, name);
-  if (!file) return undefined;
+/** Peek at entry `name`, reading the sections `folds` need. */
+export function peekIndex(config: CacheConfig, name: string, folds: readonly PersistentFold[]): PeekedIndex | undefined {
+  const read = tagsFor(folds);
   try {
-    return { name, sections: decodeIndexFile(file) };
+    const got = readSections(config, name, read);
+    return got && { name, ...got, read };
   } catch {
     return undefined;
   }
 }
 
-/** The saved index of `key` (or of the entry `name`); `peeked`: an entry read and verified already, used if it is that one. */
+/**
+ * The saved index of `key` (or of the entry `name`): its sections verified (the file's table, and
+ * each section read against its own sha256), and, with `key`, that it is that content's. Of the folds,
+ * those of `needs` are read, or with `all`, every one of `folds` the entry has (to extend them).
+ * Undefined when there is none, or when it lacks a fold of `needs`; a damaged or foreign entry is
+ * dropped with a note (the caller rebuilds it). `peeked`: an entry read and verified already, used
+ * if it is that one and read what this load reads.
+ */
 export function loadIndex(
   config: CacheConfig,
   key: ContentKey | undefined,
@@ -321,13 +358,15 @@ export function loadIndex(
   needs: readonly PersistentFold[] = folds,
   name = entryName(key!),
   peeked?: PeekedIndex,
+  all = false,
 ): LoadedIndex | undefined {
-  const early = peeked?.name === name ? peeked.sections : undefined;
-  if (early) touchEntry(config, name);
-  const file = early ? undefined : readEntry(config, name);
-  if (!early && !file) return undefined;
+  const wanted = tagsFor(all ? folds : needs);
+  const early = peeked?.name === name && wanted.every((t) => peeked.read.includes(t)) ? peeked : undefined;
   try {
-    const sections = early ?? decodeIndexFile(file!);
+    const got = early ?? readSections(config, name, wanted);
+    if (!got) return undefined;
+    touchEntry(config, name);
+    const sections = got.sections;
     const k = sections.get(TAG.key);
     if (!k || (key && !sameKey(k, key))) throw new IndexFormatError('it belongs to other content');
     const summary = decodeSummary(required(sections, TAG.summary));
