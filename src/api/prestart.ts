@@ -3,5 +3,5 @@
  * not the library's whole surface, so that the hash worker starts first.
  */
 export { ARTIFACT_NAMES } from '../log/artifact-names.js';
-export { cacheDisabledByEnv } from '../log/index/cache.js';
-export { prestartHashWorker, WORKER_MIN_BYTES } from '../log/index/content-hash.js';
+export { cacheConfig, cacheDisabledByEnv, readPointer } from '../log/index/cache.js';
+export { prestartHash, prestartHashWorker, WORKER_MIN_BYTES } from '../log/index/content-hash.js';
