@@ -53,6 +53,8 @@ const CACHE_COMMANDS = [
   ['history', '{file}', '--json'],
   ['request', '{file}', '{lastDispatch}', '--json'],
   ['surface', '{file}', '--at', '{lastSummary}', '--json'],
+  // 100 events ending at the last summary.
+  ['events', '{file}', '--from', '{rangeFrom}', '--to', '{lastSummary}', '--json'],
   // The page embeds every event: written to stdout (discarded) as the log is re-read; peak RSS is the point.
   ['report', '{file}', '-o', '-'],
   // JSON streams: with the index in the cache, only the decode-and-print pass is left.
@@ -125,6 +127,22 @@ async function landmarks(file) {
     source.close();
   }
   return { lastDispatch, lastSummary };
+}
+
+/** A command's placeholders: `{file}` the log, `{lastDispatch}` / `{lastSummary}` its landmarks, `{rangeFrom}` 99 events before the last summary. */
+function placeholderValue(a, marks) {
+  return a === '{lastDispatch}' ? marks.lastDispatch : a === '{lastSummary}' ? marks.lastSummary : a === '{rangeFrom}' ? Math.max(0, marks.lastSummary - 99) : undefined;
+}
+
+/** The command's arguments for `file`. */
+function fillArgs(cmd, file, marks) {
+  return cmd.map((a) => (a === '{file}' ? file : String(placeholderValue(a, marks) ?? a)));
+}
+
+/** The command as a row names it (`noted`: each landmark with what it is). */
+function labelArgs(cmd, marks, noted = false) {
+  const notes = { '{lastDispatch}': ' (last dispatch)', '{lastSummary}': ' (last summary)' };
+  return cmd.map((a) => (a === '{file}' ? '<log>' : placeholderValue(a, marks) !== undefined ? `${placeholderValue(a, marks)}${noted ? (notes[a] ?? '') : ''}` : a)).join(' ');
 }
 
 /** Generate (or reuse) the zstd log for one size. */
@@ -433,7 +451,7 @@ async function cacheRows(log, argsOf, marks) {
   for (const cmd of CACHE_COMMANDS) {
     if (CACHE_ONLY.length > 0 && !CACHE_ONLY.includes(cmd[0])) continue;
     const args = argsOf(cmd);
-    const label = `dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a === '{lastSummary}' ? `${marks.lastSummary}` : a === '{lastDispatch}' ? `${marks.lastDispatch}` : a)).join(' ')}`;
+    const label = `dsh ${labelArgs(cmd, marks)}`;
     const row = (name, r, extra = {}) => {
       const mbs = mb(log.logicalBytes);
       out.push({ name: `${label} [${name}]`, ms: Math.round(r.ms), mbPerSec: mbs / (r.ms / 1000), peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null, exitCode: r.exitCode, ...extra });
@@ -469,7 +487,7 @@ async function benchSize(size) {
   const rows = [];
   if (ONLY === 'cache') {
     const marks = await landmarks(log.file);
-    const argsOf = (cmd) => cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
+    const argsOf = (cmd) => fillArgs(cmd, log.file, marks);
     rows.push(...(await cacheRows(log, argsOf, marks)));
     return { size: size.label, file: path.relative(projectRoot, log.file), zstdBytes: log.bytes, logicalBytes: logical, events: log.events, frames: log.frames, rows, firstOutputs: [] };
   }
@@ -505,12 +523,12 @@ async function benchSize(size) {
   }
 
   const marks = await landmarks(log.file);
-  const argsOf = (cmd) => cmd.map((a) => (a === '{file}' ? log.file : a === '{lastDispatch}' ? String(marks.lastDispatch) : a === '{lastSummary}' ? String(marks.lastSummary) : a));
+  const argsOf = (cmd) => fillArgs(cmd, log.file, marks);
   for (const cmd of COMMANDS) {
     if (COMMANDS_ONLY.length > 0 && !COMMANDS_ONLY.includes(cmd[0])) continue;
     const args = argsOf(cmd);
     const r = await bestRun([process.execPath, dshBin, ...args]);
-    add(`dsh ${cmd.map((a) => (a === '{file}' ? '<log>' : a === '{lastDispatch}' ? `${marks.lastDispatch} (last dispatch)` : a === '{lastSummary}' ? `${marks.lastSummary} (last summary)` : a)).join(' ')}`, r.ms, {
+    add(`dsh ${labelArgs(cmd, marks, true)}`, r.ms, {
       peakRssMiB: r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null,
       exitCode: r.exitCode,
       ...(cmd[0] === 'frames' ? { compressedGBPerSec: log.bytes / 1e9 / (r.ms / 1000) } : {}),
