@@ -19,6 +19,7 @@ export { cacheConfig, clearEntries, listEntryFiles } from '../log/index/cache.js
 export type { CacheConfig, CacheEntryFile } from '../log/index/cache.js';
 export { listingOf } from '../log/index/session-index.js';
 export type { FoldBuilder, FoldResults, IndexListing, PersistentFold } from '../log/index/session-index.js';
+export type { Bytes } from '../log/index/codec.js';
 export { heldBytesBudget } from '../log/inspect.js';
 export type { InspectOptions, TornSummary, View } from '../log/inspect.js';
 export { encodeSegment, sessionPath } from '../log/layout.js';
@@ -27,6 +28,7 @@ export { SINGLE_PASS_BYTES, forEachLogicalEvent, logicalEventJson, streamValidat
 export { decimalBefore } from '../core/decimal.js';
 export type { Emit, Flushable } from '../log/logical-stream.js';
 export type { PipelineResume } from '../log/logical.js';
+export type { DeferredRewrite } from '../log/surface.js';
 export { PARALLEL_MIN_BYTES, defaultReadThreads, parallelStats, setReadJobs } from '../log/parallel.js';
 export type { ParallelStats } from '../log/parallel.js';
 export { defaultJobs } from '../log/pool.js';

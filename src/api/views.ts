@@ -37,7 +37,7 @@ export { chunkGap, MAX_CHUNK_GAP_MS, planReplay, REPLAY_PLAN, replayGapTotal, st
 export type { ContentBlock, ReplayAttempt, ReplayChunk, ReplayOptions, ReplaySummary, ReplayView } from '../views/replay.js';
 export { diffDispatches, dispatchesDiffer, messagesOf, pickDispatch, pickDispatchPair, requestJson, summarizeDispatch } from '../views/requests.js';
 export type { DispatchDiff, DispatchEntry, DispatchIndex, DispatchSummary, SeqResolution, StepEntry } from '../views/requests.js';
-export { AscendingNumberMap } from '../core/sorted.js';
+export { AscendingNumberMap, type NumberMap } from '../core/sorted.js';
 export { compileTextFilter, searchFold } from '../views/search.js';
 export type { SearchFilters, SearchHit } from '../views/search.js';
 export { STATS_EXPLAIN, billedInput, cacheHitPercent, zero } from '../views/stats.js';
