@@ -140,16 +140,25 @@ describe('dsh inspect --watch', () => {
   it('reports the live state as the log grows: turn in flight, open tool calls, torn tail, compactions', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-watch-'));
     const target = path.join(dir, 'session.jsonl.zstd');
-    const writer = start(WRITER, [INCIDENT, target, 'zstd', '5']);
+    // The writer holds a tool call open, and later a torn tail, until the watcher has reported it: on a
+    // loaded machine (CI beside other suites) a fixed pause was once shorter than the watcher's read.
+    const gate = mkdtempSync(path.join(os.tmpdir(), 'dsh-watch-gate-'));
+    const writer = start(WRITER, [INCIDENT, target, 'zstd', '5', gate]);
     await until('the writer to start', () => writer.lines.some((l) => l.text === 'started'));
     const watch = start(BIN, ['inspect', target, '--watch', '--json']);
+    // Generous: on a loaded machine it once took more than 20 s. What the watcher printed and said is in
+    // the message when it does not catch up.
+    const detail = () => `: the watcher's last state ${watch.lines[watch.lines.length - 1]?.text ?? '(none)'}; its stderr ${JSON.stringify(watch.stderr)}`;
+    const release = async (state: string, seen: (s: any) => boolean) => {
+      await until(`the writer to hold at ${state}`, () => writer.lines.some((l) => l.text === `hold ${state}`), 90_000, () => `; the writer's stderr ${JSON.stringify(writer.stderr)}`);
+      await until(`the watcher to report ${state}`, () => watch.lines.some((l) => seen(JSON.parse(l.text))), 90_000, detail);
+      writeFileSync(path.join(gate, state), '');
+    };
+    await release('open-call', (s) => s.openToolCalls > 0 && s.turnInFlight !== null);
+    await release('torn', (s) => s.tornTailBytes > 0);
     expect(await writer.exit, writer.stderr).toBe(0);
     const total = Number(writer.lines.find((l) => l.text.startsWith('done '))!.text.split(' ')[1]);
-    // Generous: on a loaded machine (CI beside other suites) it once took more than 20 s. What the watcher
-    // printed and said is in the message when it does not catch up.
-    await until('the watcher to catch up', () => watch.lines.some((l) => JSON.parse(l.text).events === total), 90_000, () =>
-      `: ${total} events written; the watcher's last state ${watch.lines[watch.lines.length - 1]?.text ?? '(none)'}; its stderr ${JSON.stringify(watch.stderr)}`,
-    );
+    await until('the watcher to catch up', () => watch.lines.some((l) => JSON.parse(l.text).events === total), 90_000, () => `: ${total} events written${detail()}`);
     watch.child.kill('SIGINT');
     expect(await watch.exit, watch.stderr).toBe(0);
     const states = watch.lines.map((l) => JSON.parse(l.text));

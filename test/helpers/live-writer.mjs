@@ -1,24 +1,35 @@
 // A live DSH writer for the --follow tests, run as a child process:
-//   node live-writer.mjs <source artifact> <target> <none|zstd> <seed>
+//   node live-writer.mjs <source artifact> <target> <none|zstd> <seed> [gate directory]
 // It replays the source's stored events into <target> with the project's own
 // DSH-layout encoder (header, then one durable append per batch: a zstd frame
 // or raw lines) at varying speeds, then crashes mid-append (half a frame or
 // half a line), waits, repairs the log exactly as DSH's load() would (the
 // project's repair plan: truncate, re-append recovered events and closers)
 // and resumes with one more turn. Prints "done <events>" when finished.
-import { appendFileSync, truncateSync } from 'node:fs';
+// With a gate directory, the two states a watcher must see (a tool call open, a
+// torn tail) are held until the test creates the file `<gate>/<state>`, after the
+// writer printed "hold <state>", instead of for a fixed time (a loaded machine's
+// watcher may take longer than that to read the log).
+import { appendFileSync, existsSync, truncateSync } from 'node:fs';
+import path from 'node:path';
 import { ArtifactEncoder, batchPlaintext } from '../../dist/log/writer.js';
 import { compressFrame } from '../../dist/physical/encoder.js';
 import { inspectTarget } from '../../dist/log/session.js';
 import { resolveTarget } from '../../dist/log/target.js';
 
-const [source, target, encoding, seedText] = process.argv.slice(2);
+const [source, target, encoding, seedText, gate] = process.argv.slice(2);
 let seed = Number(seedText ?? 1) >>> 0;
 const rand = () => {
   seed = (seed * 1664525 + 1013904223) >>> 0;
   return seed / 2 ** 32;
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Hold in `state` for `ms`, or, with a gate, until the test opens it (at most two minutes). */
+const hold = async (state, ms) => {
+  if (!gate) return sleep(ms);
+  process.stdout.write(`hold ${state}\n`);
+  for (const end = Date.now() + 120_000; !existsSync(path.join(gate, state)) && Date.now() < end; ) await sleep(10);
+};
 
 const src = await inspectTarget(resolveTarget(source), { collect: true });
 const header = { ...src.meta };
@@ -50,7 +61,7 @@ for (const batch of batches) {
   }
   if (!held && open.size > 0) {
     held = true;
-    await sleep(300);
+    await hold('open-call', 300);
     continue;
   }
   // Varying speeds: bursts with no pause, short pauses, and a few long ones.
@@ -64,7 +75,7 @@ const whole = await enc.batch(torn);
 const half = whole.subarray(0, Math.max(1, Math.floor(whole.length / 2)));
 appendFileSync(target, half);
 process.stdout.write('crashed\n');
-await sleep(600);
+await hold('torn', 600);
 
 // Restart: DSH's load() truncates the torn tail and appends what it recovered plus the closers.
 const plan = (await inspectTarget(resolveTarget(target), { collect: true })).repairPlan;
