@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { contentHash, lastEarlyHashOutcome, prestartHash, WORKER_MIN_BYTES } from '../src/log/index/content-hash.js';
 import { FileSource } from '../src/physical/source.js';
-import { prestart } from '../src/cli/prestart.js';
+import { prestart, wantsHashWorker } from '../src/cli/prestart.js';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-early-hash-'));
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
@@ -111,5 +111,16 @@ describe.skipIf(CORES < 2)('a content hash begun early', () => {
     prestart(['trace', log, '7'], { ...env, DSH_NO_CACHE: '1' });
     await hashOf(file);
     expect(lastEarlyHashOutcome()).toBe('taken');
+  });
+
+  it('is begun only for the invocations that read the index (events: a seq window, or NDJSON that is not turn-filtered, unlabelled or followed)', () => {
+    const env = { DSH_CACHE_DIR: path.join(TMP, 'cache') };
+    const log = path.join(TMP, 'session.jsonl.zstd');
+    const reads = (...args: string[]) => wantsHashWorker(args, env);
+    expect([reads('trace', log, '7'), reads('history', log), reads('report', log, '-o', '-')]).toEqual([true, true, true]);
+    expect([reads('inspect', log), reads('check', log), reads('frames', log)]).toEqual([false, false, false]);
+    expect([reads('events', log, '--from', '5'), reads('events', log, '--to=9'), reads('events', log, '--json')]).toEqual([true, true, true]);
+    expect([reads('events', log), reads('events', log, '--json', '--turn', '2'), reads('events', log, '--json', '--no-labels'), reads('events', log, '--json', '-f')]).toEqual([false, false, false, false]);
+    expect(reads('trace', log, '7', '--no-cache')).toBe(false);
   });
 });

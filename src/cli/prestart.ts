@@ -48,7 +48,9 @@ function looksLikeLog(file: string): boolean {
 /** The targets `dsh <argv>` names as files, when it will want a hash worker soon (see the module comment); undefined when it will not. */
 function hashTargets(argv: readonly string[], env: NodeJS.ProcessEnv): { file: string; size: number }[] | undefined {
   const [command, ...rest] = argv;
-  if (command === undefined || !COMMANDS.some((c) => c.name === command && c.readsIndex) || cacheDisabledByEnv(env)) return undefined;
+  const entry = COMMANDS.find((c) => c.name === command);
+  const reads = entry?.readsIndex;
+  if (!reads || (typeof reads === 'function' && !reads(rest)) || cacheDisabledByEnv(env)) return undefined;
   if (rest.some((a) => a === '--no-cache' || a === '--help' || a === '-h')) return undefined;
   const files = rest.filter((a) => !a.startsWith('-')).map(artifactOf).filter((f): f is { file: string; size: number } => f !== undefined);
   return files.length === 0 || files.some((f) => f.size >= WORKER_MIN_BYTES) ? files : undefined;

@@ -8,15 +8,28 @@ export type RegisterCommand = (program: Command, io: Io, setExit: (code: number)
 export interface CommandEntry {
   name: string;
   load: () => Promise<RegisterCommand>;
-  /** It reads its log through the session index (so it will hash it: `src/cli/prestart.ts`). */
-  readsIndex?: true;
+  /**
+   * It reads its log through the session index, so it will hash it (`src/cli/prestart.ts` starts the
+   * hash early); a predicate of its arguments when only some of its invocations do. A hint: a wrong
+   * answer costs time, never an answer.
+   */
+  readsIndex?: true | ((args: readonly string[]) => boolean);
 }
+
+const given = (args: readonly string[], ...flags: string[]) => args.some((a) => flags.some((f) => a === f || a.startsWith(`${f}=`)));
+
+/**
+ * `events` reads the index for a seq window, and for NDJSON of a big log unless it reads every
+ * event's turn, streams without labels or follows the log (`commands/events.ts`).
+ */
+const eventsReadsIndex = (args: readonly string[]) =>
+  given(args, '--from', '--to') || (given(args, '--json') && !given(args, '--turn', '--no-labels', '--follow', '-f'));
 
 /** The command registry, in help order: one line per command module. */
 export const COMMANDS: readonly CommandEntry[] = [
   { name: 'inspect', load: async () => (await import('./inspect.js')).registerInspect },
   { name: 'check', load: async () => (await import('./check.js')).registerCheck },
-  { name: 'events', load: async () => (await import('./events.js')).registerEvents, readsIndex: true },
+  { name: 'events', load: async () => (await import('./events.js')).registerEvents, readsIndex: eventsReadsIndex },
   { name: 'frames', load: async () => (await import('./frames.js')).registerFrames },
   { name: 'export', load: async () => (await import('./export.js')).registerExport },
   { name: 'request', load: async () => (await import('./request.js')).registerRequest, readsIndex: true },
