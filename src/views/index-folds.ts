@@ -175,22 +175,52 @@ export const CITATIONS: PersistentFold<Citations> = {
   },
 };
 
-/**
- * `saved`: the pairs the groups were read from (a resumed fold), whose bytes are carried over as
- * they are (pieces), and only the pairs after them encoded.
- */
-function messageGroupsBuilder(groups: MessageGroups, saved?: { count: number; pairs: Buffer }): FoldBuilder<MessageGroups> {
+/** The (seq, group start) pairs of `groups` from the `from`-th on, appended to `w`; false when one is not a safe integer. */
+function writePairs(w: VarWriter, groups: MessageGroups, from: number): boolean {
+  const { seqs, starts } = groups.pairs();
+  for (let i = from; i < seqs.length; i++) if (!Number.isSafeInteger(seqs[i]) || !Number.isSafeInteger(starts[i])) return false;
+  for (let i = from; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
+  return true;
+}
+
+function messageGroupsBuilder(groups: MessageGroups): FoldBuilder<MessageGroups> {
   return {
     observe: (e) => groups.observe(e),
     result: () => groups,
     encode: () => {
-      const { seqs, starts } = groups.pairs();
-      const from = saved?.count ?? 0;
-      for (let i = from; i < seqs.length; i++) if (!Number.isSafeInteger(seqs[i]) || !Number.isSafeInteger(starts[i])) return undefined;
-      const w = new VarWriter().uint(seqs.length);
-      if (saved) w.shared(saved.pairs);
-      for (let i = from; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
-      return saved ? w.pieces() : w.done();
+      const w = new VarWriter().uint(groups.pairs().seqs.length);
+      return writePairs(w, groups, 0) ? w.done() : undefined;
+    },
+  };
+}
+
+/**
+ * A message-groups fold that goes on from its saved bytes without decoding them: the new pairs are
+ * kept apart, the saved pairs' bytes carried into the next save as they are (pieces), and the saved
+ * groups decoded only when a view reads the fold.
+ */
+function resumedMessageGroupsBuilder(bytes: Buffer): FoldBuilder<MessageGroups> {
+  const r = new VarReader(bytes);
+  const count = r.uint();
+  const pairs = bytes.subarray(r.offset);
+  const added = new MessageGroups();
+  let whole: MessageGroups | undefined;
+  return {
+    observe: (e) => {
+      added.observe(e);
+      whole?.observe(e);
+    },
+    result: () => {
+      if (!whole) {
+        const saved = MESSAGE_GROUPS.decode(bytes).pairs();
+        const more = added.pairs();
+        whole = new MessageGroups([...saved.seqs, ...more.seqs], [...saved.starts, ...more.starts]);
+      }
+      return whole;
+    },
+    encode: () => {
+      const w = new VarWriter().uint(count + added.pairs().seqs.length).shared(pairs);
+      return writePairs(w, added, 0) ? w.pieces() : undefined;
     },
   };
 }
@@ -201,12 +231,7 @@ export const MESSAGE_GROUPS: PersistentFold<MessageGroups> = {
   leanRows: true,
   skipsRowChunks: true,
   create: () => messageGroupsBuilder(new MessageGroups()),
-  resume(bytes) {
-    const groups = MESSAGE_GROUPS.decode(bytes);
-    const r = new VarReader(bytes);
-    const count = r.uint();
-    return messageGroupsBuilder(groups, { count, pairs: bytes.subarray(r.offset) });
-  },
+  resume: (bytes) => resumedMessageGroupsBuilder(bytes),
   decode(bytes) {
     const r = new VarReader(bytes);
     const n = r.uint();
