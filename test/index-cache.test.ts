@@ -692,7 +692,7 @@ describe('the cache directory', () => {
 /** A well-formed index file (valid checksum) of another format version. */
 /** Where an index file's sections lie (its table read as dsh reads it). */
 function sectionsOf(file: Buffer) {
-  return new IndexFileReader((offset, length) => file.subarray(offset, offset + length), file.length).sections;
+  return new IndexFileReader(new MemorySource('index', file)).sections;
 }
 
 /** The index file with another format version, its table's checksum made right again (a file of another dsh). */

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
+import { FileSource, type ByteSource } from '../../physical/source.js';
 
 /** Default bound of the cache directory's index files. */
 export const DEFAULT_CACHE_MAX_BYTES = 2 * 1024 ** 3;
@@ -76,50 +77,23 @@ export function entryPath(config: CacheConfig, name: string): string {
   return path.join(entriesDir(config), name + SUFFIX);
 }
 
-/** The entry's bytes, or undefined when there is none (or it cannot be read). Marks it used. */
-export function readEntry(config: CacheConfig, name: string): Buffer | undefined {
-  const bytes = peekEntry(config, name);
-  if (bytes) touchEntry(config, name);
-  return bytes;
-}
-
-/** The entry's bytes, or undefined when there is none (or it cannot be read); not marked used. */
-export function peekEntry(config: CacheConfig, name: string): Buffer | undefined {
-  if (!config.enabled) return undefined;
-  try {
-    return fs.readFileSync(entryPath(config, name));
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * `use` given a reader of the entry's bytes by position and its size (the file is open meanwhile:
- * a rename over it does not change what is read). Undefined when there is no entry or it cannot
- * be opened; not marked used. What `use` throws (a damaged entry) is thrown.
+ * `use` given the entry opened as a byte source (open meanwhile: a rename over it does not change
+ * what is read). Undefined when there is no entry or it cannot be opened; not marked used. What
+ * `use` throws (a damaged entry) is thrown.
  */
-export function readEntryParts<T>(config: CacheConfig, name: string, use: (read: (offset: number, length: number) => Buffer, size: number) => T): T | undefined {
+export function readEntryParts<T>(config: CacheConfig, name: string, use: (source: ByteSource) => T): T | undefined {
   if (!config.enabled) return undefined;
-  let fd: number;
+  let source: FileSource;
   try {
-    fd = fs.openSync(entryPath(config, name), 'r');
+    source = new FileSource(entryPath(config, name));
   } catch {
     return undefined;
   }
   try {
-    const read = (offset: number, length: number): Buffer => {
-      const out = Buffer.allocUnsafe(length);
-      let done = 0;
-      while (done < length) {
-        const n = fs.readSync(fd, out, done, length - done, offset + done);
-        if (n === 0) break;
-        done += n;
-      }
-      return done === length ? out : out.subarray(0, done);
-    };
-    return use(read, fs.fstatSync(fd).size);
+    return use(source);
   } finally {
-    fs.closeSync(fd);
+    source.close();
   }
 }
 

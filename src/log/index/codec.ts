@@ -5,6 +5,7 @@
  * sha256), then their bytes (`encodeIndexFile`).
  */
 import { createHash } from 'node:crypto';
+import { MemorySource, type ByteSource } from '../../physical/source.js';
 
 export const INDEX_MAGIC = Buffer.from('DSHIDX\n\0', 'latin1');
 /**
@@ -307,18 +308,15 @@ export interface IndexSectionPlace {
 const TABLE_MAX_BYTES = 1 << 16;
 
 /**
- * An index file read by parts (`read(offset, length)` of a file of `size` bytes): its table is
- * read and verified at once (a damaged, truncated or foreign file throws `IndexFormatError` saying
+ * An index file read by parts from `source`: its table is read and verified at once (a damaged, truncated or foreign file throws `IndexFormatError` saying
  * why it is unusable), each section when asked for, against its own sha256.
  */
 export class IndexFileReader {
   private readonly places = new Map<number, IndexSectionPlace>();
-  constructor(
-    private readonly read: (offset: number, length: number) => Buffer,
-    size: number,
-  ) {
+  constructor(private readonly source: ByteSource) {
+    const size = source.size;
     if (size < INDEX_MAGIC.length + DIGEST_BYTES) throw new IndexFormatError('not a dsh index file');
-    const head = read(0, Math.min(size, TABLE_MAX_BYTES));
+    const head = source.read(0, Math.min(size, TABLE_MAX_BYTES));
     if (!head.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC)) throw new IndexFormatError('not a dsh index file');
     const r = new VarReader(head).seek(INDEX_MAGIC.length);
     let n: number;
@@ -362,7 +360,7 @@ export class IndexFileReader {
   section(tag: number): Buffer | undefined {
     const place = this.places.get(tag);
     if (!place) return undefined;
-    const bytes = this.read(place.offset, place.length);
+    const bytes = this.source.read(place.offset, place.offset + place.length);
     if (bytes.length !== place.length) throw new IndexFormatError('it is truncated');
     if (!createHash('sha256').update(bytes).digest().equals(place.sha256)) throw new IndexFormatError(`its section ${tag} does not match its checksum (damaged or tampered)`);
     return bytes;
@@ -371,7 +369,7 @@ export class IndexFileReader {
 
 /** Parse and verify a whole index file held in memory; throws `IndexFormatError` saying why it is unusable. */
 export function decodeIndexFile(file: Buffer): Map<number, Buffer> {
-  const reader = new IndexFileReader((offset, length) => file.subarray(offset, offset + length), file.length);
+  const reader = new IndexFileReader(new MemorySource('index', file));
   const out = new Map<number, Buffer>();
   for (const { tag } of reader.sections) out.set(tag, reader.section(tag)!);
   return out;

@@ -12,7 +12,7 @@
  * re-read from the log itself.
  */
 import { createHash } from 'node:crypto';
-import type { ByteSource } from '../../physical/source.js';
+import { MemorySource, type ByteSource } from '../../physical/source.js';
 import type { FrameDecoder } from '../../physical/decoders.js';
 import { FrameWalker } from '../../physical/zstd-frames.js';
 import type { LogIndex } from '../reread.js';
@@ -269,7 +269,7 @@ export function decodeListing(bytes: Buffer): IndexListing {
 /** Read the listing section of an index file (for `dsh cache`); undefined when the file is damaged. */
 export function listingOf(file: Buffer): IndexListing | undefined {
   try {
-    const l = new IndexFileReader((offset, length) => file.subarray(offset, offset + length), file.length).section(TAG.listing);
+    const l = new IndexFileReader(new MemorySource('index', file)).section(TAG.listing);
     return l ? decodeListing(l) : undefined;
   } catch {
     return undefined;
@@ -301,8 +301,8 @@ const BASE_TAGS: readonly number[] = [TAG.key, TAG.summary, TAG.logIndex, TAG.re
  * entry; throws when it is damaged or of another format (`IndexFormatError`) or cannot be read.
  */
 function readSections(config: CacheConfig, name: string, tags: readonly number[]): { sections: Map<number, Buffer>; tags: ReadonlySet<number> } | undefined {
-  return readEntryParts(config, name, (read, size) => {
-    const file = new IndexFileReader(read, size);
+  return readEntryParts(config, name, (source) => {
+    const file = new IndexFileReader(source);
     const sections = new Map<number, Buffer>();
     for (const tag of tags) {
       const body = file.section(tag);
