@@ -23,7 +23,7 @@ export { DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSiz
 export type { HistoryPage, MessageGroups, SizeLimits } from '../views/history.js';
 export { CITATIONS, MESSAGE_GROUPS, SESSION_FOLDS, SURFACE_EVENTS, TURN_STARTS, foldOf } from '../views/index-folds.js';
 export type { Citations } from '../views/index-folds.js';
-export { Labels, labelNeedsFold } from '../views/labels.js';
+export { Labels, ShadowIndex, labelNeedsFold } from '../views/labels.js';
 export type { SurfaceLabel } from '../views/labels.js';
 export { buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage } from '../views/ledger.js';
 export type { Cost, ExplainRow, Ledger, LedgerSession, SessionInput, Usage } from '../views/ledger.js';

@@ -5,7 +5,7 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import type { Replacement } from '../log/surface.js';
-import { Labels, eventRecord, type EventRecord, type SurfaceLabel } from './labels.js';
+import { Labels, ShadowIndex, eventRecord, type EventRecord, type SurfaceLabel } from './labels.js';
 import { SessionQueryError, clip, eventSummary, foldSurfaceAt } from './messages.js';
 
 /** session-query's `SessionEventTrace` without `session` (`replacedBy` only when shadowed). */
@@ -28,8 +28,10 @@ export interface FoldLike {
 /** The whole-log analysis (`analyzeEventLog`): labels plus replacement maps. */
 export interface LogAnalysis {
   labels: Labels;
-  replacedBy: Map<number, number>;
-  replacedEventSeqs: Map<number, number[]>;
+  /** Shadowed seq → the replacement that shadows it (the last, in fold order). */
+  replacedBy: ReadonlyMap<number, number>;
+  /** Replacement seq → the seqs it shadowed (the fold's own arrays). */
+  replacedEventSeqs: ReadonlyMap<number, readonly number[]>;
   /** seq → later events citing it (ascending). */
   derived: Map<number, number[]>;
 }
@@ -53,13 +55,53 @@ export function analyzeLog(events: readonly SessionEvent[], fold?: FoldLike): Lo
  * it will trace, see `DerivedCollector`).
  */
 export function analysisOf(fold: FoldLike, derived: Map<number, number[]>): LogAnalysis {
-  const replacedBy = new Map<number, number>();
-  const replacedEventSeqs = new Map<number, number[]>();
-  for (const r of fold.replacements) {
-    replacedEventSeqs.set(r.seq, [...r.shadowedSeqs]);
-    for (const s of r.shadowedSeqs) replacedBy.set(s, r.seq);
+  const shadows = new ShadowIndex(fold.replacements);
+  const replacedEventSeqs = new Map<number, readonly number[]>();
+  for (const r of fold.replacements) replacedEventSeqs.set(r.seq, r.shadowedSeqs);
+  return { labels: new Labels(fold.nodes, shadows), replacedBy: new ReplacedBy(fold.replacements, shadows), replacedEventSeqs, derived };
+}
+
+/**
+ * seq → the replacement that shadows it last (in fold order), as a map: a lookup searches the shadow
+ * index; the map itself, for a reader that walks every entry, is built on first need.
+ */
+class ReplacedBy implements ReadonlyMap<number, number> {
+  private whole: Map<number, number> | undefined;
+  constructor(
+    private readonly replacements: readonly Replacement[],
+    private readonly shadows: ShadowIndex,
+  ) {}
+  get(seq: number): number | undefined {
+    return this.shadows.replacerOf(seq)?.seq;
   }
-  return { labels: new Labels(fold.nodes, fold.replacements), replacedBy, replacedEventSeqs, derived };
+  has(seq: number): boolean {
+    return this.shadows.has(seq);
+  }
+  private map(): Map<number, number> {
+    if (!this.whole) {
+      this.whole = new Map();
+      for (const r of this.replacements) for (const s of r.shadowedSeqs) this.whole.set(s, r.seq);
+    }
+    return this.whole;
+  }
+  get size(): number {
+    return this.map().size;
+  }
+  forEach(f: (value: number, key: number, map: ReadonlyMap<number, number>) => void, thisArg?: unknown): void {
+    for (const [k, v] of this.map()) f.call(thisArg, v, k, this);
+  }
+  entries(): MapIterator<[number, number]> {
+    return this.map().entries();
+  }
+  keys(): MapIterator<number> {
+    return this.map().keys();
+  }
+  values(): MapIterator<number> {
+    return this.map().values();
+  }
+  [Symbol.iterator](): MapIterator<[number, number]> {
+    return this.map()[Symbol.iterator]();
+  }
 }
 
 /** Collects, event by event, which later events cite the given seqs (analyzeLog's `derived`, for a few seqs). */
