@@ -735,6 +735,20 @@ describe('dsh cache', () => {
     const text = await run(['cache'], cacheDir);
     expect(text.stdout).toContain(`cache    ${cacheDir}`);
     expect(text.stdout).toContain('grow-31');
+    // Listing reads an entry's table and listing only, verified: it neither marks the entry used
+    // nor fails on a damaged one (that entry is listed without its session).
+    const entryFile = path.join(cacheDir, 'index-v1', `${listed.entries[0].entry}.idx`);
+    const used = fs.statSync(entryFile).mtimeMs;
+    await new Promise((r) => setTimeout(r, 20));
+    await run(['cache', '--json'], cacheDir);
+    expect(fs.statSync(entryFile).mtimeMs).toBe(used);
+    const bytes = fs.readFileSync(entryFile);
+    fs.writeFileSync(entryFile, bytes.subarray(0, bytes.length - 1));
+    const damaged = await run(['cache', '--json'], cacheDir);
+    expect(damaged.code).toBe(0);
+    expect(JSON.parse(damaged.stdout).entries[0]).toMatchObject({ entry: listed.entries[0].entry, sessionId: null, path: null, logBytes: null });
+    fs.writeFileSync(entryFile, bytes);
+    expect(JSON.parse((await run(['cache', '--json'], cacheDir)).stdout).entries[0]).toMatchObject({ sessionId: 'grow-31', path: file });
     const cleared = await run(['cache', 'clear'], cacheDir);
     expect(cleared).toMatchObject({ code: 0, stdout: `removed 1 session index(es) from ${cacheDir}\n` });
     expect(JSON.parse((await run(['cache', '--json'], cacheDir)).stdout).entries).toEqual([]);

@@ -17,7 +17,7 @@ export type { CloserReason, CloserTracker } from '../log/closers.js';
 export type { Compression } from '../log/host-open.js';
 export { cacheConfig, clearEntries, listEntryFiles } from '../log/index/cache.js';
 export type { CacheConfig, CacheEntryFile } from '../log/index/cache.js';
-export { listingOf } from '../log/index/session-index.js';
+export { listingOf, listingOfFile } from '../log/index/session-index.js';
 export type { FoldBuilder, FoldResults, IndexListing, PersistentFold } from '../log/index/session-index.js';
 export type { Bytes } from '../log/index/codec.js';
 export { heldBytesBudget } from '../log/inspect.js';

@@ -1,9 +1,8 @@
-import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, cacheFor, envFor, EXIT, type CommonOptions } from '../shared.js';
-import { UsageError, clearEntries, listEntryFiles, listingOf, toJson } from '../../api/log.js';
+import { UsageError, clearEntries, listEntryFiles, listingOfFile, toJson } from '../../api/log.js';
 import { renderCacheListing, type CacheListing } from '../render/cache.js';
 
 export function registerCache(program: Command, io: Io, setExit: (code: number) => void): void {
@@ -39,12 +38,7 @@ nothing is read from or written to it.`,
         maxBytes: config.maxBytes,
         totalBytes: files.reduce((a, f) => a + f.bytes, 0),
         entries: files.map((f) => {
-          let l;
-          try {
-            l = listingOf(fs.readFileSync(f.file));
-          } catch {
-            l = undefined;
-          }
+          const l = listingOfFile(f.file);
           return {
             entry: f.name,
             sessionId: l?.sessionId ?? null,

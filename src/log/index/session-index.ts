@@ -12,7 +12,7 @@
  * re-read from the log itself.
  */
 import { createHash } from 'node:crypto';
-import { MemorySource, type ByteSource } from '../../physical/source.js';
+import { FileSource, MemorySource, type ByteSource } from '../../physical/source.js';
 import type { FrameDecoder } from '../../physical/decoders.js';
 import { FrameWalker } from '../../physical/zstd-frames.js';
 import type { LogIndex } from '../reread.js';
@@ -266,10 +266,32 @@ export function decodeListing(bytes: Buffer): IndexListing {
   return { sessionId: r.string(), path: r.string(), logBytes: r.uint(), createdMs: r.uint() };
 }
 
-/** Read the listing section of an index file (for `dsh cache`); undefined when the file is damaged. */
+/** Read the listing section of an index file held in memory; undefined when the file is damaged. */
 export function listingOf(file: Buffer): IndexListing | undefined {
+  return listingFrom(new MemorySource('index', file));
+}
+
+/**
+ * Read the listing section of the index file at `file` (for `dsh cache`): its table and that section
+ * only, not the whole entry. Undefined when it cannot be read or is damaged.
+ */
+export function listingOfFile(file: string): IndexListing | undefined {
+  let source: FileSource;
   try {
-    const l = new IndexFileReader(new MemorySource('index', file)).section(TAG.listing);
+    source = new FileSource(file);
+  } catch {
+    return undefined;
+  }
+  try {
+    return listingFrom(source);
+  } finally {
+    source.close();
+  }
+}
+
+function listingFrom(source: ByteSource): IndexListing | undefined {
+  try {
+    const l = new IndexFileReader(source).section(TAG.listing);
     return l ? decodeListing(l) : undefined;
   } catch {
     return undefined;
