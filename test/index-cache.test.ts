@@ -521,6 +521,43 @@ describe('a grown log that rewrites a tool result of the indexed prefix', () => 
   });
 });
 
+describe('a grown log whose tool calls name steps of the indexed prefix', () => {
+  it('finds the saved steps\' dispatches by scanning, then by listing them all, as the cold read does (numbers and strings alike)', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(TMP, 'step-lookups-')), 'session.jsonl');
+    const text = logText([...baseEvents(), ...toolTurn()]);
+    fs.writeFileSync(file, text);
+    const use = { cache: cacheConfig({ DSH_CACHE_DIR: freshCache() }), folds: SESSION_FOLDS, needs: [DISPATCHES] };
+    (await inspectTargetIndexed(resolveTarget(file), {}, use)).close();
+    // Calls no dispatch requested (unknown ids): each is owned by the last dispatch of the step it
+    // names, looked up among the saved ones. More than the lookups answered by a scan, then more
+    // after; a turn or step given as a string spells the same step key as the number.
+    const named: [unknown, unknown][] = [[1, 1], [3, 1], [1, 2], [2, 1], [2, 9], ['3', 1], [1, '1'], [7, 1]];
+    const calls = Array.from({ length: 40 }, (_, i) => named[i % named.length]!);
+    const count = text.trimEnd().split('\n').length - 1;
+    const grownEvents = [
+      { type: 'turn/start', data: { turn: 4 } },
+      ...calls.map(([turn, step], i) => ({ type: 'tool/call', data: { turn, step, callId: `lost-${i}`, name: 'read', arguments: '{}' } })),
+      { type: 'turn/end', data: { turn: 4, reason: { kind: 'completed' } } },
+    ].map((e, i) => JSON.stringify({ seq: count + i, time: 5000 + i, ...e }));
+    fs.appendFileSync(file, grownEvents.join('\n') + '\n');
+    const read = async (r: Awaited<ReturnType<typeof inspectTargetIndexed>>) => {
+      try {
+        return { extended: r.extended === true, error: r.inspection.error?.message ?? null, dispatches: await dispatchFacts(r) };
+      } finally {
+        r.close();
+      }
+    };
+    const cold = await read(await inspectTargetIndexed(resolveTarget(file), {}, { ...use, cache: cacheConfig({ DSH_NO_CACHE: '1' }) }));
+    const grown = await read(await inspectTargetIndexed(resolveTarget(file), {}, use));
+    expect(cold.error).toBeNull();
+    // The appended calls that name a step with dispatches are owned (the test means something).
+    const ownedCalls = cold.dispatches.owners.filter(([seq]) => seq > count && seq < count + 1 + calls.length);
+    expect(ownedCalls.length).toBe(calls.filter(([turn, step]) => !(turn === 2 && step === 9) && turn !== 7).length);
+    expect(grown.extended).toBe(true);
+    expect(grown.dispatches).toEqual(cold.dispatches);
+  });
+});
+
 describe('a grown log whose new dispatch the index cannot keep', () => {
   it('gives up the extension when the resumed dispatch index cannot be saved: the cold answer, and nothing extended', async () => {
     const file = path.join(fs.mkdtempSync(path.join(TMP, 'unkept-growth-')), 'session.jsonl');
