@@ -121,6 +121,32 @@ describe('LayeredNumberMap (a resumed fold\'s owners: saved entries loaded on ne
       expect(loads).toBeLessThanOrEqual(1);
     }
   });
+  it('with a peek, the first reads of saved keys are answered without loading the base; later reads and any change load it', () => {
+    for (const seed of [6, 7, 8]) {
+      const rnd = lcg(seed);
+      const base = saved(300, rnd);
+      const keys = base.keys();
+      const last = keys[keys.length - 1] as number;
+      const want = AscendingNumberMap.fromSorted(base.keys(), base.values());
+      let loads = 0;
+      let peeked = 0;
+      const map = new LayeredNumberMap(base.size, last, () => (loads++, AscendingNumberMap.fromSorted(base.keys(), base.values())), (k) => (peeked++, base.get(k)), 5);
+      // Saved keys and gaps between them, and the saved end: five peeks, then the base is loaded.
+      const probes = [keys[0] as number, (keys[0] as number) - 1, last, last - 0.5, keys[10] as number, keys[20] as number, (keys[30] as number) + 0.5];
+      for (const [i, k] of probes.entries()) {
+        expect({ k, got: map.get(k) }).toEqual({ k, got: want.get(k) });
+        expect({ i, loads, peeked }).toEqual({ i, loads: i < 5 ? 0 : 1, peeked: Math.min(i + 1, 5) });
+      }
+      // Keys above the saved end never peek or load.
+      const other = new LayeredNumberMap(base.size, last, () => (loads++, base), (k) => (peeked++, base.get(k)), 5);
+      other.set(last + 1, 1);
+      expect([other.get(last + 1), other.get(last + 2), peeked, loads]).toEqual([1, undefined, 5, 1]);
+      // A set below the saved end loads the base even with peeks left.
+      const third = new LayeredNumberMap(base.size, last, () => (loads++, AscendingNumberMap.fromSorted(base.keys(), base.values())), (k) => (peeked++, base.get(k)), 5);
+      third.set(keys[3] as number, -1);
+      expect([loads, third.baseChanged, third.get(keys[3] as number), peeked]).toEqual([2, true, -1, 5]);
+    }
+  });
   it('a read of a saved key loads the base without changing it; a set at or below the saved end changes it', () => {
     const base = new AscendingNumberMap([[2, 20], [5, 50]]);
     const map = new LayeredNumberMap(2, 5, () => AscendingNumberMap.fromSorted(base.keys(), base.values()));

@@ -153,10 +153,16 @@ export class LayeredNumberMap implements NumberMap {
   private changed = false;
   /** The entries with keys above every base key, in ascending order. */
   readonly tail = new AscendingNumberMap();
+  /**
+   * `peek`: a read of one saved key without loading the base (a scan of its saved form), for the
+   * first `peeks` reads of saved keys (a resumed fold reads a few: the open step's); later reads load it.
+   */
   constructor(
     private baseCount: number,
     private baseLastKey: number,
     private readonly load: () => AscendingNumberMap,
+    private readonly peek?: (key: number) => number | undefined,
+    private peeks = 8,
   ) {}
 
   /** Whether a set or truncate changed the base entries (reads only load them). */
@@ -178,7 +184,12 @@ export class LayeredNumberMap implements NumberMap {
   }
 
   get(key: number): number | undefined {
-    return key > this.baseLastKey ? this.tail.get(key) : this.loaded().get(key);
+    if (key > this.baseLastKey) return this.tail.get(key);
+    if (!this.base && this.peek && this.peeks > 0) {
+      this.peeks--;
+      return this.peek(key);
+    }
+    return this.loaded().get(key);
   }
 
   has(key: number): boolean {

@@ -270,11 +270,26 @@ function savedOwners(bytes: Buffer, offset: number, count: number): SavedOwners 
   const keys = r.ascendingBelow(count);
   const values = r.uintsSplit(keys.below);
   if (values.length !== keys.length) throw new Error('the saved owners have as many keys as values');
-  const map = new LayeredNumberMap(keys.below, keys.below > 0 ? keys.last : -Infinity, () => {
+  const load = () => {
     const owners = readOwners(new VarReader(bytes).seek(offset));
     owners.truncate(count);
     return owners;
-  });
+  };
+  // One saved owner, read off the bytes: the keys' deltas summed up to it, then its value skipped to.
+  const peek = (key: number): number | undefined => {
+    const r = new VarReader(bytes).seek(keys.start);
+    let k = 0;
+    for (let i = 0; i < keys.below; i++) {
+      k += r.uint();
+      if (k < key) continue;
+      if (k !== key) return undefined;
+      const v = new VarReader(bytes).seek(values.start);
+      v.skip(i);
+      return v.uint();
+    }
+    return undefined;
+  };
+  const map = new LayeredNumberMap(keys.below, keys.below > 0 ? keys.last : -Infinity, load, peek);
   return { map, count: keys.below, last: keys.last, keyBytes: bytes.subarray(keys.start, keys.split), valueBytes: bytes.subarray(values.start, values.split) };
 }
 
