@@ -63,6 +63,16 @@ describe('analysisOf: replacement lookups without a Map of every shadowed seq', 
     });
   }
 
+  it('answers for the replacements there were when it was made, whatever is added to their list later', () => {
+    const reps: Rep[] = [{ seq: 10, start: 0, end: 0, shadowedSeqs: [1, 2] }];
+    const labels = new Labels([5], reps);
+    const analysis = analysisOf({ nodes: [5], replacements: reps }, new Map());
+    reps.push({ seq: 11, start: 0, end: 0, shadowedSeqs: [3] });
+    expect([labels.of(2), labels.of(3), analysis.labels.of(3), analysis.replacedBy.get(3)]).toEqual(['shadowed', 'log-only', 'log-only', undefined]);
+    expect([...analysis.replacedBy]).toEqual([[1, 10], [2, 10]]);
+    expect([...analysis.replacedEventSeqs.keys()]).toEqual([10]);
+  });
+
   it('answers nothing for seqs that are not non-negative integers', () => {
     const got = analysisOf({ nodes: [], replacements: replacements(5, 10, 20) }, new Map());
     for (const s of [-1, 0.5, NaN, Infinity]) expect(got.replacedBy.get(s)).toBeUndefined();

@@ -34,7 +34,11 @@ export class ShadowIndex {
   /** The replacement count (each key's low part); 0 when the keys would not stay exact: they are plain seqs then, and replacements are found by scanning. */
   private width = 0;
   private lookups = 0;
-  constructor(private readonly replacements: readonly Replacement[]) {}
+  /** The replacements as they were when it was made (a fold that goes on adds to its own list, not to this one). */
+  readonly replacements: readonly Replacement[];
+  constructor(replacements: readonly Replacement[]) {
+    this.replacements = replacements.slice();
+  }
   /** Whether any replacement shadows `seq`. */
   has(seq: number): boolean {
     const keys = this.sorted();

@@ -58,7 +58,7 @@ export function analysisOf(fold: FoldLike, derived: Map<number, number[]>): LogA
   const shadows = new ShadowIndex(fold.replacements);
   const replacedEventSeqs = new Map<number, readonly number[]>();
   for (const r of fold.replacements) replacedEventSeqs.set(r.seq, r.shadowedSeqs);
-  return { labels: new Labels(fold.nodes, shadows), replacedBy: new ReplacedBy(fold.replacements, shadows), replacedEventSeqs, derived };
+  return { labels: new Labels(fold.nodes, shadows), replacedBy: new ReplacedBy(shadows), replacedEventSeqs, derived };
 }
 
 /**
@@ -67,10 +67,7 @@ export function analysisOf(fold: FoldLike, derived: Map<number, number[]>): LogA
  */
 class ReplacedBy implements ReadonlyMap<number, number> {
   private whole: Map<number, number> | undefined;
-  constructor(
-    private readonly replacements: readonly Replacement[],
-    private readonly shadows: ShadowIndex,
-  ) {}
+  constructor(private readonly shadows: ShadowIndex) {}
   get(seq: number): number | undefined {
     return this.shadows.replacerOf(seq)?.seq;
   }
@@ -80,7 +77,7 @@ class ReplacedBy implements ReadonlyMap<number, number> {
   private map(): Map<number, number> {
     if (!this.whole) {
       this.whole = new Map();
-      for (const r of this.replacements) for (const s of r.shadowedSeqs) this.whole.set(s, r.seq);
+      for (const r of this.shadows.replacements) for (const s of r.shadowedSeqs) this.whole.set(s, r.seq);
     }
     return this.whole;
   }
