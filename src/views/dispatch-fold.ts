@@ -646,7 +646,8 @@ function savedDispatches(bytes: Buffer): Dispatches {
       return settle(this, 'requestIndexesByStep', out);
     },
     get owners(): NumberMap {
-      return settle(this, 'owners', readOwners(at(x.ownersAt)));
+      // A view reads a few owners (`request`: 3): read off the saved bytes, decoded only past those.
+      return settle(this, 'owners', savedOwners(bytes, x.ownersAt, Infinity).map);
     },
     get inSpan(): Set<number> {
       return settle(this, 'inSpan', new Set(at(x.inSpanAt).ascending()));
