@@ -58,14 +58,29 @@ describe('dsh events --follow with a real writer', () => {
     it(`${encoding}: prints every committed event at once, survives a crash mid-append and DSH's repair, and equals events --json of the final file`, async () => {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-follow-'));
       const target = path.join(dir, encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
-      const writer = start(WRITER, [INCIDENT, target, encoding, '11']);
+      // The writer holds after its first batch until the follower printed it, at an open tool call, and at
+      // its torn tail until the follower said so: on a loaded machine (CI beside other suites) a follower
+      // once started after the writer was done, and measured no live append.
+      const gate = mkdtempSync(path.join(os.tmpdir(), 'dsh-follow-gate-'));
+      const writer = start(WRITER, [INCIDENT, target, encoding, '11', gate]);
       await until('the writer to start', () => writer.lines.some((l) => l.text === 'started'));
       const follow = start(BIN, ['events', target, '--follow', '--json']);
+      const said = () => `; the follower printed ${follow.lines.length} lines, its stderr ${JSON.stringify(follow.stderr.slice(-2000))}; the writer's stderr ${JSON.stringify(writer.stderr)}`;
+      const release = async (state: string, seen: () => boolean) => {
+        await until(`the writer to hold at ${state}`, () => writer.lines.some((l) => l.text === `hold ${state}`), 90_000, said);
+        await until(`the follower to show ${state}`, seen, 90_000, said);
+        writeFileSync(path.join(gate, state), '');
+      };
+      await release('first', () => follow.lines.length > 0);
+      await release('open-call', () => true);
+      await release('torn', () => follow.stderr.includes('tail being written'));
       const code = await writer.exit;
       expect(code, writer.stderr).toBe(0);
       const done = writer.lines.find((l) => l.text.startsWith('done '))!;
       const total = Number(done.text.split(' ')[1]);
-      await until('the follower to catch up', () => follow.lines.filter((l) => !l.text.includes('"relabel"')).length >= total);
+      const printedCount = () => follow.lines.filter((l) => !l.text.includes('"relabel"')).length;
+      // On a timeout, what the follower printed and said: a stuck follower and a slow one read differently.
+      await until('the follower to catch up', () => printedCount() >= total, 90_000, () => `: ${printedCount()} of ${total} events printed${said()}`);
       follow.child.kill('SIGINT');
       expect(await follow.exit, follow.stderr).toBe(0);
       expect(follow.stderr).toContain('tail being written');
@@ -100,7 +115,7 @@ describe('dsh events --follow with a real writer', () => {
       expect(p95).toBeLessThan(250);
       // Read-only: nothing was created beside the log.
       expect(readdirSync(dir)).toEqual([path.basename(target)]);
-    }, 60_000);
+    }, 150_000);
   }
 
   it('says when the file is replaced or removed, exits 0 on SIGINT, and 1 when the log becomes unreadable', async () => {
@@ -154,6 +169,7 @@ describe('dsh inspect --watch', () => {
       await until(`the watcher to report ${state}`, () => watch.lines.some((l) => seen(JSON.parse(l.text))), 90_000, detail);
       writeFileSync(path.join(gate, state), '');
     };
+    await release('first', (s) => s.events > 0);
     await release('open-call', (s) => s.openToolCalls > 0 && s.turnInFlight !== null);
     await release('torn', (s) => s.tornTailBytes > 0);
     expect(await writer.exit, writer.stderr).toBe(0);

@@ -6,8 +6,8 @@
 // half a line), waits, repairs the log exactly as DSH's load() would (the
 // project's repair plan: truncate, re-append recovered events and closers)
 // and resumes with one more turn. Prints "done <events>" when finished.
-// With a gate directory, the two states a watcher must see (a tool call open, a
-// torn tail) are held until the test creates the file `<gate>/<state>`, after the
+// With a gate directory, the states a reader must see (the first batch, a tool call
+// open, a torn tail) are held until the test creates the file `<gate>/<state>`, after the
 // writer printed "hold <state>", instead of for a fixed time (a loaded machine's
 // watcher may take longer than that to read the log).
 import { appendFileSync, existsSync, truncateSync } from 'node:fs';
@@ -51,9 +51,16 @@ for (let i = 0; i < stored.length; ) {
 const torn = batches.pop();
 let held = false;
 const open = new Set();
+let first = true;
 for (const batch of batches) {
   appendFileSync(target, await enc.batch(batch));
   process.stdout.write(`w ${batch[batch.length - 1].seq} ${Date.now()}\n`);
+  // With a gate, the rest waits until the reader shows it read this first batch (a loaded machine's
+  // reader may start after a writer that does not wait has finished).
+  if (first) {
+    first = false;
+    if (gate) await hold('first', 0);
+  }
   // Hold once while a tool call is open (a watcher must see it), as a slow tool would.
   for (const e of batch) {
     if (e.type === 'tool/call') open.add(e.data.callId);
