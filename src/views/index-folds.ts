@@ -175,11 +175,11 @@ export const CITATIONS: PersistentFold<Citations> = {
   },
 };
 
-/** The (seq, group start) pairs of `groups` from the `from`-th on, appended to `w`; false when one is not a safe integer. */
-function writePairs(w: VarWriter, groups: MessageGroups, from: number): boolean {
+/** The (seq, group start) pairs of `groups`, appended to `w`; false when one is not a safe integer. */
+function writePairs(w: VarWriter, groups: MessageGroups): boolean {
   const { seqs, starts } = groups.pairs();
-  for (let i = from; i < seqs.length; i++) if (!Number.isSafeInteger(seqs[i]) || !Number.isSafeInteger(starts[i])) return false;
-  for (let i = from; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
+  for (let i = 0; i < seqs.length; i++) if (!Number.isSafeInteger(seqs[i]) || !Number.isSafeInteger(starts[i])) return false;
+  for (let i = 0; i < seqs.length; i++) w.uint(seqs[i] as number).int((seqs[i] as number) - (starts[i] as number));
   return true;
 }
 
@@ -189,7 +189,7 @@ function messageGroupsBuilder(groups: MessageGroups): FoldBuilder<MessageGroups>
     result: () => groups,
     encode: () => {
       const w = new VarWriter().uint(groups.pairs().seqs.length);
-      return writePairs(w, groups, 0) ? w.done() : undefined;
+      return writePairs(w, groups) ? w.done() : undefined;
     },
   };
 }
@@ -213,13 +213,14 @@ function resumedMessageGroupsBuilder(bytes: Buffer): FoldBuilder<MessageGroups> 
     result: () => {
       if (!whole) {
         const saved = MESSAGE_GROUPS.decode(bytes).pairs();
-        whole = new MessageGroups(saved.seqs.concat(added.pairs().seqs), saved.starts.concat(added.pairs().starts));
+        const more = added.pairs();
+        whole = new MessageGroups(saved.seqs.concat(more.seqs), saved.starts.concat(more.starts));
       }
       return whole;
     },
     encode: () => {
       const w = new VarWriter().uint(count + added.pairs().seqs.length).shared(pairs);
-      return writePairs(w, added, 0) ? w.pieces() : undefined;
+      return writePairs(w, added) ? w.pieces() : undefined;
     },
   };
 }

@@ -57,7 +57,7 @@ export function analyzeLog(events: readonly SessionEvent[], fold?: FoldLike): Lo
 export function analysisOf(fold: FoldLike, derived: Map<number, number[]>): LogAnalysis {
   const shadows = new ShadowIndex(fold.replacements);
   const replacedEventSeqs = new Map<number, readonly number[]>();
-  for (const r of fold.replacements) replacedEventSeqs.set(r.seq, r.shadowedSeqs);
+  for (const r of shadows.replacements) replacedEventSeqs.set(r.seq, r.shadowedSeqs);
   return { labels: new Labels(fold.nodes, shadows), replacedBy: new ReplacedBy(shadows), replacedEventSeqs, derived };
 }
 
