@@ -72,6 +72,10 @@ export class Output {
     this.used += n;
     this.size += n;
   }
+  /** Append the whole of `bytes` (text encoded once, copied each time; short ones byte by byte, see `pushRange`). */
+  pushText(bytes: Buffer): void {
+    this.pushRange(bytes, 0, bytes.length);
+  }
   /** Append text known to be ASCII (a constant of the output's own format), byte by byte. */
   pushAscii(text: string): void {
     const n = text.length;

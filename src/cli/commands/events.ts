@@ -188,17 +188,42 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
               const labels = new Labels(valid.surface!.nodes, valid.surface!.replacements);
               const id = toJson(String(valid.meta?.id ?? ''));
               const fills = new Map<string, string>();
-              const start = recordStart(id);
-              const chunkTypeTime = typeAndTime('assistant/chunk');
-              // What follows the record's time up to its event's JSON (its label), or undefined when the filters leave the event out.
-              const rest = (seq: number, type: string): string | undefined => {
+              // The record's constant pieces as bytes, copied into the output as they are: most records
+              // are a packed row's members, and encoding each piece from a string was a call into the
+              // runtime per piece, three per member.
+              const fillBytes = new Map<string, Buffer>();
+              const startBytes = Buffer.from(recordStart(id));
+              const typeTimeBytes = new Map<string, Buffer>();
+              // The event's surface label, or undefined when the filters leave the event out.
+              const labelOf = (seq: number, type: string): SurfaceLabel | undefined => {
                 if (!typeOk(type)) return undefined;
                 const label = labelNeedsFold(type) ? labels.of(seq) : 'log-only';
-                if (opts.label && !opts.label.includes(label)) return undefined;
+                return opts.label && !opts.label.includes(label) ? undefined : label;
+              };
+              // What follows the record's time up to its event's JSON (its label), or undefined when the filters leave the event out.
+              const rest = (seq: number, type: string): string | undefined => {
+                const label = labelOf(seq, type);
+                if (label === undefined) return undefined;
                 let text = fills.get(label);
                 if (text === undefined) fills.set(label, (text = `${labText(label)},"event":`));
                 return text;
               };
+              const restBytes = (seq: number, type: string): Buffer | undefined => {
+                const label = labelOf(seq, type);
+                if (label === undefined) return undefined;
+                let bytes = fillBytes.get(label);
+                if (bytes === undefined) fillBytes.set(label, (bytes = Buffer.from(`${labText(label)},"event":`)));
+                return bytes;
+              };
+              const typeTime = (type: string): Buffer => {
+                let bytes = typeTimeBytes.get(type);
+                if (bytes === undefined) {
+                  bytes = Buffer.from(typeAndTime(type));
+                  if (typeTimeBytes.size < 4096) typeTimeBytes.set(type, bytes);
+                }
+                return bytes;
+              };
+              const chunkTypeTimeBytes = typeTime('assistant/chunk');
               // The record up to its event's JSON, or undefined when the filters leave the event out.
               const opening = (seq: number, type: string, time: number): string | undefined => {
                 const after = rest(seq, type);
@@ -206,11 +231,16 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
               };
               return {
                 verbatim: (h, line) => {
-                  const open = opening(h.seq, h.type, h.time);
-                  if (open === undefined) return;
-                  out.push(open);
+                  // `opening` written piece by piece, as a row member's is (`pushInt` writes what `String` would).
+                  const after = restBytes(h.seq, h.type);
+                  if (after === undefined) return;
+                  out.pushText(startBytes);
+                  out.pushInt(h.seq);
+                  out.pushText(typeTime(h.type));
+                  out.pushInt(h.time);
+                  out.pushText(after);
                   out.pushBytes(line);
-                  out.push('}\n');
+                  out.pushAscii('}\n');
                 },
                 chunk: (seq, time, json) => {
                   const open = opening(seq, 'assistant/chunk', time);
@@ -218,13 +248,13 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
                 },
                 chunkBytes: (seq, time, member) => {
                   // `opening` written piece by piece: no string is made per member.
-                  const after = rest(seq, 'assistant/chunk');
+                  const after = restBytes(seq, 'assistant/chunk');
                   if (after === undefined) return;
-                  out.push(start);
+                  out.pushText(startBytes);
                   out.pushInt(seq);
-                  out.push(chunkTypeTime);
+                  out.pushText(chunkTypeTimeBytes);
                   out.pushInt(time);
-                  out.push(after);
+                  out.pushText(after);
                   out.pushRowMember(member);
                   out.pushAscii('}\n');
                 },

@@ -56,7 +56,7 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
                   open(valid);
                   return {
                     verbatim: (_head, line) => {
-                      if (!first) out.push(',');
+                      if (!first) out.pushAscii(',');
                       out.pushBytes(line);
                       first = false;
                     },
