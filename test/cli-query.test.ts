@@ -73,6 +73,48 @@ describe.skipIf(!HAVE_CORPUS)('query commands as processes', () => {
     expect((await runCli(['trace', dir, '3', '--all', '--depth', '2'])).code).toBe(2);
   });
 
+  it('trace: a provenance tree past what the process holds is refused with exit 2, never an out-of-memory crash', async () => {
+    // Every event of the tree is read and held, with its node and its share of the document: on the
+    // 2 GB bench log `--all` of its last summary reached millions and V8 died out of memory. The
+    // budget (DSH_TRACE_MAX_EVENTS, else one event per KiB of the held-bytes budget) is checked
+    // before each level is read.
+    const dir = session(SYN, 'syn.compaction-double');
+    const all = JSON.parse((await runCli(['trace', dir, '69', '--all', '--json'])).stdout);
+    const count = (n: any): number => 1 + n.children.reduce((a: number, c: any) => a + count(c), 0);
+    const reached = new Set<number>();
+    const walk = (n: any) => {
+      reached.add(n.seq);
+      n.children.forEach(walk);
+    };
+    walk(all.provenance);
+    expect(count(all.provenance)).toBeGreaterThan(5);
+    for (const argv of [['--all'], ['--depth', '3']]) {
+      const refused = await runCli(['trace', dir, '69', ...argv], { env: { DSH_TRACE_MAX_EVENTS: '5' } });
+      expect({ argv, code: refused.code, stdout: refused.stdout }).toEqual({ argv, code: 2, stdout: '' });
+      expect(refused.stderr).toMatch(/^dsh: trace: the provenance of seq 69 reaches more than 5 events within 1 level, /);
+      expect(refused.stderr).toContain('DSH_TRACE_MAX_EVENTS');
+      expect(refused.stderr).not.toMatch(/\n\s+at /);
+    }
+    // With --json the refusal is the error document, as for any usage error.
+    const json = await runCli(['trace', dir, '69', '--all', '--json'], { env: { DSH_TRACE_MAX_EVENTS: '5' } });
+    expect(json.code).toBe(2);
+    const error = JSON.parse(json.stdout).error;
+    expect(error.class).toBe('UsageError');
+    expect(error.message).toMatch(/^trace: the provenance of seq 69 reaches more than 5 events/);
+    // Past the first level, the refusal names the depth that stays within the budget.
+    const second = await runCli(['trace', dir, '69', '--all'], { env: { DSH_TRACE_MAX_EVENTS: '12' } });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/reaches more than 12 events within 2 levels, .*; --depth 1 stays within it\n$/);
+    // A budget the tree fits in answers as without one.
+    const fits = await runCli(['trace', dir, '69', '--all', '--json'], { env: { DSH_TRACE_MAX_EVENTS: String(reached.size) } });
+    expect(fits.code, fits.stderr).toBe(0);
+    expect(JSON.parse(fits.stdout)).toEqual(all);
+    // One level of 69 is itself and its 5 sources: a budget of 6 holds it.
+    const one = await runCli(['trace', dir, '69', '--depth', '1', '--json'], { env: { DSH_TRACE_MAX_EVENTS: '6' } });
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout).provenance.children.map((c: any) => c.seq)).toEqual([67, 68, 46, 51, 61]);
+  });
+
   it('transcript: text, markdown and json; synthetic closers and compaction markers', async () => {
     const dir = session(SYN, 'syn.compaction-double');
     const json = await runCli(['transcript', dir, '--format', 'json']);

@@ -3,11 +3,23 @@ import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { escapeControl, writeOut } from '../io.js';
 import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
-import { UsageError, inspectTargetIndexed, type SessionEvent, toJson } from '../../api/log.js';
+import { UsageError, heldBytesBudget, inspectTargetIndexed, type SessionEvent, toJson } from '../../api/log.js';
 import { CITATIONS, foldOf, analysisOf, explainEvent, provenanceSources, type TraceExplanation } from '../../api/views.js';
 import { renderTrace } from '../render/trace.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 import { queryError, seqArg } from './surface.js';
+
+/**
+ * Events a provenance tree may reach (`DSH_TRACE_MAX_EVENTS`, else one per KiB of the held-bytes
+ * budget, at least 1,000): each is read and held whole, with its tree node, its preview and its share
+ * of the printed document (`--all` of the 2 GB bench log's last summary reached millions, and V8 ran
+ * out of memory after two minutes).
+ */
+function provenanceBudget(env: NodeJS.ProcessEnv): number {
+  const fromEnv = Number(env['DSH_TRACE_MAX_EVENTS']);
+  if (Number.isSafeInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  return Math.max(1000, Math.floor(heldBytesBudget(env) / 1024));
+}
 
 interface TraceOptions extends CommonOptions {
   depth?: string;
@@ -51,6 +63,7 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
           // Breadth-first: every event within `depth` citations of the target (a superset of what the tree shows).
           let frontier = events[seq] ? [seq] : [];
           const have = new Set<number>(frontier);
+          const budget = provenanceBudget(io.env);
           for (let level = 0; level < depth && frontier.length > 0; level++) {
             const next: number[] = [];
             for (const s of frontier) {
@@ -59,6 +72,12 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
                 have.add(src);
                 next.push(src);
               }
+            }
+            if (have.size > budget) {
+              const fewer = level > 0 ? `; --depth ${level} stays within it` : '';
+              throw new UsageError(
+                `trace: the provenance of seq ${seq} reaches more than ${budget} events within ${level + 1} level${level > 0 ? 's' : ''}, more than this command holds (it reads and holds every event of the tree; DSH_TRACE_MAX_EVENTS, or DSH_MAX_HELD_BYTES and a larger heap, raise it)${fewer}`,
+              );
             }
             if (next.length > 0) await fetch(next.map((s) => [s, s] as [number, number]), events);
             frontier = next;
