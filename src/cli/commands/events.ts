@@ -187,34 +187,12 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
             (valid) => {
               const labels = new Labels(valid.surface!.nodes, valid.surface!.replacements);
               const id = toJson(String(valid.meta?.id ?? ''));
-              const fills = new Map<string, string>();
               // The record's constant pieces as bytes, copied into the output as they are: most records
               // are a packed row's members, and encoding each piece from a string was a call into the
               // runtime per piece, three per member.
               const fillBytes = new Map<string, Buffer>();
               const startBytes = Buffer.from(recordStart(id));
               const typeTimeBytes = new Map<string, Buffer>();
-              // The event's surface label, or undefined when the filters leave the event out.
-              const labelOf = (seq: number, type: string): SurfaceLabel | undefined => {
-                if (!typeOk(type)) return undefined;
-                const label = labelNeedsFold(type) ? labels.of(seq) : 'log-only';
-                return opts.label && !opts.label.includes(label) ? undefined : label;
-              };
-              // What follows the record's time up to its event's JSON (its label), or undefined when the filters leave the event out.
-              const rest = (seq: number, type: string): string | undefined => {
-                const label = labelOf(seq, type);
-                if (label === undefined) return undefined;
-                let text = fills.get(label);
-                if (text === undefined) fills.set(label, (text = `${labText(label)},"event":`));
-                return text;
-              };
-              const restBytes = (seq: number, type: string): Buffer | undefined => {
-                const label = labelOf(seq, type);
-                if (label === undefined) return undefined;
-                let bytes = fillBytes.get(label);
-                if (bytes === undefined) fillBytes.set(label, (bytes = Buffer.from(`${labText(label)},"event":`)));
-                return bytes;
-              };
               const typeTime = (type: string): Buffer => {
                 let bytes = typeTimeBytes.get(type);
                 if (bytes === undefined) {
@@ -224,37 +202,37 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
                 return bytes;
               };
               const chunkTypeTimeBytes = typeTime('assistant/chunk');
-              // The record up to its event's JSON, or undefined when the filters leave the event out.
-              const opening = (seq: number, type: string, time: number): string | undefined => {
-                const after = rest(seq, type);
-                return after === undefined ? undefined : jsonHead(id, seq, type, time) + after;
+              /**
+               * The record up to its event's JSON (`jsonHead`, then the label), written piece by piece
+               * (`pushInt` writes what `String` would); false, writing nothing, when the filters leave
+               * the event out.
+               */
+              const opening = (seq: number, type: string, typeAndTimeBytes: Buffer, time: number): boolean => {
+                if (!typeOk(type)) return false;
+                const label = labelNeedsFold(type) ? labels.of(seq) : 'log-only';
+                if (opts.label && !opts.label.includes(label)) return false;
+                let after = fillBytes.get(label);
+                if (after === undefined) fillBytes.set(label, (after = Buffer.from(`${labText(label)},"event":`)));
+                out.pushText(startBytes);
+                out.pushInt(seq);
+                out.pushText(typeAndTimeBytes);
+                out.pushInt(time);
+                out.pushText(after);
+                return true;
               };
               return {
                 verbatim: (h, line) => {
-                  // `opening` written piece by piece, as a row member's is (`pushInt` writes what `String` would).
-                  const after = restBytes(h.seq, h.type);
-                  if (after === undefined) return;
-                  out.pushText(startBytes);
-                  out.pushInt(h.seq);
-                  out.pushText(typeTime(h.type));
-                  out.pushInt(h.time);
-                  out.pushText(after);
+                  if (!opening(h.seq, h.type, typeTime(h.type), h.time)) return;
                   out.pushBytes(line);
                   out.pushAscii('}\n');
                 },
                 chunk: (seq, time, json) => {
-                  const open = opening(seq, 'assistant/chunk', time);
-                  if (open !== undefined) out.push(open + json + '}\n');
+                  if (!opening(seq, 'assistant/chunk', chunkTypeTimeBytes, time)) return;
+                  out.push(json);
+                  out.pushAscii('}\n');
                 },
                 chunkBytes: (seq, time, member) => {
-                  // `opening` written piece by piece: no string is made per member.
-                  const after = restBytes(seq, 'assistant/chunk');
-                  if (after === undefined) return;
-                  out.pushText(startBytes);
-                  out.pushInt(seq);
-                  out.pushText(chunkTypeTimeBytes);
-                  out.pushInt(time);
-                  out.pushText(after);
+                  if (!opening(seq, 'assistant/chunk', chunkTypeTimeBytes, time)) return;
                   out.pushRowMember(member);
                   out.pushAscii('}\n');
                 },
