@@ -14,28 +14,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { corpusCases, HAVE_CORPUS, PROJECT_ROOT, SKIP_REASON } from './helpers/corpus.js';
-import { runCli, runNode } from './helpers/cli.js';
+import { batchCli as batch, runCli } from './helpers/cli.js';
 import { writeGeneratedArtifact } from '../tools/generate.js';
-import { blockHeaderFlip, deepNesting, headerFieldType, missingNestedField, renamedEncoding, type Generated } from './helpers/hostile-gen.js';
+import { quickMutations } from './helpers/hostile-gen.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
 const BUILT = existsSync(path.join(PROJECT_ROOT, 'dist', 'cli', 'main.js'));
 const PARALLEL_ENV = { DSH_PARALLEL_MIN_BYTES: '0', DSH_GROUP_BYTES: '1' };
-
-interface BatchResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  parallel: { reads: number; groups: number; factGroups: number };
-}
-
-/** Run many CLI invocations in one process of the compiled CLI (test/helpers/cli-batch.mjs). */
-async function batch(runs: string[][], env: NodeJS.ProcessEnv = PARALLEL_ENV): Promise<BatchResult[]> {
-  const r = await runNode([path.join(PROJECT_ROOT, 'test', 'helpers', 'cli-batch.mjs')], { env, input: Buffer.from(JSON.stringify({ runs })) });
-  if (r.code !== 0) throw new Error(`cli-batch exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
-  return JSON.parse(r.stdout) as BatchResult[];
-}
 
 const COMMANDS = [
   // Text inspect: its summary takes pruned events, so the workers also parse and check the lines (facts.ts).
@@ -45,40 +31,15 @@ const COMMANDS = [
   ['events', '--json'],
 ];
 
-/** Quick hostile mutations of corpus sessions (the generators of the hostile suite). */
-function mutations(dir: string, n: number): string[] {
-  const raw = corpusCases().filter((c) => c.artifact.endsWith('session.jsonl') && /synthetic\/(root-raw|damaged|refused)/.test(c.name));
-  const zstd = corpusCases().filter((c) => c.artifact.endsWith('.zstd') && /synthetic\/(root-zstd|damaged)/.test(c.name));
-  const files: string[] = [];
-  for (let seed = 1; seed <= n; seed++) {
-    let m: Generated;
-    const which = seed % 6;
-    if (which === 4 || which === 5) m = blockHeaderFlip(readFileSync(zstd[seed % zstd.length]!.artifact), seed);
-    else {
-      const text = readFileSync(raw[seed % raw.length]!.artifact, 'utf8');
-      if (which === 0) m = headerFieldType(text, seed);
-      else if (which === 1) m = missingNestedField(text, seed);
-      else if (which === 2) m = deepNesting(text, seed, 1200);
-      else m = renamedEncoding(seed % 2 ? readFileSync(zstd[seed % zstd.length]!.artifact) : Buffer.from(text), seed % 2 === 1);
-    }
-    const sessionDir = path.join(dir, '--home-dsh-synthetic-project--', `mutant-${seed}`);
-    mkdirSync(sessionDir, { recursive: true });
-    const file = path.join(sessionDir, m.encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
-    writeFileSync(file, m.bytes);
-    files.push(file);
-  }
-  return files;
-}
-
 describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print the same bytes', () => {
   if (!BUILT) console.warn('dist/ is not built (npx tsc -p tsconfig.json): the parallel reader tests need the compiled CLI');
 
   it('inspect/check/events --json on every corpus artifact and on hostile mutations, with workers proven to run', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-parallel-'));
     try {
-      const targets = [...corpusCases().map((c) => c.artifact), ...mutations(dir, 60)];
+      const targets = [...corpusCases().map((c) => c.artifact), ...quickMutations(dir, 60)];
       const runs = (jobs: string) => targets.flatMap((t) => COMMANDS.map(([cmd, ...rest]) => [cmd!, t, ...rest, '--no-cache', '-j', jobs]));
-      const [one, four] = await Promise.all([batch(runs('1')), batch(runs('4'))]);
+      const [one, four] = await Promise.all([batch(runs('1'), PARALLEL_ENV), batch(runs('4'), PARALLEL_ENV)]);
       const differ: string[] = [];
       let zstdTargets = 0;
       let zstdWithWorkers = 0;

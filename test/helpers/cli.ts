@@ -64,3 +64,22 @@ export async function runInProcess(args: string[], env: NodeJS.ProcessEnv = {}):
   const code = await main(['node', 'dsh', ...args], { stdout, stderr, env: { NO_COLOR: '1', DSH_CACHE_DIR: testCacheDir(), ...env } });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
+
+export interface BatchResult {
+  code: number;
+  /** The sha256 of the run's stdout. */
+  stdout: string;
+  stderr: string;
+  /** The reads that started workers during the run (the built modules' count; zeros for the bundle's). */
+  parallel: { reads: number; groups: number; factGroups: number };
+}
+
+/**
+ * Run many CLI invocations in one process of the compiled CLI (test/helpers/cli-batch.mjs): the
+ * built modules (dist/cli/main.js), or with `bundle` the CLI bundle bin/dsh.js runs.
+ */
+export async function batchCli(runs: string[][], env: NodeJS.ProcessEnv = {}, bundle = false): Promise<BatchResult[]> {
+  const r = await runNode([path.join(PROJECT_ROOT, 'test', 'helpers', 'cli-batch.mjs')], { env: { ...env, DSH_BATCH_BUNDLE: bundle ? '1' : '0' }, input: Buffer.from(JSON.stringify({ runs })) });
+  if (r.code !== 0) throw new Error(`cli-batch exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
+  return JSON.parse(r.stdout) as BatchResult[];
+}

@@ -8,7 +8,8 @@ import { frameBlocks } from '../../src/physical/zstd-frames.js';
 import { scanFrames } from '../../src/physical/zstd-frames.js';
 import { MemorySource } from '../../src/physical/source.js';
 import { compressFrame } from '../../src/physical/encoder.js';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { corpusCases } from './corpus.js';
 
 /** Deterministic PRNG (mulberry32) so every failure is reproducible by seed. */
@@ -235,4 +236,32 @@ export function hostileMutation(base: HostileBase, seed: number): Generated {
   if (which === 2) return deepNesting(base.text, seed, seed % 12 === 2 ? 5000 : 1200);
   if (which === 3) return renamedEncoding(seed % 2 ? base.zstd : Buffer.from(base.text), seed % 2 === 1);
   return missingNestedField(base.text, seed * 31);
+}
+
+/**
+ * `n` quick hostile mutations of corpus sessions (the generators above, in turn by seed), written as
+ * session directories under `dir`: the artifact paths.
+ */
+export function quickMutations(dir: string, n: number): string[] {
+  const raw = corpusCases().filter((c) => c.artifact.endsWith('session.jsonl') && /synthetic\/(root-raw|damaged|refused)/.test(c.name));
+  const zstd = corpusCases().filter((c) => c.artifact.endsWith('.zstd') && /synthetic\/(root-zstd|damaged)/.test(c.name));
+  const files: string[] = [];
+  for (let seed = 1; seed <= n; seed++) {
+    let m: Generated;
+    const which = seed % 6;
+    if (which === 4 || which === 5) m = blockHeaderFlip(readFileSync(zstd[seed % zstd.length]!.artifact), seed);
+    else {
+      const text = readFileSync(raw[seed % raw.length]!.artifact, 'utf8');
+      if (which === 0) m = headerFieldType(text, seed);
+      else if (which === 1) m = missingNestedField(text, seed);
+      else if (which === 2) m = deepNesting(text, seed, 1200);
+      else m = renamedEncoding(seed % 2 ? readFileSync(zstd[seed % zstd.length]!.artifact) : Buffer.from(text), seed % 2 === 1);
+    }
+    const sessionDir = path.join(dir, '--home-dsh-synthetic-project--', `mutant-${seed}`);
+    mkdirSync(sessionDir, { recursive: true });
+    const file = path.join(sessionDir, m.encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
+    writeFileSync(file, m.bytes);
+    files.push(file);
+  }
+  return files;
 }
