@@ -1,7 +1,33 @@
 #!/usr/bin/env node
+import { statSync } from 'node:fs';
 import v8 from 'node:v8';
-import { EXIT } from '../dist/cli/exit.js';
-import { pinYoungGeneration } from '../dist/cli/heap.js';
+
+// The CLI bundled (dist/cli/bundle, scripts/bundle-cli.mjs: a few chunks instead of ~100 modules, a
+// command starts ~70 ms sooner) when that bundle is at least as new as the build it was made from;
+// else, or with DSH_CLI_BUNDLE=0, the built modules themselves (dist/cli). Same code either way.
+function bundleIsFresh() {
+  if (process.env.DSH_CLI_BUNDLE === '0') return false;
+  try {
+    return statSync(new URL('../dist/cli/bundle/main.js', import.meta.url)).mtimeMs >= statSync(new URL('../dist/cli/main.js', import.meta.url)).mtimeMs;
+  } catch {
+    return false;
+  }
+}
+const cli = bundleIsFresh()
+  ? {
+      exit: () => import('../dist/cli/bundle/exit.js'),
+      heap: () => import('../dist/cli/bundle/heap.js'),
+      prestart: () => import('../dist/cli/bundle/prestart.js'),
+      main: () => import('../dist/cli/bundle/main.js'),
+    }
+  : {
+      exit: () => import('../dist/cli/exit.js'),
+      heap: () => import('../dist/cli/heap.js'),
+      prestart: () => import('../dist/cli/prestart.js'),
+      main: () => import('../dist/cli/main.js'),
+    };
+const { EXIT } = await cli.exit();
+const { pinYoungGeneration } = await cli.heap();
 
 // The heap of a cold pass (JSON.parse of every line, garbage at once; the fold keeps little: the
 // surface) is sized for memory, not V8's appetite, for every command (none holds the whole log):
@@ -24,9 +50,9 @@ const holdsOutput = process.argv[2] === 'events' && !process.argv.includes('--js
 if (!holdsOutput && !heapFlags.some((a) => /^--heap-growing-percent/.test(a))) v8.setFlagsFromString('--heap-growing-percent=50');
 
 // A command that will hash a big log on a worker thread starts the worker before its modules load.
-(await import('../dist/cli/prestart.js')).prestart(process.argv.slice(2), process.env);
+(await cli.prestart()).prestart(process.argv.slice(2), process.env);
 
-const { main } = await import('../dist/cli/main.js');
+const { main } = await cli.main();
 
 // A closed pipe (`dsh events … | head`) ends output quietly, never with a stack trace.
 for (const stream of [process.stdout, process.stderr]) {

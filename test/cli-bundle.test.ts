@@ -1,0 +1,154 @@
+/**
+ * The CLI bundle (scripts/bundle-cli.mjs: dist/cli bundled into dist/cli/bundle, a few chunks
+ * instead of ~100 modules) is what bin/dsh.js runs when it is at least as new as the build, and it
+ * prints exactly what the built modules print: every read command on every corpus artifact and on
+ * hostile mutations, without and with the session index (written, then read warm), has the same
+ * exit code, stdout bytes and stderr in both.
+ */
+import { describe, expect, it } from 'vitest';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { corpusCases, HAVE_CORPUS, PROJECT_ROOT, SKIP_REASON } from './helpers/corpus.js';
+import { batchCli, BIN, runNode } from './helpers/cli.js';
+import { quickMutations } from './helpers/hostile-gen.js';
+
+if (!HAVE_CORPUS) console.warn(SKIP_REASON);
+
+const BUNDLE = path.join(PROJECT_ROOT, 'dist', 'cli', 'bundle', 'main.js');
+const BUILT = path.join(PROJECT_ROOT, 'dist', 'cli', 'main.js');
+const HAVE_BUNDLE = existsSync(BUILT) && existsSync(BUNDLE);
+if (!HAVE_BUNDLE) console.warn('dist/cli/bundle is not built (npm run build): the CLI bundle tests are skipped');
+
+/** Every file URL the process `args` loads as a module, main thread (a loader hook that names them on stderr). */
+async function modulesLoaded(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; files: string[] }> {
+  const hook = `export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('MODULE ' + url + '\\n'); return next(url, context); }`;
+  const register = `import { register } from 'node:module'; register(${JSON.stringify('data:text/javascript,' + encodeURIComponent(hook))});`;
+  const r = await runNode(['--import', 'data:text/javascript,' + encodeURIComponent(register), BIN, ...args], { env });
+  const root = pathToFileURL(PROJECT_ROOT).href + '/';
+  const files = r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('MODULE '))
+    .map((l) => l.slice('MODULE '.length).replace(root, ''));
+  return { code: r.code, files };
+}
+
+describe.skipIf(!HAVE_BUNDLE)('the CLI bundle', () => {
+  it('is what bin/dsh.js loads (not the built modules), and DSH_CLI_BUNDLE=0 loads those instead', async () => {
+    const fixture = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1', 'session.jsonl.zstd');
+    const bundled = await modulesLoaded(['inspect', fixture, '--no-cache'], {});
+    const plain = await modulesLoaded(['inspect', fixture, '--no-cache'], { DSH_CLI_BUNDLE: '0' });
+    expect(bundled.code).toBe(0);
+    expect(plain.code).toBe(0);
+    const ours = (files: string[]) => files.filter((f) => f.startsWith('dist/'));
+    expect(ours(bundled.files)).toContain('dist/cli/bundle/main.js');
+    expect(ours(bundled.files).filter((f) => !f.startsWith('dist/cli/bundle/'))).toEqual([]);
+    expect(ours(plain.files)).toContain('dist/cli/main.js');
+    expect(ours(plain.files).filter((f) => f.startsWith('dist/cli/bundle/'))).toEqual([]);
+    // The point of it: a fraction of the module loads.
+    expect(ours(bundled.files).length * 3).toBeLessThan(ours(plain.files).length);
+  });
+
+  it('is run only when it is at least as new as the build it was made from', async () => {
+    // bin/dsh.js beside a stand-in dist/: each entry says which copy ran.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-bundle-choice-'));
+    try {
+      mkdirSync(path.join(dir, 'bin'));
+      copyFileSync(BIN, path.join(dir, 'bin', 'dsh.js'));
+      const entries = (sub: string, says: string) => {
+        const at = path.join(dir, 'dist', 'cli', sub);
+        mkdirSync(at, { recursive: true });
+        writeFileSync(path.join(at, 'exit.js'), 'export const EXIT = { internal: 70 };\n');
+        writeFileSync(path.join(at, 'heap.js'), 'export function pinYoungGeneration() {}\n');
+        writeFileSync(path.join(at, 'prestart.js'), 'export function prestart() {}\n');
+        writeFileSync(path.join(at, 'main.js'), `export async function main() { process.stdout.write(${JSON.stringify(says)}); return 0; }\n`);
+        return path.join(at, 'main.js');
+      };
+      const built = entries('', 'built');
+      const bundle = entries('bundle', 'bundle');
+      const run = async (env: NodeJS.ProcessEnv = {}) => {
+        const r = await runNode([path.join(dir, 'bin', 'dsh.js'), 'inspect', 'x'], { env });
+        expect(r.code).toBe(0);
+        return r.stdout;
+      };
+      const at = (file: string, seconds: number) => utimesSync(file, seconds, seconds);
+      at(built, 1_000_000);
+      at(bundle, 1_000_000);
+      expect(await run()).toBe('bundle');
+      expect(await run({ DSH_CLI_BUNDLE: '0' })).toBe('built');
+      at(bundle, 999_999);
+      expect(await run()).toBe('built');
+      at(bundle, 1_000_001);
+      expect(await run()).toBe('bundle');
+      rmSync(path.join(dir, 'dist', 'cli', 'bundle'), { recursive: true });
+      expect(await run()).toBe('built');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is not older than the build in this checkout (the test setup rebuilds it)', () => {
+    expect(statSync(BUNDLE).mtimeMs).toBeGreaterThanOrEqual(statSync(BUILT).mtimeMs);
+  });
+});
+
+/** Read commands with no argument but the target (`trace`/`request` at seq 1: an answer or a refusal, both compared). */
+const COMMANDS = [
+  ['inspect'],
+  ['inspect', '--json'],
+  ['check', '--json'],
+  ['events'],
+  ['events', '--json'],
+  ['frames', '--json'],
+  ['surface', '--json'],
+  ['transcript'],
+  ['history', '--json'],
+  ['replay', '--json'],
+  ['compactions', '--json'],
+  ['stats', '--json'],
+  ['lineage', '--json'],
+  ['secrets', '--json'],
+  ['trace', '@', '1', '--json'],
+  ['request', '@', '1'],
+];
+
+/** `command` on `target`: the target goes where `@` is, else second. */
+function argv(command: readonly string[], target: string): string[] {
+  const [cmd, ...rest] = command;
+  return rest.includes('@') ? [cmd!, ...rest.map((a) => (a === '@' ? target : a))] : [cmd!, target, ...rest];
+}
+
+describe.skipIf(!HAVE_CORPUS || !HAVE_BUNDLE)('the CLI bundle prints what the built modules print', () => {
+  it('every read command on every corpus artifact and hostile mutations, without the index and with it (written, then warm)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-bundle-parity-'));
+    try {
+      const corpus = corpusCases().map((c) => c.artifact);
+      const targets = [...corpus, ...quickMutations(path.join(dir, 'mutants'), 40)];
+      const cold = targets.flatMap((t) => COMMANDS.map((c) => [...argv(c, t), '--no-cache']));
+      // Indexed: each side its own empty cache, every command twice (the first writes the index).
+      const indexed = corpus.flatMap((t) => COMMANDS.flatMap((c) => [argv(c, t), argv(c, t)]));
+      const runs = [...cold, ...indexed];
+      const [built, bundle] = await Promise.all([
+        batchCli(runs, { DSH_CACHE_DIR: path.join(dir, 'cache-built') }, false),
+        batchCli(runs, { DSH_CACHE_DIR: path.join(dir, 'cache-bundle') }, true),
+      ]);
+      const differ: string[] = [];
+      runs.forEach((r, i) => {
+        const a = built[i]!;
+        const b = bundle[i]!;
+        if (a.code !== b.code || a.stdout !== b.stdout || a.stderr !== b.stderr) differ.push(`${r.join(' ')}: exit ${a.code}/${b.code} ${a.stderr.slice(0, 200)} | ${b.stderr.slice(0, 200)}`);
+        if (![0, 1, 2].includes(b.code)) differ.push(`${r.join(' ')}: exit ${b.code} ${b.stderr.slice(0, 200)}`);
+      });
+      const answered = bundle.filter((r) => r.code === 0).length;
+      console.log(`CLI bundle: ${runs.length} runs (${targets.length} targets x ${COMMANDS.length} commands, then ${corpus.length} indexed twice), ${answered} exit 0`);
+      expect(differ).toEqual([]);
+      // Not a comparison of refusals only: most runs answer, and both caches were written.
+      expect(answered).toBeGreaterThan(runs.length / 2);
+      expect(existsSync(path.join(dir, 'cache-bundle'))).toBe(true);
+      expect(existsSync(path.join(dir, 'cache-built'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 900_000);
+});
