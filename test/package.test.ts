@@ -105,6 +105,8 @@ describe('the packed package', () => {
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('bin/dsh.js');
+    // The CLI bundle bin/dsh.js runs (built by `prepare`; packed files share one mtime, so it counts as fresh).
+    expect(files).toContain('dist/cli/bundle/main.js');
     // The price table ships, and the installed library finds it.
     expect(files).toContain('data/prices.json');
     const prices = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('dsh'); const t = m.loadPriceTable(); console.log(JSON.stringify({ n: t.entries.length, file: t.file }))"], { cwd: dir, encoding: 'utf8' });
