@@ -6,7 +6,7 @@
 // when it is at least as new as dist/cli/main.js (else the built modules); DSH_CLI_BUNDLE=0 turns it
 // off. Library code (`import … from 'dsh'`) and worker threads keep loading dist/ itself.
 // Without rolldown (an install without dev dependencies) this says so and leaves no bundle.
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -37,7 +37,10 @@ const ownUrl = {
 };
 
 for (const e of ENTRIES) await readFile(path.join(dist, 'cli', `${e}.js`)); // built first (tsc), or fail here
-await rm(outdir, { recursive: true, force: true });
+// Written beside, then renamed into place: an interrupted build leaves no half bundle for bin/dsh.js
+// to load (until the rename there is none, and it runs the built modules).
+const staging = `${outdir}.tmp-${process.pid}`;
+await rm(staging, { recursive: true, force: true });
 await build({
   input: Object.fromEntries(ENTRIES.map((e) => [e, path.join(dist, 'cli', `${e}.js`)])),
   platform: 'node',
@@ -45,6 +48,8 @@ await build({
   external: (id) => !id.startsWith('.') && !path.isAbsolute(id),
   plugins: [ownUrl],
   // Names stay as written (`keepNames`): error classes and functions are reported by name.
-  output: { dir: outdir, format: 'esm', keepNames: true, entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js', sourcemap: false },
+  output: { dir: staging, format: 'esm', keepNames: true, entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js', sourcemap: false },
   logLevel: 'warn',
 });
+await rm(outdir, { recursive: true, force: true });
+await rename(staging, outdir);
