@@ -284,7 +284,7 @@ describe('docs/architecture.md cites real files and functions', () => {
     expect(bad).toEqual([]);
   });
 
-  it('has a Mermaid diagram whose src/ paths exist', () => {
+  it('has a Mermaid diagram (its src/ paths are checked with the rest)', () => {
     const mermaid = fences(text).filter((f) => f.lang === 'mermaid');
     expect(mermaid.length).toBeGreaterThan(0);
   });
