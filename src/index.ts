@@ -183,7 +183,7 @@ function failure(error: unknown): { ok: false; error: DshError } {
       },
     };
   }
-  if (error instanceof UsageError) return { ok: false, error: { class: 'UsageError', message: error.message, kind: error.kind, ...(error.note !== undefined ? { note: error.note } : {}) } };
+  if (error instanceof UsageError) return { ok: false, error: { class: error.dshClass ?? 'UsageError', message: error.message, kind: error.kind, ...(error.note !== undefined ? { note: error.note } : {}) } };
   if (error instanceof SessionQueryError) {
     const usage = error.code === 'SESSION_QUERY_EVENT_NOT_FOUND' || error.code === 'SESSION_QUERY_SESSION_NOT_FOUND';
     return { ok: false, error: { class: 'SessionQueryError', message: error.message, kind: usage ? 'usage' : 'corrupt' } };
@@ -219,7 +219,7 @@ function resolveInput(target: TargetInput, options: OpenOptions): ResolvedTarget
     return { path: name, rawPath: name, open: () => new MemorySource(name, bytes), layoutWarnings: [] };
   }
   if ('zip' in target) return resolveTarget(target.entry !== undefined ? `${path.resolve(target.zip)}:${target.entry}` : path.resolve(target.zip), root);
-  if ('id' in target) return resolveTarget(target.id, target.root !== undefined ? { root: target.root } : root);
+  if ('id' in target) return resolveTarget(target.id, { ...(target.root !== undefined ? { root: target.root } : root), id: true });
   return resolveTarget(target.path, root);
 }
 
