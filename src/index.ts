@@ -112,7 +112,8 @@ export type { Buckets, BilledUsage, UsageSample, SummaryCall, UsageRecords } fro
 export interface DshError {
   /**
    * DSH's class name (`Error`, `SessionFormatUnsupportedError`, `SessionPersistenceCorruptionError`) for a
-   * log failure; `UsageError` for a bad argument or an unreadable target; `SessionQueryError` for a
+   * log failure, and `Error` for a session id DSH's backend does not find (`session "<id>" not found`, kind `io`);
+   * `UsageError` for a bad argument or an unreadable target; `SessionQueryError` for a
    * session-query failure (an unknown seq); `ForkUnavailable` when no fork boundary exists.
    */
   class: DshErrorClass | 'UsageError' | 'SessionQueryError' | 'ForkUnavailable';
@@ -129,7 +130,11 @@ export interface DshError {
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: DshError };
 
-/** What to open. A string is a path (file, session directory, `x.zip`, `x.zip:subagents/<id>`) or a session id under `root`. */
+/**
+ * What to open. A string is a path (file, session directory, `x.zip`, `x.zip:subagents/<id>`) or a session id under `root`
+ * (a string that names no file is looked up as an id; with `root` given, one not found is DSH's `session "<id>" not found`).
+ * `{ id }` is only ever an id.
+ */
 export type TargetInput =
   | string
   | { path: string }
