@@ -10,7 +10,7 @@ import path from 'node:path';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { BIN, runCli, runInProcess } from './helpers/cli.js';
 import { deepValue, JSON_VALUES } from './helpers/hostile-gen.js';
-import { canonicalIterative, toJson, toJsonIterative } from '../src/core/json.js';
+import { canonicalIterative, toJson, toJsonIterative, toJsonReplaced } from '../src/core/json.js';
 import { seedFingerprint } from '../src/log/seed.js';
 import { createHash } from 'node:crypto';
 
@@ -38,6 +38,28 @@ describe('toJson serializes any depth exactly as JSON.stringify', () => {
     for (const v of values) {
       for (const space of [undefined, 2, '\t']) expect(toJsonIterative(v, space)).toBe(JSON.stringify(v, null, space));
     }
+  });
+  it('applies a replacer function as JSON.stringify does (holder as this, after toJSON, the root under "")', () => {
+    const seen: string[] = [];
+    const replacer = function (this: any, key: string, value: unknown) {
+      seen.push(`${key}:${Array.isArray(this) ? 'array' : typeof this}`);
+      if (key === 'time' || /Id$/.test(key)) return undefined;
+      if (key === 'n') return (value as number) * 2;
+      return value;
+    };
+    const values: unknown[] = [{ time: 1, a: [{ callId: 'x', n: 2 }, undefined, { toJSON: () => ({ n: 5, time: 0 }) }], n: 1 }, [1, { time: 2 }], 'x', null];
+    for (const v of values) {
+      const native: string[] = [];
+      seen.length = 0;
+      const want = JSON.stringify(v, replacer);
+      native.push(...seen);
+      seen.length = 0;
+      expect(toJsonIterative(v, undefined, replacer)).toBe(want);
+      expect(seen).toEqual(native);
+    }
+    // Past V8's depth the fallback gives what the native serializer gives where it can.
+    const deep = JSON.parse(deepValue(200_000, 'object').replace('1', '{"time":5,"n":3}'));
+    expect(toJsonReplaced(deep, replacer)).toBe(deepValue(200_000, 'object').replace('1', '{"n":6}'));
   });
   it('serializes 200,000 levels where JSON.stringify overflows', () => {
     for (const kind of ['object', 'array'] as const) {
