@@ -112,7 +112,8 @@ export type { Buckets, BilledUsage, UsageSample, SummaryCall, UsageRecords } fro
 export interface DshError {
   /**
    * DSH's class name (`Error`, `SessionFormatUnsupportedError`, `SessionPersistenceCorruptionError`) for a
-   * log failure; `UsageError` for a bad argument or an unreadable target; `SessionQueryError` for a
+   * log failure, and `Error` for a session id DSH's backend does not find (`session "<id>" not found`, kind `io`);
+   * `UsageError` for a bad argument or an unreadable target; `SessionQueryError` for a
    * session-query failure (an unknown seq); `ForkUnavailable` when no fork boundary exists.
    */
   class: DshErrorClass | 'UsageError' | 'SessionQueryError' | 'ForkUnavailable';
@@ -129,7 +130,11 @@ export interface DshError {
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: DshError };
 
-/** What to open. A string is a path (file, session directory, `x.zip`, `x.zip:subagents/<id>`) or a session id under `root`. */
+/**
+ * What to open. A string is a path (file, session directory, `x.zip`, `x.zip:subagents/<id>`) or a session id under `root`
+ * (a string that names no file is looked up as an id; with `root` given, one not found is DSH's `session "<id>" not found`).
+ * `{ id }` is only ever an id.
+ */
 export type TargetInput =
   | string
   | { path: string }
@@ -183,7 +188,7 @@ function failure(error: unknown): { ok: false; error: DshError } {
       },
     };
   }
-  if (error instanceof UsageError) return { ok: false, error: { class: 'UsageError', message: error.message, kind: error.kind, ...(error.note !== undefined ? { note: error.note } : {}) } };
+  if (error instanceof UsageError) return { ok: false, error: { class: error.dshClass ?? 'UsageError', message: error.message, kind: error.kind, ...(error.note !== undefined ? { note: error.note } : {}) } };
   if (error instanceof SessionQueryError) {
     const usage = error.code === 'SESSION_QUERY_EVENT_NOT_FOUND' || error.code === 'SESSION_QUERY_SESSION_NOT_FOUND';
     return { ok: false, error: { class: 'SessionQueryError', message: error.message, kind: usage ? 'usage' : 'corrupt' } };
@@ -219,7 +224,7 @@ function resolveInput(target: TargetInput, options: OpenOptions): ResolvedTarget
     return { path: name, rawPath: name, open: () => new MemorySource(name, bytes), layoutWarnings: [] };
   }
   if ('zip' in target) return resolveTarget(target.entry !== undefined ? `${path.resolve(target.zip)}:${target.entry}` : path.resolve(target.zip), root);
-  if ('id' in target) return resolveTarget(target.id, target.root !== undefined ? { root: target.root } : root);
+  if ('id' in target) return resolveTarget(target.id, { ...(target.root !== undefined ? { root: target.root } : root), id: true });
   return resolveTarget(target.path, root);
 }
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { BIN, runCli, runInProcess } from './helpers/cli.js';
 import { deepValue, JSON_VALUES } from './helpers/hostile-gen.js';
-import { canonicalIterative, toJson, toJsonIterative } from '../src/core/json.js';
+import { canonicalIterative, toJson, toJsonIterative, toJsonReplaced } from '../src/core/json.js';
 import { seedFingerprint } from '../src/log/seed.js';
 import { createHash } from 'node:crypto';
 
@@ -38,6 +38,28 @@ describe('toJson serializes any depth exactly as JSON.stringify', () => {
     for (const v of values) {
       for (const space of [undefined, 2, '\t']) expect(toJsonIterative(v, space)).toBe(JSON.stringify(v, null, space));
     }
+  });
+  it('applies a replacer function as JSON.stringify does (holder as this, after toJSON, the root under "")', () => {
+    const seen: string[] = [];
+    const replacer = function (this: any, key: string, value: unknown) {
+      seen.push(`${key}:${Array.isArray(this) ? 'array' : typeof this}`);
+      if (key === 'time' || /Id$/.test(key)) return undefined;
+      if (key === 'n') return (value as number) * 2;
+      return value;
+    };
+    const values: unknown[] = [{ time: 1, a: [{ callId: 'x', n: 2 }, undefined, { toJSON: () => ({ n: 5, time: 0 }) }], n: 1 }, [1, { time: 2 }], 'x', null];
+    for (const v of values) {
+      const native: string[] = [];
+      seen.length = 0;
+      const want = JSON.stringify(v, replacer);
+      native.push(...seen);
+      seen.length = 0;
+      expect(toJsonIterative(v, undefined, replacer)).toBe(want);
+      expect(seen).toEqual(native);
+    }
+    // Past V8's depth the fallback gives what the native serializer gives where it can.
+    const deep = JSON.parse(deepValue(200_000, 'object').replace('1', '{"time":5,"n":3}'));
+    expect(toJsonReplaced(deep, replacer)).toBe(deepValue(200_000, 'object').replace('1', '{"n":6}'));
   });
   it('serializes 200,000 levels where JSON.stringify overflows', () => {
     for (const kind of ['object', 'array'] as const) {
@@ -578,14 +600,11 @@ describe.skipIf(!HAVE_CORPUS)('issue #23: header values DSH cannot place on disk
     });
     return file;
   }
-  it("refuses an id or cwd logPath cannot encode, after the physical scan and before every logical check, with DSH's cause", async () => {
+  it("refuses a cwd logPath cannot encode after the physical scan and before every logical check, with DSH's cause; an empty id as DSH's lookup by it does, before any read", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-h23-place-'));
     try {
       const cases: [string, (h: any) => void, string, string][] = [
-        ['empty-id', (h) => (h.id = ''), 'Error', 'cannot encode an empty path segment'],
         ['empty-cwd', (h) => (h.cwd = ''), 'Error', 'cannot encode an empty project path'],
-        // projectDir is evaluated before encodeSegment(id): the cwd's failure wins.
-        ['both', (h) => ((h.cwd = ''), (h.id = '')), 'Error', 'cannot encode an empty project path'],
         ['empty-array-cwd', (h) => (h.cwd = []), 'Error', 'cannot encode an empty project path'],
         ['null-cwd', (h) => (h.cwd = null), 'TypeError', "Cannot read properties of null (reading 'length')"],
         ['array-cwd', (h) => (h.cwd = ['a']), 'TypeError', 'cwd.charCodeAt is not a function'],
@@ -600,17 +619,30 @@ describe.skipIf(!HAVE_CORPUS)('issue #23: header values DSH cannot place on disk
           if (cmd === 'inspect') expect(error.cause, name).toMatchObject({ class: causeClass, message: cause });
         }
       }
-      // A number/boolean/object cwd names a path (projectKey reads no characters: "--root--"), so DSH reads it; an
-      // empty id with a seq gap before a turn/end: the physical scan's verdict comes first.
+      // A number/boolean/object cwd names a path (projectKey reads no characters: "--root--"), so DSH reads it.
       const numeric = withHeader(dir, 'num-cwd', (h) => (h.cwd = 5));
       expect(JSON.parse((await runInProcess(['inspect', numeric, '--json'])).stdout).error?.message ?? '').not.toMatch(/storage path/);
-      const gap = withHeader(dir, 'gap', (h) => (h.id = ''), (ls) => {
+      // A file read by path is what DSH's backend would be asked for by its header id: an empty id fails that
+      // lookup before anything is read, so neither an empty cwd nor a seq gap before a turn/end decides.
+      const gapped = (ls: string[]) => {
         const e = JSON.parse(ls[2]!);
         e.seq += 5;
         ls[2] = JSON.stringify(e);
-      });
-      const g = JSON.parse((await runInProcess(['inspect', gap, '--json'])).stdout).error;
-      expect(g.message).toMatch(/^corrupt session log: seq gap in committed region/);
+      };
+      const gap = withHeader(dir, 'gap', (h) => (h.cwd = ''), gapped);
+      expect(JSON.parse((await runInProcess(['inspect', gap, '--json'])).stdout).error.message).toMatch(/^corrupt session log: seq gap in committed region/);
+      for (const [name, edit, tail] of [
+        ['empty-id', (h: any) => (h.id = ''), undefined],
+        ['both', (h: any) => ((h.cwd = ''), (h.id = '')), undefined],
+        ['empty-id-gap', (h: any) => (h.id = ''), gapped],
+      ] as const) {
+        const file = withHeader(dir, name, edit, tail);
+        for (const cmd of ['inspect', 'events']) {
+          const r = await runInProcess([cmd, file, '--json']);
+          expect(r.code, `${cmd} ${name}`).toBe(1);
+          expect(JSON.parse(r.stdout.trim().split('\n').pop()!).error, `${cmd} ${name}`).toMatchObject({ class: 'Error', message: 'cannot encode an empty path segment' });
+        }
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -182,7 +182,7 @@ describe('the packed package', () => {
     expect(got.corruptFindings).toHaveLength(1);
     expect(got.corruptFindings[0].message).toContain(bad.message);
     expect(got.corruptFindings[0].code).toBe('DSH-A6');
-    expect(got.missing).toMatchObject({ class: 'UsageError', kind: 'io' });
+    expect(got.missing).toMatchObject({ class: 'Error', message: 'session "no-such-session" not found', kind: 'io' });
     expect(got.ruleCount).toBeGreaterThan(40);
   };
 

@@ -29,7 +29,7 @@ export function handleError(error: unknown, io: Io, options: { json?: boolean } 
   if (error instanceof BrokenPipe || (error as NodeJS.ErrnoException)?.code === 'EPIPE') return EXIT.ok;
   const json = options.json === true;
   if (error instanceof UsageError) {
-    if (json) jsonFailure(io, { class: 'UsageError', message: error.message, kind: error.kind, ...noteOf(error) });
+    if (json) jsonFailure(io, { class: error.dshClass ?? 'UsageError', message: error.message, kind: error.kind, ...noteOf(error) });
     else textFailure(io, error);
     return EXIT.usage;
   }

@@ -88,13 +88,24 @@ export class RuleError extends Error {
 /** A usage or I/O problem: not a verdict about the log (exit code 2). */
 export class UsageError extends Error {
   readonly kind: FailureKind;
+  /**
+   * DSH's class when the answer is DSH's own (a session its backend does not
+   * find: `Error`); the failure is reported under it instead of `UsageError`.
+   */
+  readonly dshClass?: DshErrorClass;
   /** dsh's observation beside the answer (see LogError.note). */
   note?: string;
-  constructor(message: string, kind: 'usage' | 'io' = 'usage') {
+  constructor(message: string, kind: 'usage' | 'io' = 'usage', dshClass?: DshErrorClass) {
     super(message);
     this.name = 'UsageError';
     this.kind = kind;
+    if (dshClass !== undefined) this.dshClass = dshClass;
   }
+}
+
+/** DSH's backend finds no session of this id (DSH's `Error`, text as DSH's coordinator gives it; exit 2). */
+export function sessionNotFound(id: string): UsageError {
+  return new UsageError(`session "${id}" not found`, 'io', 'Error');
 }
 
 /**

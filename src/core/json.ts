@@ -55,10 +55,14 @@ function gapOf(space: string | number | undefined): string {
   return '';
 }
 
-/** The explicit-stack serializer (exported for tests; use `toJson`). */
-export function toJsonIterative(value: unknown, space?: string | number): string | undefined {
+/** A `JSON.stringify` replacer function: called with the holder as `this`, after `toJSON`. */
+export type JsonReplacer = (this: unknown, key: string, value: unknown) => unknown;
+
+/** The explicit-stack serializer (exported for tests; use `toJson`, or `toJsonReplaced` with a replacer). */
+export function toJsonIterative(value: unknown, space?: string | number, replacer?: JsonReplacer): string | undefined {
   const gap = gapOf(space);
-  const top = withToJson(value, '');
+  const replaced = (holder: unknown, key: string, v: unknown) => (replacer ? replacer.call(holder, key, v) : v);
+  const top = replaced({ '': value }, '', withToJson(value, ''));
   const first = leaf(top);
   if (first !== CONTAINER) return first;
   const out: string[] = [];
@@ -82,7 +86,7 @@ export function toJsonIterative(value: unknown, space?: string | number): string
     }
     const i = f.next++;
     const key = f.array ? String(i) : (f.keys as string[])[i] as string;
-    const v = withToJson(f.array ? (f.value as unknown[])[i] : (f.value as Record<string, unknown>)[key], key);
+    const v = replaced(f.value, key, withToJson(f.array ? (f.value as unknown[])[i] : (f.value as Record<string, unknown>)[key], key));
     let l = leaf(v);
     if (l === undefined) {
       if (!f.array) continue;
@@ -109,6 +113,16 @@ export function toJson(value: unknown, replacer?: null, space?: string | number)
   } catch (error) {
     if (!isStackOverflow(error)) throw error;
     return toJsonIterative(value, space) as string;
+  }
+}
+
+/** `JSON.stringify(value, replacer)`, at any depth: the native serializer, else (out of stack) the explicit-stack one. */
+export function toJsonReplaced(value: unknown, replacer: JsonReplacer): string | undefined {
+  try {
+    return JSON.stringify(value, replacer as (key: string, value: unknown) => unknown);
+  } catch (error) {
+    if (!isStackOverflow(error)) throw error;
+    return toJsonIterative(value, undefined, replacer);
   }
 }
 

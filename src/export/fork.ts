@@ -25,6 +25,7 @@ import { ArtifactFileWriter } from '../log/writer.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { outputRefusal, type OutputInput } from './new-file.js';
 import { endSeedOf, planSeedStreamed, scanForkStreamed, type ForkPlan, type ForkPlanOptions } from '../views/fork.js';
+import { toJson } from '../core/json.js';
 
 /** A source to fork: its header, its stored event count, where it was read from, and a re-read of its logical events. */
 export interface ForkSource {
@@ -118,7 +119,7 @@ class ChildAppender {
 
   async push(events: readonly SessionEvent[]): Promise<void> {
     for (const e of events) {
-      const text = JSON.stringify(e);
+      const text = toJson(e);
       this.batch.push(e);
       this.written.push(text);
       this.bytes += text.length;
@@ -130,7 +131,7 @@ class ChildAppender {
   async finish(end: SessionEvent | null): Promise<void> {
     if (end) {
       this.batch.push(end);
-      this.written.push(JSON.stringify(end));
+      this.written.push(toJson(end));
     }
     if (this.batch.length > 0) await this.flush();
   }
@@ -185,7 +186,7 @@ async function readBack(file: string, plan: ForkPlan, written: EventsDigest, sou
     ...(decoder ? { decoder } : {}),
     collect: false,
     skipArtifact: true,
-    onLogical: (e, text) => back.push(text ?? JSON.stringify(e)),
+    onLogical: (e, text) => back.push(text ?? toJson(e)),
   });
   if (r.error) return { verified: false, readBackError: r.error.message };
   if (!deepEqualJson(r.meta, plan.child) || r.closers.length > 0 || back.count !== written.count) return { verified: false };

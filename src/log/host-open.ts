@@ -17,7 +17,7 @@
 import { closeSync, constants, openSync, readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { encodeSegment, artifactFileName } from './layout.js';
-import { LogError, UsageError } from './errors.js';
+import { LogError, UsageError, sessionNotFound } from './errors.js';
 import type { Encoding } from './types.js';
 import { toJson } from '../core/json.js';
 
@@ -99,7 +99,8 @@ export function findSessionById(rootDir: string, id: string, compression: Compre
     try {
       encoded = encodeSegment(id);
     } catch (error) {
-      throw new UsageError((error as Error).message);
+      // DSH's lookup fails here with encodeSegment's own Error; an id is the caller's argument (exit 2).
+      throw new UsageError((error as Error).message, 'usage', 'Error');
     }
     for (const c of ['zstd', 'none'] as const) {
       const flat = path.join(project, encoded + suffix(c));
@@ -112,7 +113,7 @@ export function findSessionById(rootDir: string, id: string, compression: Compre
     if (opens(file)) matches.push(file);
   }
   if (matches.length > 1) throw layoutRefusal(`duplicate JSONL session id "${id}" appears in multiple project directories`);
-  if (matches.length === 0) throw new UsageError(`session "${id}" not found`, 'io');
+  if (matches.length === 0) throw sessionNotFound(id);
   return matches[0] as string;
 }
 

@@ -1,5 +1,5 @@
 import type { RuleCode } from '../core/rules.js';
-import { storageIdentityRefusal, type StoredAt } from './layout.js';
+import { locateRefusal, storageIdentityRefusal, type StoredAt } from './layout.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { readArtifact, type ReadProgress, type ResumeAt, type PlaintextSegment, type ReadOutcome, type FrameReport, type TornFrameReport, type ArtifactView } from './read.js';
@@ -157,6 +157,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   const tornTail: SessionEvent[] = [];
   let inTornTail = false;
   let lineText: string | undefined;
+  let header: SessionHeader | undefined;
   const outcome = await readArtifact(source, {
     rawPath,
     ...(options.expectedId !== undefined ? { expectedId: options.expectedId } : {}),
@@ -199,6 +200,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
       inTornTail = true;
     },
     onHeader: (meta: SessionHeader) => {
+      header = meta;
       options.onMeta?.(meta);
       pipeline = new LogicalPipeline(meta, rawPath, {
         collect,
@@ -243,6 +245,12 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
   if (outcome.stored?.torn) {
     const t = outcome.stored.torn;
     result.torn = { truncateTo: t.truncateTo, recoveredEventSeqs: t.recoveredEventSeqs, tornBytes: t.tornBytes, lostPlaintextBytes: t.lostPlaintextBytes };
+  }
+  // DSH's lookup by the header's id fails before its backend reads the log.
+  const unlocatable = header ? locateRefusal(header, options.storedAt) : undefined;
+  if (unlocatable) {
+    result.error = errorOut(unlocatable, 'locate');
+    return result;
   }
   if (outcome.error || !outcome.stored || !pipeline) {
     const error = outcome.error ?? new LogError('empty or header-less session log', { rule: 'DSH-A1' });

@@ -99,6 +99,23 @@ function sameFile(a: string, b: string): boolean {
 }
 
 /**
+ * A file read by path is the session DSH's backend would be asked for by its
+ * header id. An empty id is refused while that lookup encodes it, before the
+ * backend reads anything: `encodeSegment`'s own error, as DSH gives it (a
+ * plain `Error`), whatever the cwd or the rest of the log. (By id, the
+ * requested id is never empty, and the identity check answers.)
+ */
+export function locateRefusal(meta: Pick<SessionHeader, 'id'>, at?: StoredAt): LogError | undefined {
+  if (at !== undefined || meta.id !== '') return undefined;
+  try {
+    encodeSegment(meta.id);
+  } catch (error) {
+    return new LogError((error as Error).message, { kind: 'corrupt', rule: 'DSH-A3' });
+  }
+  return undefined;
+}
+
+/**
  * DSH's backend checks the header against where it read the log, on every
  * read (`assertStoredIdentity`, after the physical scan, before any logical
  * check): the requested id, then the storage path derived from the header
@@ -108,6 +125,8 @@ function sameFile(a: string, b: string): boolean {
  * refused wherever it lies.
  */
 export function storageIdentityRefusal(meta: Pick<SessionHeader, 'id' | 'cwd'>, rawPath: string, at?: StoredAt): LogError | undefined {
+  const unlocatable = locateRefusal(meta, at);
+  if (unlocatable) return unlocatable;
   if (at?.expectedId !== undefined && meta.id !== at.expectedId) {
     return new LogError(`corrupt session log "${rawPath}": requested id "${at.expectedId}" does not match header id "${meta.id}"`, { kind: 'corrupt', rule: 'DSH-A4' });
   }

@@ -252,6 +252,8 @@ export interface ResolveOptions {
   encoding?: Encoding;
   /** Bytes already read from stdin for `-`. */
   stdin?: Buffer;
+  /** The target is a session id (the library's `{ id }`), never a path: it is only looked up under the root. */
+  id?: boolean;
 }
 
 /**
@@ -276,6 +278,7 @@ export function resolveTarget(target: string, options: ResolveOptions = {}): Res
 }
 
 function resolveTargetByName(target: string, options: ResolveOptions): ResolvedTarget {
+  if (options.id === true) return resolveIdTarget(target, options, false);
   const zip = target === '-' ? undefined : resolveZipTarget(target);
   if (zip) return zip;
   if (target === '-') {
@@ -298,7 +301,14 @@ function resolveTargetByName(target: string, options: ResolveOptions): ResolvedT
     }
     throw new UsageError(`no session.jsonl or session.jsonl.zstd in ${target}`, 'io');
   }
-  const looksLikePath = target.includes('/') || target.endsWith('.zstd') || target.endsWith('.jsonl');
+  // A target that could name a file is first a path, unless a root was given for it: then a
+  // missing target is a missing session, in DSH's words, as for any other id.
+  const couldBePath = options.root === undefined && (target.includes('/') || target.endsWith('.zstd') || target.endsWith('.jsonl'));
+  return resolveIdTarget(target, options, couldBePath);
+}
+
+/** The session `target` names as an id under the root, as DSH's backend finds it (see resolveTarget). */
+function resolveIdTarget(target: string, options: ResolveOptions, couldBePath: boolean): ResolvedTarget {
   const root = path.resolve(options.root ?? defaultRoot());
   const compression = options.compression ?? DEFAULT_COMPRESSION;
   let file: string;
@@ -307,7 +317,7 @@ function resolveTargetByName(target: string, options: ResolveOptions): ResolvedT
   } catch (error) {
     const hint = otherCompressionHint(error, root, target, compression);
     if (hint !== undefined) (error as LogError | UsageError).note = hint;
-    if (looksLikePath && error instanceof UsageError && error.kind === 'io') {
+    if (couldBePath && error instanceof UsageError && error.kind === 'io') {
       throw new UsageError(`cannot open ${target}: no such file or directory, and no session with that id under ${root}`, 'io');
     }
     throw error;

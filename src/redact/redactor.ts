@@ -129,6 +129,41 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** One container of redactValue's walk: its members in order, and its copy once a member changed. */
+interface WalkFrame {
+  value: unknown[] | Record<string, unknown>;
+  /** An object's own keys (null for an array). */
+  keys: string[] | null;
+  count: number;
+  next: number;
+  /** The key its string members are redacted under (an array passes its own key down). */
+  key: string | undefined;
+  copy?: unknown[] | Record<string, unknown>;
+}
+
+function walkFrame(value: unknown[] | Record<string, unknown>, key: string | undefined): WalkFrame {
+  const keys = Array.isArray(value) ? null : Object.keys(value);
+  return { value, keys, count: keys ? keys.length : (value as unknown[]).length, next: 0, key };
+}
+
+/** Member `i` of `f` became `r` (was `v`): copy the container on its first change, then set the member. */
+function settle(f: WalkFrame, i: number, v: unknown, r: unknown): void {
+  if (r === v) return;
+  if (f.keys === null) {
+    f.copy ??= (f.value as unknown[]).slice();
+    (f.copy as unknown[])[i] = r;
+    return;
+  }
+  const value = f.value as Record<string, unknown>;
+  if (!f.copy) {
+    const copy: Record<string, unknown> = {};
+    for (const kk of f.keys) Object.defineProperty(copy, kk, { value: value[kk], enumerable: true, writable: true, configurable: true });
+    f.copy = copy;
+  }
+  // defineProperty: a "__proto__" key stays an own data property.
+  Object.defineProperty(f.copy, f.keys[i] as string, { value: r, enumerable: true, writable: true, configurable: true });
+}
+
 interface Ctx {
   seq?: number;
   line?: number;
@@ -259,44 +294,44 @@ export class Redactor {
     }
   }
 
-  /** Redact the string values of a JSON value (keys and protected values untouched). */
+  /** A value that is not a container: a string redacted (or scanned, under a protected key), anything else as it is. */
+  private redactLeaf(value: unknown, key: string | undefined, ctx: Ctx): unknown {
+    if (typeof value !== 'string') return value;
+    if (isProtectedKey(key)) {
+      this.protectedScan(value, key!, ctx);
+      return value;
+    }
+    return this.redactText(value, ctx);
+  }
+
+  /**
+   * Redact the string values of a JSON value (keys and protected values
+   * untouched). Returns the same value when nothing changed, else a copy of
+   * the containers on the way to each change. An array's members go under its
+   * own key. The walk keeps its own stack (a log may nest a value 200,000
+   * levels deep), visiting members in order, depth first.
+   */
   redactValue(value: unknown, key: string | undefined, ctx: Ctx): unknown {
-    if (typeof value === 'string') {
-      if (isProtectedKey(key)) {
-        this.protectedScan(value, key!, ctx);
-        return value;
+    if (!Array.isArray(value) && !isRecord(value)) return this.redactLeaf(value, key, ctx);
+    const stack: WalkFrame[] = [walkFrame(value, key)];
+    for (;;) {
+      const f = stack[stack.length - 1] as WalkFrame;
+      if (f.next < f.count) {
+        const i = f.next++;
+        const k = f.keys ? (f.keys[i] as string) : undefined;
+        const v = f.keys ? (f.value as Record<string, unknown>)[k as string] : (f.value as unknown[])[i];
+        const childKey = f.keys ? k : f.key;
+        if (Array.isArray(v) || isRecord(v)) stack.push(walkFrame(v, childKey));
+        else settle(f, i, v, this.redactLeaf(v, childKey, ctx));
+        continue;
       }
-      return this.redactText(value, ctx);
+      stack.pop();
+      const done = f.copy ?? f.value;
+      const parent = stack[stack.length - 1];
+      if (!parent) return done;
+      const at = parent.next - 1;
+      settle(parent, at, f.value, done);
     }
-    if (Array.isArray(value)) {
-      let copy: unknown[] | undefined;
-      for (let i = 0; i < value.length; i++) {
-        const v = value[i];
-        const r = this.redactValue(v, key, ctx);
-        if (r !== v) {
-          copy ??= value.slice();
-          copy[i] = r;
-        }
-      }
-      return copy ?? value;
-    }
-    if (isRecord(value)) {
-      let copy: Record<string, unknown> | undefined;
-      for (const k of Object.keys(value)) {
-        const v = value[k];
-        const r = this.redactValue(v, k, ctx);
-        if (r !== v) {
-          if (!copy) {
-            copy = {};
-            for (const kk of Object.keys(value)) Object.defineProperty(copy, kk, { value: value[kk], enumerable: true, writable: true, configurable: true });
-          }
-          // defineProperty: a "__proto__" key stays an own data property.
-          Object.defineProperty(copy, k, { value: r, enumerable: true, writable: true, configurable: true });
-        }
-      }
-      return copy ?? value;
-    }
-    return value;
   }
 
   /**

@@ -29,7 +29,7 @@ import { DispatchBuilder, lazySnapshot, type DispatchEntry, type DispatchIndex, 
 import { headerChanges, type HeaderChange } from './header.js';
 import { foldSurfaceAt, type LoadedSession } from './messages.js';
 import { buildTranscript, streamedTranscript, TranscriptLinker, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
-import { toJson } from '../core/json.js';
+import { toJson, toJsonReplaced } from '../core/json.js';
 import { formatAtto, priceDispatch, shippedPriceTable } from './prices.js';
 
 // ---------------------------------------------------------------------------
@@ -271,28 +271,34 @@ const dropVolatile = (key: string, value: unknown) => (key !== '' && VOLATILE_KE
  * writes a record's keys in one order).
  */
 export function equivalenceKey(value: unknown): string {
-  return JSON.stringify(value, dropVolatile) ?? 'undefined';
+  return toJsonReplaced(value, dropVolatile) ?? 'undefined';
 }
 
-/** JSON equality of parsed values (key order counts, as in their JSON), optionally ignoring volatile keys. */
-function sameJson(x: unknown, y: unknown, lenient: boolean): boolean {
-  if (x === y) return true;
-  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-  if (Array.isArray(x) !== Array.isArray(y)) return false;
-  if (Array.isArray(x)) {
-    const ya = y as unknown[];
-    if (x.length !== ya.length) return false;
-    for (let i = 0; i < x.length; i++) if (!sameJson(x[i], ya[i], lenient)) return false;
-    return true;
-  }
-  const xo = x as Record<string, unknown>;
-  const yo = y as Record<string, unknown>;
-  const kx = Object.keys(xo).filter((k) => xo[k] !== undefined && !(lenient && VOLATILE_KEY.test(k)));
-  const ky = Object.keys(yo).filter((k) => yo[k] !== undefined && !(lenient && VOLATILE_KEY.test(k)));
-  if (kx.length !== ky.length) return false;
-  for (let i = 0; i < kx.length; i++) {
-    const k = kx[i] as string;
-    if (k !== ky[i] || !sameJson(xo[k], yo[k], lenient)) return false;
+/** JSON equality of parsed values (key order counts, as in their JSON), optionally ignoring volatile keys; any depth (explicit stack). */
+function sameJson(x0: unknown, y0: unknown, lenient: boolean): boolean {
+  const pending: [unknown, unknown][] = [[x0, y0]];
+  while (pending.length > 0) {
+    const [x, y] = pending.pop() as [unknown, unknown];
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x) !== Array.isArray(y)) return false;
+    // Any member that differs makes the answer false, whichever is compared first.
+    if (Array.isArray(x)) {
+      const ya = y as unknown[];
+      if (x.length !== ya.length) return false;
+      for (let i = 0; i < x.length; i++) pending.push([x[i], ya[i]]);
+    } else {
+      const xo = x as Record<string, unknown>;
+      const yo = y as Record<string, unknown>;
+      const kx = Object.keys(xo).filter((k) => xo[k] !== undefined && !(lenient && VOLATILE_KEY.test(k)));
+      const ky = Object.keys(yo).filter((k) => yo[k] !== undefined && !(lenient && VOLATILE_KEY.test(k)));
+      if (kx.length !== ky.length) return false;
+      for (let i = 0; i < kx.length; i++) {
+        const k = kx[i] as string;
+        if (k !== ky[i]) return false;
+        pending.push([xo[k], yo[k]]);
+      }
+    }
   }
   return true;
 }

@@ -34,7 +34,7 @@ export interface Generated {
 }
 
 /** One value of every JSON type, plus the awkward ones. */
-export const JSON_VALUES: readonly unknown[] = [0, -1, 1.5, 1e308, true, false, null, '', ' ', '/', 'a/b', '..', {}, { a: 1 }, [], ['x'], 'x'.repeat(300)];
+export const JSON_VALUES: readonly unknown[] = [0, -1, 1.5, 1e308, true, false, null, '', ' ', '/', 'a/b', '..', {}, { a: 1 }, [], ['x'], 'x'.repeat(300), '\u001b[2J\u001b]0;t\u0007x\r\u0085y\u202e'];
 
 export const HEADER_FIELDS = ['type', 'version', 'id', 'createdAt', 'cwd', 'parentSession', 'seedLength', 'delegationDepth', 'origin', 'agentPreset', 'title', 'forkedFrom'];
 
@@ -129,10 +129,19 @@ export function deepValue(depth: number, kind: 'object' | 'array'): string {
  */
 export function deepNesting(text: string, seed: number, depth = 5000): Generated {
   const r = rng(seed);
-  const ls = lines(text);
   const kind = r() < 0.5 ? 'object' : 'array';
+  return deepNestingAt(text, depth, kind, DEEP_PLACES[Math.floor(r() * 3)] as DeepPlace);
+}
+
+/** Where `deepNestingAt` puts the deep value (the ignorable event is the fallback where the log has no such record). */
+export const DEEP_PLACES = ['tools', 'context', 'ignorable'] as const;
+export type DeepPlace = (typeof DEEP_PLACES)[number];
+
+/** `deepNesting` with its choices made: a `kind` value `depth` levels deep in `place`. */
+export function deepNestingAt(text: string, depth: number, kind: 'object' | 'array', where: DeepPlace): Generated {
+  const ls = lines(text);
   const deep = deepValue(depth, kind);
-  const place = Math.floor(r() * 3);
+  const place = DEEP_PLACES.indexOf(where);
   const headerAt = ls.findIndex((l) => l.includes('"request/header"'));
   const contextAt = ls.findIndex((l) => l.includes('"request/context"'));
   if (place === 0 && headerAt > 0) {
