@@ -41,7 +41,8 @@ import { traceIndexed, type EventTrace, type TraceExplanation } from './views/tr
 import { deriveDispatches, diffDispatches, messagesOf, requestJson, type DispatchDiff, type DispatchIndex, type DispatchSummary, type RequestDocument } from './views/requests.js';
 import { lineageOf, type LineageTrace } from './views/lineage.js';
 import type { ListingProblem } from './views/listing.js';
-import { sessionStats, type StatsView } from './views/stats.js';
+import { sessionStatsReport, type StatsDocument } from './views/stats-report.js';
+import { loadPriceTable } from './views/prices.js';
 import { auditCompactions, type CompactionsReport } from './views/compactions.js';
 import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './redact/secrets.js';
 import { buildTranscript, type Transcript } from './views/transcript.js';
@@ -69,6 +70,7 @@ export type { RequestDocument, DispatchSummary, DispatchDiff, DispatchEntry, Req
 export type { HeaderChange } from './views/header.js';
 export type { LineageTrace, LineageNode } from './views/lineage.js';
 export type { SessionRecord, ListingProblem } from './views/listing.js';
+export type { StatsDocument } from './views/stats-report.js';
 export type { StatsView, ModelStats, SessionStatsFigures, StepStats, ToolStats, TurnStats } from './views/stats.js';
 export type {
   CompactionsReport,
@@ -525,11 +527,23 @@ export class Session {
     });
   }
 
-  /** Token, tool, timing and turn accounting with DSH's folds (`dsh stats --json`). */
-  async stats(): Promise<Result<StatsView>> {
+  /**
+   * Token, tool, timing and turn accounting with DSH's folds, and the usage ledger across the session's
+   * lineage in its root, priced (`dsh stats --json`; `prices`: a price table file, default the shipped one).
+   */
+  async stats(options: { prices?: string; currency?: string; tree?: boolean; explain?: boolean; figure?: string } = {}): Promise<Result<StatsDocument>> {
     return attemptAsync(async () => {
-      const s = await this.loaded();
-      return sessionStats(s.sessionId, s.events, { storedEventCount: s.storedEventCount, createdAt: s.header.createdAt });
+      const prices = loadPriceTable(options.prices);
+      const report = await sessionStatsReport(this.target, {
+        decoder: this.decoder,
+        prices,
+        currency: (options.currency ?? 'USD').toUpperCase(),
+        ...(options.tree ? { tree: true } : {}),
+        ...(options.explain ? { explain: true } : {}),
+        ...(options.figure !== undefined ? { figure: options.figure } : {}),
+      });
+      if (!report.ok) throw new VerdictFailure(verdictError(report.inspection.error ?? ({ class: 'Error', message: 'session events were not collected', kind: 'corrupt' } as NonNullable<SessionInspection['error']>)));
+      return report.document;
     });
   }
 

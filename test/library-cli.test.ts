@@ -40,7 +40,7 @@ async function seqsOf(session: Session): Promise<number[]> {
 }
 
 describe.skipIf(!HAVE_CORPUS)(`library = CLI on every corpus artifact ${HAVE_CORPUS ? '' : SKIP_REASON}`, () => {
-  it('inspect, events, trace (and --depth 2), surface, request --list, request, request --diff, compactions, transcript and replay give the same data', async () => {
+  it('inspect, events, trace (and --depth 2), surface, request --list, request, request --diff, stats, compactions, transcript and replay give the same data', async () => {
     const cache = mkdtempSync(path.join(os.tmpdir(), 'dsh-libcli-'));
     let compared = 0;
     try {
@@ -77,6 +77,7 @@ describe.skipIf(!HAVE_CORPUS)(`library = CLI on every corpus artifact ${HAVE_COR
             expect(asPrinted(await s.request(Number(seq))), `${c.name} request ${seq}`).toEqual(await cli(['request', file, seq], cache));
             expect(asPrinted(await s.requestDiff(Number(seq))), `${c.name} request ${seq} --diff`).toEqual(await cli(['request', file, seq, '--diff'], cache));
           }
+          expect(asPrinted(await s.stats()), `${c.name} stats`).toEqual(await cli(['stats', file], cache));
           expect(asPrinted(await s.compactions()), `${c.name} compactions`).toEqual(await cli(['compactions', file], cache));
           expect(asPrinted(await s.transcript()), `${c.name} transcript`).toEqual(await cli(['transcript', file, '--format', 'json'], cache));
           expect(asPrinted(await s.replay()), `${c.name} replay`).toEqual(await cli(['replay', file], cache));
