@@ -43,6 +43,17 @@ const COMMANDS = [
   ['diff', '{file}', '{file}', '--stat'],
 ];
 
+/**
+ * The library beside the CLI: `openSession(log)` then one view (bench/library.mjs), and the same CLI
+ * command, each cold (no session index) and warm (the index written by a run before).
+ */
+const LIBRARY_VIEWS = [
+  ['inspect', ['inspect', '{file}', '--json']],
+  ['trace', ['trace', '{file}', '{lastSummary}', '--json'], '{lastSummary}'],
+  ['request', ['request', '{file}', '{lastDispatch}', '--json'], '{lastDispatch}'],
+  ['surface', ['surface', '{file}', '--json']],
+];
+
 /** Commands timed at fixed thread counts (-j 1 = one thread; the rows above run at the default, the machine's cores). */
 const THREAD_COMMANDS = [['inspect', '{file}'], ['check', '{file}']];
 const THREAD_COUNTS = [1, 2];
@@ -495,6 +506,39 @@ async function cacheRows(log, argsOf, marks) {
   return out;
 }
 
+/** The library and the CLI side by side, cold and warm (LIBRARY_VIEWS): time and peak RSS, and the library's ratio to the CLI. */
+async function libraryRows(log, argsOf, marks) {
+  const cacheDir = path.join(outDir, 'cache-library');
+  const libBin = path.join(here, 'library.mjs');
+  const out = [];
+  const rss = (r) => (r.peakRssKiB !== null ? Math.round(r.peakRssKiB / 1024) : null);
+  for (const [view, cliCmd, seqMark] of LIBRARY_VIEWS) {
+    if (COMMANDS_ONLY.length > 0 && !COMMANDS_ONLY.includes(view)) continue;
+    const libArgs = [libBin, view, log.file, ...(seqMark ? [String(placeholderValue(seqMark, marks))] : [])];
+    const cliArgs = [dshBin, ...argsOf(cliCmd)];
+    for (const mode of ['cold', 'warm']) {
+      const env = mode === 'cold' ? { DSH_CACHE_DIR: cacheDir, DSH_NO_CACHE: '1' } : { DSH_CACHE_DIR: cacheDir };
+      rmSync(cacheDir, { recursive: true, force: true });
+      if (mode === 'warm') await runMeasured([process.execPath, ...cliArgs], { env });
+      const cli = await bestRun([process.execPath, ...cliArgs], { env });
+      const lib = await bestRun([process.execPath, ...libArgs], { env });
+      const label = labelArgs(cliCmd, marks);
+      out.push({ name: `dsh ${label} [${mode}]`, ms: Math.round(cli.ms), peakRssMiB: rss(cli), exitCode: cli.exitCode });
+      out.push({
+        name: `library openSession + ${view}() [${mode}]`,
+        ms: Math.round(lib.ms),
+        peakRssMiB: rss(lib),
+        exitCode: lib.exitCode,
+        libraryOverCliTime: lib.ms / cli.ms,
+        libraryOverCliRss: cli.peakRssKiB && lib.peakRssKiB ? lib.peakRssKiB / cli.peakRssKiB : null,
+        ...(lib.exitCode !== 0 ? { failed: true, stderr: lib.stderr } : {}),
+      });
+    }
+  }
+  rmSync(cacheDir, { recursive: true, force: true });
+  return out;
+}
+
 async function benchSize(size) {
   const log = await ensureLog(size);
   const logical = log.logicalBytes;
@@ -560,6 +604,7 @@ async function benchSize(size) {
       });
     }
   }
+  rows.push(...(await libraryRows(log, argsOf, marks)));
   // dsh dataset over the log (fresh, then an unchanged re-run), and one dsh sql aggregate over it.
   for (const [name, run] of datasetRuns([log.file], path.join(outDir, `dataset-${size.label}`), '<log>')) {
     const r = await run();

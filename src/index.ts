@@ -19,21 +19,30 @@
  * @packageDocumentation
  */
 import path from 'node:path';
-import { LogError, UsageError, type DshErrorClass, type FailureKind, type RuleCode } from './core/errors.js';
+import { LogError, UsageError, type DshErrorClass, type FailureKind, type RuleCode, type SerializedError } from './core/errors.js';
 import { VERSION } from './core/version.js';
 import { MemorySource } from './physical/source.js';
 import { createDecoder, type DecoderName, type FrameDecoder } from './physical/decoders.js';
-import { resolveTarget } from './log/target.js';
+import { resolveTarget, type ResolveOptions } from './log/target.js';
 import type { ResolvedTarget } from './log/resolved-target.js';
-import { inspectTarget, inspectView, type InspectView, type SessionInspection } from './log/session.js';
+import { inspectTarget, inspectTargetIndexed, inspectView, type IndexedInspection, type InspectView, type SessionInspection } from './log/session.js';
+import { cacheConfig, type CacheConfig } from './log/index/cache.js';
+import type { PersistentFold } from './log/index/session-index.js';
+import type { ReadProgress } from './log/read.js';
+import { heldBytesBudget } from './log/inspect.js';
+import { targetBytes } from './log/logical-stream.js';
+import { CITATIONS, SESSION_FOLDS, SURFACE_EVENTS, foldOf } from './views/index-folds.js';
+import { DISPATCHES } from './views/dispatch-fold.js';
+import { IndexedDispatches, type DispatchDetail, type DispatchPair, type DispatchReads } from './views/dispatch-view.js';
 import type { SessionEvent, SessionHeader, Encoding } from './log/types.js';
 import { Labels, type SurfaceLabel } from './views/labels.js';
-import { loadedFromInspection, SessionQueryError, surfaceView, type LoadedSession, type SurfaceView } from './views/messages.js';
-import { analyzeLog, explainEvent, traceEvent, type EventTrace, type TraceExplanation, type LogAnalysis } from './views/trace.js';
-import { deriveDispatches, diffDispatches, messagesOf, pickDispatch, pickDispatchPair, requestJson, summarizeDispatch, type DispatchDiff, type DispatchIndex, type DispatchSummary, type RequestDocument } from './views/requests.js';
+import { loadedFromInspection, SessionQueryError, surfaceIndexed, type LoadedSession, type SurfaceView } from './views/messages.js';
+import { traceIndexed, type EventTrace, type TraceExplanation } from './views/trace.js';
+import { deriveDispatches, diffDispatches, messagesOf, requestJson, type DispatchDiff, type DispatchIndex, type DispatchSummary, type RequestDocument } from './views/requests.js';
 import { lineageOf, type LineageTrace } from './views/lineage.js';
 import type { ListingProblem } from './views/listing.js';
-import { sessionStats, type StatsView } from './views/stats.js';
+import { sessionStatsReport, type StatsDocument } from './views/stats-report.js';
+import { loadPriceTable } from './views/prices.js';
 import { auditCompactions, type CompactionsReport } from './views/compactions.js';
 import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './redact/secrets.js';
 import { buildTranscript, type Transcript } from './views/transcript.js';
@@ -61,6 +70,7 @@ export type { RequestDocument, DispatchSummary, DispatchDiff, DispatchEntry, Req
 export type { HeaderChange } from './views/header.js';
 export type { LineageTrace, LineageNode } from './views/lineage.js';
 export type { SessionRecord, ListingProblem } from './views/listing.js';
+export type { StatsDocument } from './views/stats-report.js';
 export type { StatsView, ModelStats, SessionStatsFigures, StepStats, ToolStats, TurnStats } from './views/stats.js';
 export type {
   CompactionsReport,
@@ -95,10 +105,13 @@ export type { ExportManifest, ExportOptions, ManifestEntry } from './export/expo
 export type { ForkOptions, ForkOutcome } from './export/fork.js';
 export type { ForkPlan, ForkBoundary } from './views/fork.js';
 export type { ChunkSink, DecoderName, FrameDecoder } from './physical/decoders.js';
+export type { CacheConfig } from './log/index/cache.js';
+export type { ReadProgress } from './log/read.js';
+export type { DispatchDetail, DispatchPair, DispatchReads } from './views/dispatch-view.js';
 export type { ZipProgress } from './export/zip-writer.js';
 export type { RedactOptions, RedactStats, ProtectedHit } from './redact/redactor.js';
 export type { Replacement } from './log/surface.js';
-export type { DshErrorClass, ErrorObject, FailureKind } from './core/errors.js';
+export type { DshErrorClass, ErrorObject, FailureKind, SerializedError } from './core/errors.js';
 export { errorDocument, failureObject } from './core/errors.js';
 export { RULE_CODES, type RuleCode } from './core/rules.js';
 /** The usage ledger (`dsh stats`): each billed call counted once across forks and subagents, and its cost. */
@@ -123,9 +136,13 @@ export interface DshError {
   /** The `dsh check` rule code of the failure (e.g. `DSH-S10B`). */
   rule?: RuleCode;
   /** DSH's wrapped inner error (`SessionPersistenceCorruptionError` wraps the restore failure). */
-  cause?: { class: string; message: string };
+  cause?: SerializedError & { code?: string };
+  /** A system error's code (`ENOENT`). */
+  code?: string;
   /** dsh's own observation beside DSH's verdict (e.g. the `--compression` that opens a root of the other encoding); never DSH's text. */
   note?: string;
+  /** True when this is DSH's verdict on the log itself (it refuses or cannot read it), not a failure of the call. */
+  verdict?: true;
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: DshError };
@@ -147,6 +164,41 @@ export interface OpenOptions {
   root?: string;
   /** zstd decoder (default: `node:zlib` where Node has it, else `@mongodb-js/zstd`). */
   decoder?: DecoderName | 'auto';
+  /**
+   * The session index, which answers the second question about a log without re-reading it: on by
+   * default (the cache directory: `$DSH_CACHE_DIR`, else `$XDG_CACHE_HOME/dsh`, else `~/.cache/dsh`; off
+   * with `DSH_NO_CACHE=1`); `false` reads and writes none; or a {@link CacheConfig} of your own.
+   */
+  cache?: boolean | CacheConfig;
+  /** Read the bytes as this encoding whatever the file name says (DSH goes by the name). */
+  encoding?: 'zstd' | 'none';
+  /** For a session given by id: the compression DSH's backend is configured for (default `zstd`). */
+  compression?: 'zstd' | 'none';
+  /** The bytes of `-` (a command line's stdin). */
+  stdin?: Buffer;
+  /** Called as a long validating pass reads the log. */
+  onProgress?: (progress: ReadProgress) => void;
+  /** Most events a provenance tree (`trace` with `depth`) may reach before it is refused (default: one per KiB of a fifth of the heap, at least 1,000). */
+  maxTraceEvents?: number;
+}
+
+/** DSH's verdict on an opened log: its header, encoding and layout warnings, and DSH's error when it refuses or cannot read it. */
+export interface SessionVerdict {
+  /** The parsed header, or null when the log has none DSH accepts. */
+  header: SessionHeader | null;
+  encoding: Encoding;
+  /** Layout findings that do not stop a forensic read (storage identity mismatches). */
+  warnings: readonly string[];
+  /** DSH's verdict when it refuses or cannot read this log; undefined when it loads. */
+  error?: DshError;
+  /** Events stored in the file (the committed prefix, and events recovered from a torn tail). */
+  storedEventCount: number;
+  /** The crash-repair closers DSH adds in memory (inspect) and writes on load(); their seqs follow the stored events. */
+  closers: readonly SessionEvent[];
+  /** The artifact ends in a torn (incomplete) frame or line. */
+  torn: boolean;
+  /** True when the answer came from the saved session index (no validating pass). */
+  warm: boolean;
 }
 
 /** One event of the logical log with session-query's record fields and its surface label. */
@@ -175,6 +227,7 @@ function ok<T>(value: T): Result<T> {
 
 /** A thrown dsh failure as a typed error; anything else (a bug) is rethrown. */
 function failure(error: unknown): { ok: false; error: DshError } {
+  if (error instanceof VerdictFailure) return { ok: false, error: error.error };
   if (error instanceof LogError) {
     return {
       ok: false,
@@ -183,7 +236,7 @@ function failure(error: unknown): { ok: false; error: DshError } {
         message: error.message,
         kind: error.kind,
         ...(error.rule !== undefined ? { rule: error.rule } : {}),
-        ...(error.detail ? { cause: { class: error.detail.class, message: error.detail.message } } : {}),
+        ...(error.detail ? { cause: error.detail } : {}),
         ...(error.note !== undefined ? { note: error.note } : {}),
       },
     };
@@ -195,16 +248,8 @@ function failure(error: unknown): { ok: false; error: DshError } {
   }
   if (error instanceof ForkUnavailable) return { ok: false, error: { class: 'ForkUnavailable', message: error.message, kind: 'usage' } };
   const e = error as NodeJS.ErrnoException;
-  if (e && typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) return { ok: false, error: { class: 'UsageError', message: e.message, kind: 'io' } };
+  if (e && typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) return { ok: false, error: { class: 'Error', message: e.message, kind: 'io', code: e.code } };
   throw error;
-}
-
-function attempt<T>(body: () => T): Result<T> {
-  try {
-    return ok(body());
-  } catch (error) {
-    return failure(error);
-  }
 }
 
 async function attemptAsync<T>(body: () => Promise<T>): Promise<Result<T>> {
@@ -216,7 +261,12 @@ async function attemptAsync<T>(body: () => Promise<T>): Promise<Result<T>> {
 }
 
 function resolveInput(target: TargetInput, options: OpenOptions): ResolvedTarget {
-  const root = options.root !== undefined ? { root: options.root } : {};
+  const root: ResolveOptions = {
+    ...(options.root !== undefined ? { root: options.root } : {}),
+    ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
+    ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
+    ...(options.compression !== undefined ? { compression: options.compression } : {}),
+  };
   if (typeof target === 'string') return resolveTarget(target, root);
   if ('bytes' in target) {
     const name = target.name ?? '<bytes>';
@@ -224,33 +274,63 @@ function resolveInput(target: TargetInput, options: OpenOptions): ResolvedTarget
     return { path: name, rawPath: name, open: () => new MemorySource(name, bytes), layoutWarnings: [] };
   }
   if ('zip' in target) return resolveTarget(target.entry !== undefined ? `${path.resolve(target.zip)}:${target.entry}` : path.resolve(target.zip), root);
-  if ('id' in target) return resolveTarget(target.id, { ...(target.root !== undefined ? { root: target.root } : root), id: true });
+  if ('id' in target) return resolveTarget(target.id, { ...root, ...(target.root !== undefined ? { root: target.root } : {}), id: true });
   return resolveTarget(target.path, root);
 }
 
 /**
- * Open a session log read-only and validate it the way DSH's `inspect` does.
- * Fails (`ok: false`) only when the target cannot be found or read; a log DSH
- * refuses still opens: {@link Session.error} holds DSH's verdict, `inspect()` and the
- * other views return it as their failure, and `check()` reports it as a finding.
+ * Open a session log read-only. Fails (`ok: false`) only when the target cannot be found or read;
+ * nothing of the log is read until a view asks. A log DSH refuses still opens: {@link Session.verdict}
+ * holds DSH's verdict, every view returns it as its failure (with `verdict: true`), and `check()`
+ * reports it as a finding.
+ *
+ * Every view reads the log through one event store: the first one validates it in a streaming pass
+ * that keeps an index of the log, not its events, and saves that index in the cache (see
+ * {@link OpenOptions.cache}); later views of the same bytes, in this process or another, are answered
+ * from the index and re-read only the events they show. Call {@link Session.close} when done.
  */
 export async function openSession(target: TargetInput, options: OpenOptions = {}): Promise<Result<Session>> {
-  return attemptAsync(async () => {
-    const resolved = resolveInput(target, options);
-    const decoder = createDecoder(options.decoder ?? 'auto');
-    const inspection = await inspectTarget(resolved, { decoder, collect: true, keepReplacements: true });
-    return new Session(resolved, inspection, decoder);
-  });
+  return attemptAsync(async () => new Session(resolveInput(target, options), options));
 }
 
-/** An opened session: its logical log held in memory, and DSH's views of it. */
+/** The error of a log DSH refuses or cannot read, as the library reports it. */
+function verdictError(e: NonNullable<SessionInspection['error']>): DshError {
+  return {
+    class: e.class as DshErrorClass,
+    message: e.message,
+    kind: e.kind,
+    ...(e.rule !== undefined ? { rule: e.rule } : {}),
+    ...(e.cause ? { cause: e.cause } : {}),
+    ...((e as { code?: string }).code !== undefined ? { code: (e as { code?: string }).code as string } : {}),
+    ...(e.note !== undefined ? { note: e.note } : {}),
+    verdict: true,
+  };
+}
+
+/** A thrown verdict: `failure()` turns it back into the {@link DshError} it carries. */
+class VerdictFailure extends Error {
+  constructor(readonly error: DshError) {
+    super(error.message);
+  }
+}
+
+/** An opened session: a handle on its log and DSH's views of it, each read through the session's event store. */
 export class Session {
+  private readonly cache: CacheConfig;
+  private readonly decoder: FrameDecoder;
+  /** The store a view last opened, and the folds it holds. */
+  private held?: { indexed: IndexedInspection; tags: Set<number> };
+  private collectedCache?: SessionInspection;
+
   /** @internal */
   constructor(
     private readonly target: ResolvedTarget,
-    private readonly inspection: SessionInspection,
-    private readonly decoder: FrameDecoder,
-  ) {}
+    private readonly options: OpenOptions,
+  ) {
+    this.decoder = createDecoder(options.decoder ?? 'auto');
+    const c = options.cache;
+    this.cache = c === undefined || typeof c === 'boolean' ? cacheConfig(process.env, { noCache: c === false }) : c;
+  }
 
   /** Path of the artifact (or the `name` given with bytes). */
   get path(): string {
@@ -262,43 +342,72 @@ export class Session {
     return this.target.root;
   }
 
-  /** The parsed header, or null when the log has none DSH accepts. */
-  get header(): SessionHeader | null {
-    return this.inspection.meta;
+  /** The artifact's size in bytes (compressed, for zstd); 0 when it cannot be opened. */
+  get size(): number {
+    return targetBytes(this.target);
   }
 
-  get encoding(): Encoding {
-    return this.inspection.encoding;
+  /** Whether the session holds its log open: a view has read it (and DSH's verdict is known). */
+  get opened(): boolean {
+    return this.held !== undefined;
   }
 
-  /** Layout findings that do not stop a forensic read (storage identity mismatches). */
-  get warnings(): readonly string[] {
-    return this.inspection.warnings;
+  /** Let go of the open log and the index this session holds (a later view opens them again). */
+  close(): void {
+    this.held?.indexed.close();
+    this.held = undefined;
   }
 
-  /** DSH's verdict when it refuses or cannot read this log; undefined when it loads. */
-  get error(): DshError | undefined {
-    const e = this.inspection.error;
-    if (!e) return undefined;
+  /**
+   * The event store holding at least the folds `needs` (every fold the session index keeps is built by
+   * a cold pass that writes it; a store that lacks one is opened again, answered warm from the index).
+   */
+  private async store(needs: readonly PersistentFold[]): Promise<IndexedInspection> {
+    const held = this.held;
+    if (held && needs.every((f) => held.tags.has(f.tag))) return held.indexed;
+    const tags = new Set([...(held?.tags ?? []), ...needs.map((f) => f.tag)]);
+    this.close();
+    const folds = SESSION_FOLDS.filter((f) => tags.has(f.tag));
+    const options = { decoder: this.decoder, ...(this.options.onProgress ? { onProgress: this.options.onProgress } : {}) };
+    const indexed = await inspectTargetIndexed(this.target, options, { cache: this.cache, folds: SESSION_FOLDS, needs: folds });
+    this.held = { indexed, tags };
+    return indexed;
+  }
+
+  /** The store with `needs`, once DSH accepts the log (its verdict thrown otherwise). */
+  private async accepted(needs: readonly PersistentFold[]): Promise<IndexedInspection & { events: NonNullable<IndexedInspection['events']> }> {
+    const store = await this.store(needs);
+    const e = store.inspection.error;
+    if (e || !store.events) throw new VerdictFailure(verdictError(e ?? { class: 'Error', message: 'the log could not be read', kind: 'corrupt' } as NonNullable<SessionInspection['error']>));
+    return store as IndexedInspection & { events: NonNullable<IndexedInspection['events']> };
+  }
+
+  /** DSH's verdict on the log (reads it once, or its saved index). */
+  async verdict(): Promise<SessionVerdict> {
+    const store = await this.store([]);
+    const r = store.inspection;
     return {
-      class: e.class as DshErrorClass,
-      message: e.message,
-      kind: e.kind,
-      ...(e.rule !== undefined ? { rule: e.rule } : {}),
-      ...(e.cause ? { cause: { class: e.cause.class, message: e.cause.message } } : {}),
+      header: r.meta,
+      encoding: r.encoding,
+      warnings: r.warnings,
+      ...(r.error ? { error: verdictError(r.error) } : {}),
+      storedEventCount: r.storedEventCount,
+      closers: r.closers,
+      torn: r.torn !== null,
+      warm: store.warm,
     };
   }
 
-  private loaded(): LoadedSession {
-    const error = this.error;
-    if (error) throw new LogError(error.message, { dshClass: error.class as DshErrorClass, kind: error.kind, ...(error.rule !== undefined ? { rule: error.rule } : {}) });
-    return loadedFromInspection(this.inspection);
+  /** The whole logical log held in memory, for the views not yet answered from the store. */
+  private async collected(): Promise<SessionInspection> {
+    this.collectedCache ??= await inspectTarget(this.target, { decoder: this.decoder, collect: true, keepReplacements: true });
+    return this.collectedCache;
   }
 
-  private analysisCache?: LogAnalysis;
-  private analysis(s: LoadedSession): LogAnalysis {
-    this.analysisCache ??= analyzeLog(s.events, s.surface);
-    return this.analysisCache;
+  private async loaded(): Promise<LoadedSession> {
+    const r = await this.collected();
+    if (r.error) throw new VerdictFailure(verdictError(r.error));
+    return loadedFromInspection(r);
   }
 
   private dispatchCache?: DispatchIndex;
@@ -307,18 +416,24 @@ export class Session {
     return this.dispatchCache;
   }
 
+  /** The store's dispatch index, re-reading only the events of the dispatches a view shows. */
+  private async dispatchView(): Promise<IndexedDispatches> {
+    const store = await this.accepted([DISPATCHES]);
+    return new IndexedDispatches(foldOf(store.folds, DISPATCHES), store.events);
+  }
+
   /** DSH's `inspect` (`dsh inspect --json`): header, logical events with closers, torn tail, repair plan. */
-  inspect(): Result<InspectView> {
-    return attempt(() => {
-      this.loaded();
-      return inspectView(this.inspection);
+  async inspect(): Promise<Result<InspectView>> {
+    return attemptAsync(async () => {
+      await this.loaded();
+      return inspectView(await this.collected());
     });
   }
 
   /** The logical events with surface labels (`dsh events --json`), optionally filtered. */
-  events(filter: EventsFilter = {}): Result<LabelledEvent[]> {
-    return attempt(() => {
-      const s = this.loaded();
+  async events(filter: EventsFilter = {}): Promise<Result<LabelledEvent[]>> {
+    return attemptAsync(async () => {
+      const s = await this.loaded();
       const labels = new Labels(s.surface!.nodes, s.surface!.replacements);
       const typeOk = (t: string) => !filter.types || filter.types.some((x) => (x.endsWith('/') ? t.startsWith(x) : t === x));
       const out: LabelledEvent[] = [];
@@ -333,90 +448,107 @@ export class Session {
   }
 
   /** session-query's `traceEvent` for one seq (`dsh trace --json`). */
-  trace(seq: number): Result<EventTrace>;
+  trace(seq: number): Promise<Result<EventTrace>>;
   /** With `depth` (or `Infinity`): the transitive provenance tree as well (`dsh trace --depth N --json`). */
-  trace(seq: number, options: { depth: number }): Result<TraceExplanation>;
-  trace(seq: number, options?: { depth: number }): Result<EventTrace | TraceExplanation> {
-    return attempt(() => {
-      const s = this.loaded();
-      const a = this.analysis(s);
-      if (options === undefined) return traceEvent(s.sessionId, s.events, seq, a);
-      return explainEvent(s.sessionId, s.events, seq, { depth: options.depth, storedEventCount: s.storedEventCount }, a);
+  trace(seq: number, options: { depth: number }): Promise<Result<TraceExplanation>>;
+  async trace(seq: number, options?: { depth: number }): Promise<Result<EventTrace | TraceExplanation>> {
+    return attemptAsync(async () => {
+      const store = await this.accepted([CITATIONS]);
+      const maxEvents = this.options.maxTraceEvents ?? Math.max(1000, Math.floor(heldBytesBudget() / 1024));
+      const x = await traceIndexed({ inspection: store.inspection, citations: foldOf(store.folds, CITATIONS), events: store.events }, seq, options?.depth ?? 1, maxEvents);
+      return options === undefined ? x.trace : x;
     });
   }
 
   /** What the model sees (`dsh surface`), now or as of `at` (inclusive). */
-  surface(options: { at?: number } = {}): Result<SurfaceView> {
-    return attempt(() => surfaceView(this.loaded(), options.at));
+  async surface(options: { at?: number } = {}): Promise<Result<SurfaceView>> {
+    return attemptAsync(async () => {
+      const store = await this.accepted([SURFACE_EVENTS]);
+      return surfaceIndexed({ inspection: store.inspection, surfaceEvents: foldOf(store.folds, SURFACE_EVENTS), events: store.events }, options.at);
+    });
   }
 
   /** Every model dispatch, one summary each (`dsh request --list --json`). */
-  requests(): Result<DispatchSummary[]> {
-    return attempt(() => {
-      const index = this.dispatches(this.loaded());
-      return index.requests.map((e, i) => summarizeDispatch(e, i > 0 ? index.requests[i - 1]! : null));
-    });
+  async requests(): Promise<Result<DispatchSummary[]>> {
+    return attemptAsync(async () => (await this.dispatchView()).list());
   }
 
   /**
-   * The exact model input of one dispatch (`dsh request --json`): by any seq inside it, or by
-   * `{ step: 'T/S[#n]' }`. A seq outside every dispatch fails with `UsageError` naming the nearest ones.
+   * One dispatch, by any seq inside it or by `{ step: 'T/S[#n]' }`, with its neighbours and the events
+   * the view reads (`reads.around`: its chunks and what follows; `reads.diff`: what a diff from the
+   * previous dispatch reads). A seq outside every dispatch fails with `UsageError` naming the nearest ones.
    */
-  request(at: number | { step: string }): Result<RequestDocument> {
-    return attempt(() => {
-      const s = this.loaded();
-      const index = this.dispatches(s);
-      const { entry } = typeof at === 'number' ? pickDispatch(index, s.events, String(at), undefined) : pickDispatch(index, s.events, undefined, at.step);
-      return requestJson(entry, messagesOf(entry, s.events));
+  async dispatch(at: number | string | { step: string }, reads: DispatchReads = {}): Promise<Result<DispatchDetail>> {
+    return attemptAsync(async () => {
+      const view = await this.dispatchView();
+      return typeof at === 'object' ? view.detail(undefined, at.step, reads) : view.detail(String(at), undefined, reads);
     });
   }
 
+  /** The exact model input of one dispatch (`dsh request --json`): by any seq inside it, or by `{ step: 'T/S[#n]' }`. */
+  async request(at: number | { step: string }): Promise<Result<RequestDocument>> {
+    const d = await this.dispatch(at);
+    return d.ok ? ok(requestJson(d.value.entry, messagesOf(d.value.entry, d.value.events))) : d;
+  }
+
   /** What changed from the previous dispatch (`dsh request --diff --json`). */
-  requestDiff(at: number | { step: string }): Result<DispatchDiff> {
-    return attempt(() => {
-      const s = this.loaded();
-      const index = this.dispatches(s);
-      const { entry } = typeof at === 'number' ? pickDispatch(index, s.events, String(at), undefined) : pickDispatch(index, s.events, undefined, at.step);
-      return diffDispatches(entry.index > 0 ? index.requests[entry.index - 1]! : null, entry, s.events);
-    });
+  async requestDiff(at: number | { step: string }): Promise<Result<DispatchDiff>> {
+    const d = await this.dispatch(at, { diff: true });
+    return d.ok ? ok(diffDispatches(d.value.previous, d.value.entry, d.value.events)) : d;
   }
 
   /** Compare with another session (`dsh diff <this> <other> --json`): this session is side a. */
   async diff(other: Session): Promise<Result<SessionDiff>> {
-    return attemptAsync(() => {
-      const a = this.loaded();
-      const b = other.loaded();
+    return attemptAsync(async () => {
+      const a = await this.loaded();
+      const b = await other.loaded();
       return diffSessions(diffSide(a, this.dispatches(a)), diffSide(b, other.dispatches(b)));
     });
   }
 
-  /** Two dispatches of this session, each by any seq inside it or `{ step: 'T/S[#n]' }` (`dsh diff <t> <A> <B> --json`). */
-  diffRequests(from: number | { step: string }, to: number | { step: string }): Result<DispatchDiff> {
-    return attempt(() => {
-      const s = this.loaded();
-      const arg = (x: number | { step: string }) => (typeof x === 'number' ? String(x) : x.step);
-      const { a, b } = pickDispatchPair(this.dispatches(s), s.events, arg(from), arg(to));
-      return diffDispatches(a, b, s.events);
+  /** Two dispatches of this session, each by any seq inside it or `{ step: 'T/S[#n]' }`, the earlier first, with the events a diff of them reads. */
+  async dispatchPair(from: number | string | { step: string }, to: number | string | { step: string }): Promise<Result<DispatchPair>> {
+    return attemptAsync(async () => {
+      const arg = (x: number | string | { step: string }) => (typeof x === 'object' ? x.step : String(x));
+      return (await this.dispatchView()).pair(arg(from), arg(to));
     });
+  }
+
+  /** What changed between two dispatches of this session (`dsh diff <t> <A> <B> --json`). */
+  async diffRequests(from: number | string | { step: string }, to: number | string | { step: string }): Promise<Result<DispatchDiff>> {
+    const p = await this.dispatchPair(from, to);
+    return p.ok ? ok(diffDispatches(p.value.a, p.value.b, p.value.events)) : p;
   }
 
   /** session-query's `traceSession` among the sessions of the root (`dsh lineage --json`). */
   async lineage(options: { root?: string } = {}): Promise<Result<{ trace: LineageTrace; problems: ListingProblem[] }>> {
     return attemptAsync(async () => {
-      const header = this.header;
+      const { header } = await this.verdict();
       if (!header) {
-        this.loaded(); // DSH's verdict first, when it refuses the log
+        await this.loaded(); // DSH's verdict first, when it refuses the log
         throw new UsageError('the log has no header');
       }
       return lineageOf(header, options.root ?? this.target.root, this.decoder);
     });
   }
 
-  /** Token, tool, timing and turn accounting with DSH's folds (`dsh stats --json`). */
-  stats(): Result<StatsView> {
-    return attempt(() => {
-      const s = this.loaded();
-      return sessionStats(s.sessionId, s.events, { storedEventCount: s.storedEventCount, createdAt: s.header.createdAt });
+  /**
+   * Token, tool, timing and turn accounting with DSH's folds, and the usage ledger across the session's
+   * lineage in its root, priced (`dsh stats --json`; `prices`: a price table file, default the shipped one).
+   */
+  async stats(options: { prices?: string; currency?: string; tree?: boolean; explain?: boolean; figure?: string } = {}): Promise<Result<StatsDocument>> {
+    return attemptAsync(async () => {
+      const prices = loadPriceTable(options.prices);
+      const report = await sessionStatsReport(this.target, {
+        decoder: this.decoder,
+        prices,
+        currency: (options.currency ?? 'USD').toUpperCase(),
+        ...(options.tree ? { tree: true } : {}),
+        ...(options.explain ? { explain: true } : {}),
+        ...(options.figure !== undefined ? { figure: options.figure } : {}),
+      });
+      if (!report.ok) throw new VerdictFailure(verdictError(report.inspection.error ?? ({ class: 'Error', message: 'session events were not collected', kind: 'corrupt' } as NonNullable<SessionInspection['error']>)));
+      return report.document;
     });
   }
 
@@ -426,9 +558,9 @@ export class Session {
   }
 
   /** The compaction audit (`dsh compactions --json`). */
-  compactions(): Result<CompactionsReport> {
-    return attempt(() => {
-      const s = this.loaded();
+  async compactions(): Promise<Result<CompactionsReport>> {
+    return attemptAsync(async () => {
+      const s = await this.loaded();
       return auditCompactions(s.events, { sessionId: s.sessionId });
     });
   }
@@ -441,20 +573,20 @@ export class Session {
     return attemptAsync(async () => {
       const { warnings: _warnings, ...report } = await secretsOfTarget(this.target, { ...options, decoder: this.decoder });
       void _warnings;
-      if (report.sessions[0]?.error) this.loaded(); // DSH's verdict on the log
+      if (report.sessions[0]?.error) await this.loaded(); // DSH's verdict on the log
       return report;
     });
   }
 
   /** What the user saw (`dsh transcript --format json`). */
-  transcript(): Result<Transcript> {
-    return attempt(() => buildTranscript(this.loaded()));
+  async transcript(): Promise<Result<Transcript>> {
+    return attemptAsync(async () => buildTranscript(await this.loaded()));
   }
 
   /** Every model attempt rebuilt from its chunks (`dsh replay --json`). */
-  replay(): Result<ReplayView> {
-    return attempt(() => {
-      const s = this.loaded();
+  async replay(): Promise<Result<ReplayView>> {
+    return attemptAsync(async () => {
+      const s = await this.loaded();
       return buildReplay(s.sessionId, s.events);
     });
   }
@@ -466,13 +598,13 @@ export class Session {
    */
   async fork(options: Omit<ForkOptions, 'decoder'> = {}): Promise<Result<ForkOutcome>> {
     return attemptAsync(async () => {
-      const s = this.loaded();
+      const s = await this.loaded();
       const events = s.events;
       return forkSession(
         {
           header: s.header,
           storedEventCount: s.storedEventCount,
-          target: this.inspection.target,
+          target: (await this.collected()).target,
           read: async function* () {
             yield events;
           },

@@ -189,10 +189,10 @@ describe('dsh diff on generated pairs with known differences', () => {
     const api = await sa.value.diff(sb.value);
     expect(api.ok && JSON.parse(JSON.stringify(api.value))).toEqual(d);
     const reqs0 = dispatchesOf(s.events);
-    const two = sa.value.diffRequests({ step: reqs0[0]!.key }, reqs0[2]!.firstChunkSeq);
+    const two = await sa.value.diffRequests({ step: reqs0[0]!.key }, reqs0[2]!.firstChunkSeq);
     const twoCli = await runInProcess(['diff', a, reqs0[0]!.key, String(reqs0[2]!.firstChunkSeq), '--json']);
     expect(two.ok && JSON.parse(JSON.stringify(two.value))).toEqual(JSON.parse(twoCli.stdout));
-    const back = sa.value.diffRequests(reqs0[2]!.firstChunkSeq, reqs0[0]!.firstChunkSeq);
+    const back = await sa.value.diffRequests(reqs0[2]!.firstChunkSeq, reqs0[0]!.firstChunkSeq);
     expect(back.ok ? null : back.error.class).toBe('UsageError');
     const firstHeader = s.events.find((e) => e.type === 'request/header')!.seq;
     expect(d.sharedPrefix).toMatchObject({ kind: 'equivalent-run', events: firstHeader, stopsAt: { a: { seq: firstHeader, type: 'request/header' }, b: { seq: firstHeader, type: 'request/header' } } });

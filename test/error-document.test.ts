@@ -55,7 +55,7 @@ async function libraryRule(file: string): Promise<{ rule: string | undefined; fi
   if (!opened.ok) throw new Error(opened.error.message);
   const report = await opened.value.check();
   if (!report.ok) throw new Error(report.error.message);
-  return { rule: opened.value.error?.rule, finding: report.value.findings.find((f) => f.severity === 'error')?.code };
+  return { rule: (await opened.value.verdict()).error?.rule, finding: report.value.findings.find((f) => f.severity === 'error')?.code };
 }
 
 describe('the rule code in the error document', () => {

@@ -75,13 +75,13 @@ function facts(html: string) {
 async function expectFactsMatchApi(html: string, target: string, name: string): Promise<void> {
   const opened = await openSession(target);
   if (!opened.ok) throw new Error(opened.error.message);
-  const listed = opened.value.events();
+  const listed = await opened.value.events();
   if (!listed.ok) throw new Error(listed.error.message);
   const page = facts(html);
   expect(page.f.labels.length, name).toBe(listed.value.length);
   for (const r of listed.value) {
     expect(page.label(r.seq), `${name} #${r.seq} label`).toBe(r.surface);
-    const t = opened.value.trace(r.seq);
+    const t = await opened.value.trace(r.seq);
     if (!t.ok) throw new Error(t.error.message);
     const { target: _target, ...want } = t.value;
     expect(page.trace(r.seq, r.event.sourceEventSeqs), `${name} #${r.seq} trace`).toEqual(want);
@@ -306,7 +306,7 @@ describe('report facts of a long log', () => {
     const page = facts(r.stdout);
     const opened = await openSession(file);
     if (!opened.ok) throw new Error(opened.error.message);
-    const listed = opened.value.events();
+    const listed = await opened.value.events();
     if (!listed.ok) throw new Error(listed.error.message);
     const events = listed.value;
     expect(events.length).toBeGreaterThan(2 * 65536);

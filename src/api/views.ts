@@ -40,6 +40,8 @@ export type { DispatchDiff, DispatchEntry, DispatchIndex, DispatchSummary, SeqRe
 export { AscendingNumberMap, type NumberMap } from '../core/sorted.js';
 export { compileTextFilter, searchFold } from '../views/search.js';
 export type { SearchFilters, SearchHit } from '../views/search.js';
+export { ledgerJson, sessionStatsReport } from '../views/stats-report.js';
+export type { StatsDocument, StatsReport, StatsReportOptions } from '../views/stats-report.js';
 export { STATS_EXPLAIN, billedInput, cacheHitPercent, zero } from '../views/stats.js';
 export type { Buckets, StatsView } from '../views/stats.js';
 export { Summarizer } from '../views/summary.js';

@@ -444,3 +444,21 @@ export class StreamingSurface {
     };
   }
 }
+
+/** What the surface of an indexed log reads: the validated log's facts, the saved surface-event seqs and a re-reader. */
+export interface SurfaceSource {
+  inspection: { meta: SessionHeader | null; storedEventCount: number; closers: readonly SessionEvent[]; surface?: { replacements: readonly Replacement[] } | undefined };
+  surfaceEvents: readonly number[];
+  events: (ranges: readonly (readonly [number, number])[]) => Promise<SessionEvent[]>;
+}
+
+/**
+ * What the model sees, now or as of `atSeq` (inclusive), from an indexed log: the surface fold is
+ * replayed from the saved surface-event seqs and only the events on the surface then are re-read.
+ */
+export async function surfaceIndexed(source: SurfaceSource, atSeq?: number): Promise<SurfaceView> {
+  const r = source.inspection;
+  const total = r.storedEventCount + r.closers.length;
+  const stream = await StreamingSurface.restored(atSeq, total, source.surfaceEvents, r.surface!.replacements, r.closers, (seqs) => source.events(seqs.map((x) => [x, x] as [number, number])));
+  return stream.view(r.meta!.id, r.meta!, r.storedEventCount);
+}

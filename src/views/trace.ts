@@ -7,6 +7,8 @@ import type { SessionEvent } from '../log/types.js';
 import type { Replacement } from '../log/surface.js';
 import { Labels, ShadowIndex, eventRecord, type EventRecord, type SurfaceLabel } from './labels.js';
 import { SessionQueryError, clip, eventSummary, foldSurfaceAt } from './messages.js';
+import type { Citations } from './index-folds.js';
+import { UsageError } from '../core/errors.js';
 
 /** session-query's `SessionEventTrace` without `session` (`replacedBy` only when shadowed). */
 export interface EventTrace {
@@ -271,4 +273,45 @@ export function explainEvent(
     tree: root,
     origins: [...origins].sort((x, y) => x - y),
   };
+}
+
+/** What a trace over an indexed log reads: the validated log's facts, its saved folds and a re-reader of its events. */
+export interface TraceSource {
+  inspection: { meta: { id: string } | null; storedEventCount: number; closers: readonly SessionEvent[]; surface?: FoldLike | undefined };
+  citations: Citations;
+  events: (ranges: readonly (readonly [number, number])[], into?: SessionEvent[]) => Promise<SessionEvent[]>;
+}
+
+/**
+ * The trace of `seq` and its provenance tree `depth` levels deep (Infinity: all), from an indexed log:
+ * who cites it comes from the saved citations, and only the events of the tree are re-read, breadth
+ * first, level by level. More than `maxEvents` events in the tree is refused (a usage error naming the
+ * depth that fits) before they are read: each is held whole with its node and preview.
+ */
+export async function traceIndexed(source: TraceSource, seq: number, depth: number, maxEvents: number): Promise<TraceExplanation> {
+  const r = source.inspection;
+  const derived = source.citations.derivedOf([seq], r.closers);
+  const fetch = source.events;
+  const events = await fetch([[seq, seq]]);
+  let frontier = events[seq] ? [seq] : [];
+  const have = new Set<number>(frontier);
+  for (let level = 0; level < depth && frontier.length > 0; level++) {
+    const next: number[] = [];
+    for (const s of frontier) {
+      for (const src of provenanceSources(events[s] as SessionEvent)) {
+        if (have.has(src)) continue;
+        have.add(src);
+        next.push(src);
+      }
+    }
+    if (have.size > maxEvents) {
+      const fewer = level > 0 ? `; --depth ${level} stays within it` : '';
+      throw new UsageError(
+        `trace: the provenance of seq ${seq} reaches more than ${maxEvents} events within ${level + 1} level${level > 0 ? 's' : ''}, more than this command holds (it reads and holds every event of the tree; DSH_TRACE_MAX_EVENTS, or DSH_MAX_HELD_BYTES and a larger heap, raise it)${fewer}`,
+      );
+    }
+    if (next.length > 0) await fetch(next.map((s) => [s, s] as [number, number]), events);
+    frontier = next;
+  }
+  return explainEvent(r.meta!.id, events, seq, { depth, storedEventCount: r.storedEventCount }, analysisOf(r.surface!, derived));
 }

@@ -8,17 +8,17 @@ function value<T>(r: Result<T>): T {
 
 const [file, traceSeq, requestSeq, tornFile, corruptFile] = process.argv.slice(2) as [string, string, string, string, string];
 const session = value(await openSession(file));
-const inspect: InspectView = value(session.inspect());
-const trace: EventTrace = value(session.trace(Number(traceSeq)));
-const request: RequestDocument = value(session.request(Number(requestSeq)));
-const labelled = value(session.events({ types: ['tool/call'] }));
+const inspect: InspectView = value(await session.inspect());
+const trace: EventTrace = value(await session.trace(Number(traceSeq)));
+const request: RequestDocument = value(await session.request(Number(requestSeq)));
+const labelled = value(await session.events({ types: ['tool/call'] }));
 const callIds: string[] = labelled.map((r) => r.event).filter((e) => isEventOf(e, 'tool/call')).map((e) => (isEventOf(e, 'tool/call') ? e.data.callId : ''));
 const check: SessionReport = value(await session.check());
 
 const torn = value(await openSession({ bytes: new Uint8Array(await import('node:fs').then((fs) => fs.readFileSync(tornFile))), name: 'torn.jsonl.zstd' }));
 const tornCheck = value(await torn.check());
 const corrupt = value(await openSession({ path: corruptFile }));
-const corruptInspect = corrupt.inspect();
+const corruptInspect = await corrupt.inspect();
 const corruptError: DshError | null = corruptInspect.ok ? null : corruptInspect.error;
 const corruptCheck = value(await corrupt.check());
 const missing = await openSession({ id: 'no-such-session', root: '/nonexistent-root' });

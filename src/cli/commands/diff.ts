@@ -4,11 +4,12 @@ import { escapeControl, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
 import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { errorDocument, inspectTargetIndexed, UsageError, toJson } from '../../api/log.js';
-import { type DiffSide, type SessionDiff, diffSessions, indexedDiffSide, sessionsDiffer, diffDispatches, dispatchesDiffer, pickDispatchPair } from '../../api/views.js';
+import { type DiffSide, type SessionDiff, diffSessions, indexedDiffSide, sessionsDiffer, diffDispatches, dispatchesDiffer } from '../../api/views.js';
 import { renderDiff } from '../render/request.js';
 import { renderFailure } from '../render/surface.js';
 import { renderDispatchStat, renderSessionDiff, renderSessionStat } from '../render/diff.js';
-import { diffRanges, openDispatchIndex } from './request.js';
+import { REQUEST_STYLE } from './request.js';
+import { answer, sessionFor } from '../session.js';
 import { queryError } from './surface.js';
 
 interface DiffOptions extends CommonOptions {
@@ -78,21 +79,18 @@ export async function compareSides<T>(io: Io, a: string, b: string, opts: Common
 
 async function diffTwoDispatches(io: Io, target: string, first: string, second: string, opts: DiffOptions): Promise<number> {
   const env = envFor(io, opts);
-  const opened = await openDispatchIndex(io, target, opts);
-  if (typeof opened === 'number') return opened;
+  const session = await sessionFor(io, target, opts);
   try {
-    const { index, fetch } = opened;
-    const asked = [first, second].filter((s) => /^\d+$/.test(s.trim())).map((s) => Number(s.trim()));
-    const sparse = await fetch(asked.map((s) => [s, s] as [number, number]));
-    const { a, b } = pickDispatchPair(index, sparse, first, second);
-    const events = await fetch(diffRanges(a, b));
+    const answered = await answer(io, opts, session, await session.dispatchPair(first, second), REQUEST_STYLE);
+    if (typeof answered === 'number') return answered;
+    const { a, b, events } = answered.value;
     const diff = diffDispatches(a, b, events);
     if (opts.json) await writeOut(io.stdout, toJson(diff) + '\n');
     else if (opts.stat) await writeOut(io.stdout, renderDispatchStat(diff, env.c));
     else await writeOut(io.stdout, renderDiff(diff, events, env.c, { full: Boolean(opts.full) }));
     return opts.exitCode && dispatchesDiffer(diff) ? EXIT.failed : EXIT.ok;
   } finally {
-    opened.close();
+    session.close();
   }
 }
 

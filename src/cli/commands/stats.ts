@@ -1,11 +1,10 @@
-import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
 import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
-import { failureObject, UsageError, type SessionInspection, toJson } from '../../api/log.js';
-import { STATS_EXPLAIN, zero, type StatsView, buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage, type Ledger, type LedgerSession, type SessionInput } from '../../api/views.js';
-import { ledgerJson, renderExplain, renderLedger, renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
+import { failureObject, UsageError, toJson } from '../../api/log.js';
+import { STATS_EXPLAIN, zero, buildLedger, filterExplain, ledgerJson, loadPriceTable, readRootUsage, sessionStatsReport, type Ledger, type SessionInput } from '../../api/views.js';
+import { renderExplain, renderLedger, renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
 import { reportLoadFailure } from './replay.js';
 
 interface StatsOptions extends CommonOptions {
@@ -109,55 +108,14 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
       }
 
       const t = await resolveCli(target, opts);
-      const decoder = decoderFor(opts);
-      // In a root: the lineage (ancestors own seeds, descendants roll up) read from the root; else the log alone.
-      let inputs: SessionInput[] | undefined;
-      let mine: { r: SessionInspection; view?: StatsView } | undefined;
-      if (t.root !== undefined && t.path !== '-') {
-        // --tree needs every header (to find descendants); otherwise only the ancestors are read.
-        const read = await readRootUsage(
-          t.root,
-          opts.tree
-            ? {
-                decoder,
-                only: (headers, byPath) => {
-                  const h = byPath.get(path.resolve(t.path));
-                  return h ? lineageIds(headers, h.id) : new Set<string>();
-                },
-              }
-            : { decoder, ancestorsOf: t.path },
-        );
-        const at = read.reads.findIndex((x) => path.resolve(x.path) === path.resolve(t.path));
-        if (at >= 0) {
-          mine = read.reads[at]!;
-          inputs = read.inputs;
-        }
-      }
-      if (!mine) {
-        const got = await readSessionUsage(t, { decoder });
-        mine = got;
-        if (got.view && got.r.meta) inputs = [{ id: got.r.meta.id, path: t.path, header: got.r.meta, view: got.view, records: got.records!, prefix: got.prefix! }];
-      }
-      const { r, view } = mine;
-      if (!view || !r.meta || !inputs) return reportLoadFailure(io, opts, r.error);
-      for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-      const ledger = ledgerOf(inputs);
-      const row = ledger.sessions.find((s) => path.resolve(s.path) === path.resolve(t.path)) as LedgerSession;
-      const tree = opts.tree ? descendantRows(ledger, row.sessionId) : [];
-      if (opts.json) {
-        const doc = {
-          ...view,
-          currency,
-          prices: prices.file,
-          ...ledgerJson(row, true, opts.tree === true),
-          ...(opts.tree ? { descendants: tree.map((s) => ({ sessionId: s.sessionId, kind: s.kind, parentSession: s.parentSession, ...(s.error ? { error: s.error } : {}), owned: s.owned, unattributed: s.unattributed, cost: { owned: s.cost.owned } })) } : {}),
-          ...(opts.explain ? { explain: STATS_EXPLAIN, explainRows: filterExplain(row.explain, opts.figure) } : {}),
-        };
-        await writeOut(io.stdout, toJson(doc) + '\n');
-      } else {
-        let text = renderStats(view, env.c, opts.by ?? ['model', 'tool']);
-        text += renderLedger(row, env.c, opts.tree ? tree : null);
-        if (opts.explain) text += '\n' + renderExplain(row, filterExplain(row.explain, opts.figure), env.c);
+      const report = await sessionStatsReport(t, { decoder: decoderFor(opts), prices, currency, ...(opts.tree ? { tree: true } : {}), ...(opts.explain ? { explain: true } : {}), ...(opts.figure !== undefined ? { figure: opts.figure } : {}) });
+      if (!report.ok) return reportLoadFailure(io, opts, report.inspection.error);
+      for (const w of report.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
+      if (opts.json) await writeOut(io.stdout, toJson(report.document) + '\n');
+      else {
+        let text = renderStats(report.view, env.c, opts.by ?? ['model', 'tool']);
+        text += renderLedger(report.ledger, env.c, opts.tree ? report.descendants : null);
+        if (opts.explain) text += '\n' + renderExplain(report.ledger, report.explainRows, env.c);
         await writeOut(io.stdout, text);
       }
       return EXIT.ok;

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
-import { progressOption } from '../progress.js';
 import { writeOut, escapeControl } from '../io.js';
-import { addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
-import { inspectTarget, inspectTargetIndexed, LogError, UsageError, toJson } from '../../api/log.js';
-import { foldOf, SURFACE_EVENTS, loadedFromInspection, SessionQueryError, StreamingSurface, type LoadedSession } from '../../api/views.js';
+import { addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
+import { inspectTarget, LogError, UsageError, toJson } from '../../api/log.js';
+import { loadedFromInspection, SessionQueryError, type LoadedSession } from '../../api/views.js';
+import type { SurfaceView } from '../../index.js';
+import { answer, sessionFor } from '../session.js';
 import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
 
 /** Parse a seq argument (non-negative integer) or fail with a usage error. */
@@ -48,31 +49,14 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
     speculativeAction(io, setExit, async (target: string, opts: SurfaceOptions) => {
       const env = envFor(io, opts);
       const at = seqArg('--at', opts.at);
-      // One validating pass (or the saved session index) gives the surface events and replacements;
-      // the fold is replayed to <seq> and only the events on the surface then are re-read.
-      const resolved = await resolveCli(target, opts);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [SURFACE_EVENTS]));
-      let view;
+      const session = await sessionFor(io, target, opts);
+      let view: SurfaceView;
       try {
-        const r = indexed.inspection;
-        if (r.error || !indexed.events) {
-          if (opts.json) await writeOut(io.stdout, failureJson(r.error!));
-          else io.stderr.write(renderFailure(r.error!));
-          return EXIT.failed;
-        }
-        const fetch = indexed.events;
-        if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-        const total = r.storedEventCount + r.closers.length;
-        const stream = await StreamingSurface.restored(at, total, foldOf(indexed.folds, SURFACE_EVENTS), r.surface!.replacements, r.closers, (seqs) =>
-          fetch(seqs.map((x) => [x, x] as [number, number])),
-        );
-        try {
-          view = stream.view(r.meta!.id, r.meta!, r.storedEventCount);
-        } catch (error) {
-          throw queryError(error);
-        }
+        const answered = await answer(io, opts, session, await session.surface(at !== undefined ? { at } : {}));
+        if (typeof answered === 'number') return answered;
+        view = answered.value;
       } finally {
-        indexed.close();
+        session.close();
       }
       if (opts.json) await writeOut(io.stdout, toJson(view.messages) + '\n');
       else await writeOut(io.stdout, renderSurface(view, env.c, Math.max(40, (io.stdout.columns ?? 120) - 20)));

@@ -1,13 +1,12 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
-import { progressOption } from '../progress.js';
-import { escapeControl, writeOut } from '../io.js';
-import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
-import { UsageError, heldBytesBudget, inspectTargetIndexed, type SessionEvent, toJson } from '../../api/log.js';
-import { CITATIONS, foldOf, analysisOf, explainEvent, provenanceSources, type TraceExplanation } from '../../api/views.js';
+import { writeOut } from '../io.js';
+import { addCommon, envFor, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
+import { UsageError, heldBytesBudget, toJson } from '../../api/log.js';
+import type { TraceExplanation } from '../../index.js';
 import { renderTrace } from '../render/trace.js';
-import { failureJson, renderFailure } from '../render/surface.js';
-import { queryError, seqArg } from './surface.js';
+import { answer, sessionFor } from '../session.js';
+import { seqArg } from './surface.js';
 
 /**
  * Events a provenance tree may reach (`DSH_TRACE_MAX_EVENTS`, else one per KiB of the held-bytes
@@ -42,52 +41,14 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
       if (opts.all && opts.depth !== undefined) throw new UsageError('use either --depth or --all, not both');
       const depthArg = seqArg('--depth', opts.depth);
       const depth = opts.all ? Infinity : (depthArg ?? 1);
-      const resolved = await resolveCli(target, opts);
-      // One validating pass (or the saved session index) gives the fold, an index of the log and
-      // who cites <seq>; then only the events of the provenance tree are re-read.
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, opts) }, indexUseFor(io, opts, [CITATIONS]));
+      const session = await sessionFor(io, target, opts, { maxTraceEvents: provenanceBudget(io.env) });
       let x: TraceExplanation;
       try {
-        const r = indexed.inspection;
-        if (r.error) {
-          if (opts.json) await writeOut(io.stdout, failureJson(r.error));
-          else io.stderr.write(renderFailure(r.error));
-          return EXIT.failed;
-        }
-        if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-        const sessionId = r.meta!.id;
-        try {
-          const derived = foldOf(indexed.folds, CITATIONS).derivedOf([seq], r.closers);
-          const fetch = indexed.events!;
-          const events = await fetch([[seq, seq]]);
-          // Breadth-first: every event within `depth` citations of the target (a superset of what the tree shows).
-          let frontier = events[seq] ? [seq] : [];
-          const have = new Set<number>(frontier);
-          const budget = provenanceBudget(io.env);
-          for (let level = 0; level < depth && frontier.length > 0; level++) {
-            const next: number[] = [];
-            for (const s of frontier) {
-              for (const src of provenanceSources(events[s] as SessionEvent)) {
-                if (have.has(src)) continue;
-                have.add(src);
-                next.push(src);
-              }
-            }
-            if (have.size > budget) {
-              const fewer = level > 0 ? `; --depth ${level} stays within it` : '';
-              throw new UsageError(
-                `trace: the provenance of seq ${seq} reaches more than ${budget} events within ${level + 1} level${level > 0 ? 's' : ''}, more than this command holds (it reads and holds every event of the tree; DSH_TRACE_MAX_EVENTS, or DSH_MAX_HELD_BYTES and a larger heap, raise it)${fewer}`,
-              );
-            }
-            if (next.length > 0) await fetch(next.map((s) => [s, s] as [number, number]), events);
-            frontier = next;
-          }
-          x = explainEvent(sessionId, events, seq, { depth, storedEventCount: r.storedEventCount }, analysisOf(r.surface!, derived));
-        } catch (error) {
-          throw queryError(error);
-        }
+        const answered = await answer(io, opts, session, await session.trace(seq, { depth }));
+        if (typeof answered === 'number') return answered;
+        x = answered.value;
       } finally {
-        indexed.close();
+        session.close();
       }
       if (opts.json) {
         const doc = opts.all || opts.depth !== undefined ? { ...x.trace, provenance: x.tree, origins: x.origins } : x.trace;

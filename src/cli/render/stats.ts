@@ -221,21 +221,6 @@ export function costText(cost: Cost, short = false): string {
  * `descendantsRead` (one session read without --tree) the roll-ups are null:
  * not computed, never a zero.
  */
-export function ledgerJson(row: LedgerSession, single: boolean, descendantsRead = true): Record<string, unknown> {
-  const { rolledUp: _r, tree: _t, ...cost } = row.cost;
-  return {
-    owned: row.owned,
-    inherited: row.inherited,
-    unattributed: row.unattributed,
-    naive: row.naive,
-    rolledUp: descendantsRead ? row.rolledUp : null,
-    tree: descendantsRead ? row.tree : null,
-    seed: row.seed ? { verified: row.seed.verified, firstDifferingSeq: row.seed.firstDifferingSeq, parentMissing: row.seed.parentMissing } : null,
-    cost: descendantsRead ? row.cost : { ...cost, rolledUp: null, tree: null },
-    ...(single ? { ledgerByModel: row.byModel, ledgerByTurn: row.byTurn } : {}),
-  };
-}
-
 function usageLine(u: Usage): string {
   return `${usageText(u.billed)}${u.failedAttempts.outputTokens + billedInput(u.failedAttempts) + u.summaryCalls.outputTokens + billedInput(u.summaryCalls) > 0 ? ` (tokenUsage ${n(billedInput(u.tokenUsage))} in / ${n(u.tokenUsage.outputTokens)} out)` : ''}`;
 }
