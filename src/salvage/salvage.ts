@@ -6,6 +6,7 @@ import { decodeStorageRecord } from '../log/rows.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../log/scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import { findMagic, walkSegments, type Segment } from './walker.js';
+import { releaseMemory } from '../core/memory.js';
 
 /**
  * Salvage: read PAST defects that make DSH (and `dsh inspect`) stop.
@@ -318,12 +319,19 @@ class LineFeeder {
   /** Append to the fragment (`fragmentBytes` is the caller's to advance). */
   private keep(bytes: Buffer): void {
     const need = this.fragmentBytes + bytes.length;
-    if (this.fragment === undefined || this.fragment.length < need) {
-      const grown = Buffer.allocUnsafe(Math.min(DEFAULT_MAX_LINE_BYTES, Math.max(need, 2 * (this.fragment?.length ?? 0), 64 * 1024)));
-      this.fragment?.copy(grown, 0, 0, this.fragmentBytes);
-      this.fragment = grown;
-    }
-    bytes.copy(this.fragment, this.fragmentBytes);
+    // The buffer outgrown is given back before the record grows on (a 512 MiB record would
+    // otherwise be held with all the sizes it went through).
+    if (this.grow(need) >= 32 << 20) releaseMemory();
+    bytes.copy(this.fragment!, this.fragmentBytes);
+  }
+
+  /** Make room for `need` bytes; the size of the buffer outgrown (0: none). */
+  private grow(need: number): number {
+    const old = this.fragment;
+    if (old !== undefined && old.length >= need) return 0;
+    this.fragment = Buffer.allocUnsafe(Math.min(DEFAULT_MAX_LINE_BYTES, Math.max(need, 2 * (old?.length ?? 0), 64 * 1024)));
+    old?.copy(this.fragment, 0, 0, this.fragmentBytes);
+    return old?.length ?? 0;
   }
 
   /**
