@@ -11,7 +11,7 @@ export { LogError, UsageError, errorDocument, failureObject } from '../core/erro
 export type { ErrorLocation, ErrorObject, SerializedError } from '../core/errors.js';
 export { toJson, toJsonAround } from '../core/json.js';
 export { attemptKey, placeText, stepKey } from '../core/keys.js';
-export { codePointLength, escapeControl, formatCount, preview } from '../core/text.js';
+export { codePointLength, escapeControl, formatCount, preview, textPieces } from '../core/text.js';
 export { VERSION } from '../core/version.js';
 export type { CloserReason, CloserTracker } from '../log/closers.js';
 export type { Compression } from '../log/host-open.js';

@@ -24,6 +24,7 @@ export function colorFor(mode: ColorMode, stream: { isTTY?: boolean }, env: Node
 }
 
 export { escapeControl, preview } from '../api/log.js';
+import { textPieces } from '../api/log.js';
 
 export class BrokenPipe extends Error {}
 
@@ -62,13 +63,22 @@ export class LineWriter {
   private size = 0;
   constructor(private readonly stream: Writable, private readonly limit = 1 << 16) {}
   async line(text: string): Promise<void> {
+    if (text.length >= this.limit) {
+      await this.text(text);
+      return this.text('\n');
+    }
     this.buf.push(text, '\n');
     this.size += text.length + 1;
     if (this.size >= this.limit) await this.flush();
   }
-  /** Text without a newline added. */
+  /** Text without a newline added. A text past the buffer's limit is written in pieces: never joined or encoded whole. */
   async text(text: string): Promise<void> {
     if (text.length === 0) return;
+    if (text.length >= this.limit) {
+      await this.flush();
+      for (const piece of textPieces(text)) await writeOut(this.stream, piece);
+      return;
+    }
     this.buf.push(text);
     this.size += text.length;
     if (this.size >= this.limit) await this.flush();

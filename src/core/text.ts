@@ -115,3 +115,18 @@ export function formatCount(x: number): string {
   for (let i = digits.length % 3; i < digits.length; i += 3) out += (out === '' ? '' : ',') + digits.slice(i, i + 3);
   return x < 0 ? '-' + out : out;
 }
+
+/**
+ * `text` in pieces of about `size` UTF-16 units, never cut inside a surrogate pair (a pair cut in
+ * two would be written as two replacement characters): the pieces' UTF-8 bytes, written one after
+ * another, are `text`'s. For writing a huge string out without a second copy of it (its Buffer).
+ */
+export function* textPieces(text: string, size = 1 << 20): Generator<string, void, undefined> {
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + size);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    yield text.slice(at, end);
+    at = end;
+  }
+}

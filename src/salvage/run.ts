@@ -12,6 +12,7 @@ import { salvageSource, type SalvageResult, type SalvageSummary } from './salvag
 import { SalvageArtifactBuilder, type SalvageArtifactPlan } from './artifact.js';
 import { prepareOutputDir } from './outdir.js';
 import { toJson } from '../core/json.js';
+import { textPieces } from '../core/text.js';
 
 export interface SalvageRunOptions {
   /** Also write a loadable DSH artifact under `<out>/root/…`. */
@@ -50,6 +51,12 @@ class NdjsonFile {
     return new NdjsonFile(await fsp.open(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600));
   }
   async line(text: string): Promise<void> {
+    if (text.length >= 1 << 20) {
+      // A huge record is written in pieces, never joined or encoded whole.
+      await this.flush();
+      for (const piece of textPieces(text)) await this.handle.write(piece);
+      text = '';
+    }
     this.buf.push(text, '\n');
     this.size += text.length + 1;
     if (this.size >= 1 << 20) await this.flush();

@@ -1,11 +1,12 @@
 import type { ByteSource } from '../physical/source.js';
-import { detectEncoding } from '../log/read.js';
-import { createDecoder, DecodeFailure, forEachTornChunk, type FrameDecoder } from '../physical/decoders.js';
+import { BIG_FRAME, detectEncoding } from '../log/read.js';
+import { createDecoder, DecodeFailure, forEachTornChunk, frameChunksJs, type FrameDecoder } from '../physical/decoders.js';
 import { parseHeaderMeta } from '../log/header.js';
 import { decodeStorageRecord } from '../log/rows.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../log/scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import { findMagic, walkSegments, type Segment } from './walker.js';
+import { releaseMemory } from '../core/memory.js';
 
 /**
  * Salvage: read PAST defects that make DSH (and `dsh inspect`) stop.
@@ -233,7 +234,8 @@ class SeqKeeper {
 
 /** Splits text into lines, remembering where each came from. */
 class LineFeeder {
-  private fragment: Buffer[] = [];
+  /** The unterminated record's bytes so far, in one buffer grown by doubling (a record is never held twice to be joined). */
+  private fragment: Buffer | undefined;
   fragmentBytes = 0;
   /** The fragment passed the line limit: its bytes are counted, not kept. */
   private fragmentOverflow = false;
@@ -258,7 +260,7 @@ class LineFeeder {
       message: `a ${this.fragmentBytes}-byte record fragment was cut off by the damaged region that follows it`,
       ...(frame !== undefined ? { frame } : {}),
     });
-    this.fragment = [];
+    this.fragment = undefined;
     this.fragmentBytes = 0;
     this.fragmentOverflow = false;
   }
@@ -274,7 +276,7 @@ class LineFeeder {
       message: `torn final record (${this.fragmentBytes} bytes without a terminating LF)`,
       ...(frame !== undefined ? { frame } : {}),
     });
-    this.fragment = [];
+    this.fragment = undefined;
     this.fragmentBytes = 0;
     this.fragmentOverflow = false;
   }
@@ -286,30 +288,60 @@ class LineFeeder {
   async feed(text: Buffer, origin: (lineStart: number, lineEnd: number) => EventOrigin, frame?: number): Promise<void> {
     let from = 0;
     for (let nl = text.indexOf(0x0a, from); nl !== -1; nl = text.indexOf(0x0a, from)) {
-      let line = text.subarray(from, nl);
       let start = from;
-      const overflow = this.fragmentOverflow || this.fragmentBytes + line.length > DEFAULT_MAX_LINE_BYTES;
-      if (this.fragmentBytes > 0) {
-        start -= this.fragmentBytes;
-        if (!overflow) line = Buffer.concat([...this.fragment, line]);
+      const bytes = this.fragmentBytes + nl - from;
+      const overflow = this.fragmentOverflow || bytes > DEFAULT_MAX_LINE_BYTES;
+      let line: string | undefined;
+      if (!overflow) {
+        if (this.fragmentBytes > 0) this.keep(text.subarray(from, nl));
+        // Decoded here, its bytes let go before the parse: the record is held as bytes, then text, then a value.
+        line = this.fragmentBytes > 0 ? this.fragment!.toString('utf8', 0, bytes) : text.toString('utf8', from, nl);
       }
-      const bytes = this.fragmentBytes + line.length;
-      this.fragment = [];
+      start -= this.fragmentBytes;
+      this.fragment = undefined;
       this.fragmentBytes = 0;
       this.fragmentOverflow = false;
-      if (overflow) this.overlong(origin(start, nl + 1), bytes, frame);
-      else await this.line1(line, origin(start, nl + 1), frame);
+      if (line === undefined) this.overlong(origin(start, nl + 1), bytes, frame);
+      else await this.line1(line, bytes, origin(start, nl + 1), frame);
       from = nl + 1;
     }
     if (from < text.length) {
       // Past the line limit a fragment is counted, never kept (bounded memory).
       if (!this.fragmentOverflow && this.fragmentBytes + text.length - from > DEFAULT_MAX_LINE_BYTES) {
-        this.fragment = [];
+        this.fragment = undefined;
         this.fragmentOverflow = true;
       }
-      if (!this.fragmentOverflow) this.fragment.push(Buffer.from(text.subarray(from)));
+      if (!this.fragmentOverflow) this.keep(text.subarray(from));
       this.fragmentBytes += text.length - from;
     }
+  }
+
+  /** Append to the fragment (`fragmentBytes` is the caller's to advance). */
+  private keep(bytes: Buffer): void {
+    const need = this.fragmentBytes + bytes.length;
+    // The buffer outgrown is given back before the record grows on (a 512 MiB record would
+    // otherwise be held with all the sizes it went through).
+    if (this.grow(need) >= 32 << 20) releaseMemory();
+    bytes.copy(this.fragment!, this.fragmentBytes);
+  }
+
+  /** Make room for `need` bytes; the size of the buffer outgrown (0: none). */
+  private grow(need: number): number {
+    const old = this.fragment;
+    if (old !== undefined && old.length >= need) return 0;
+    this.fragment = Buffer.allocUnsafe(Math.min(DEFAULT_MAX_LINE_BYTES, Math.max(need, 2 * (old?.length ?? 0), 64 * 1024)));
+    old?.copy(this.fragment, 0, 0, this.fragmentBytes);
+    return old?.length ?? 0;
+  }
+
+  /**
+   * The record being cut (the fragment) is already known to pass the line limit (a verdict pass
+   * over its frame saw it): its bytes are counted from here on, never kept, as `feed` does once
+   * the limit is reached.
+   */
+  overflowNow(): void {
+    this.fragment = undefined;
+    this.fragmentOverflow = true;
   }
 
   /** A line over the line limit: lost whole, like any line DSH cannot parse. */
@@ -333,8 +365,7 @@ class LineFeeder {
     });
   }
 
-  private async line1(line: Buffer, where: EventOrigin, frame?: number): Promise<void> {
-    const text = line.toString('utf8');
+  private async line1(text: string, lineBytes: number, where: EventOrigin, frame?: number): Promise<void> {
     if (!this.headerSeen) {
       this.headerSeen = true;
       const meta = parseHeaderMeta(text);
@@ -359,7 +390,7 @@ class LineFeeder {
         kind: 'unparsable-line',
         start: where.start,
         end: where.end,
-        bytesLost: line.length + 1,
+        bytesLost: lineBytes + 1,
         message: `line ${this.line} does not parse: ${(error as Error).message}`,
         line: this.line,
         ...(frame !== undefined ? { frame } : {}),
@@ -433,18 +464,45 @@ export async function salvageSource(source: ByteSource, options: SalvageOptions 
         frames += 1;
         let plaintext: Buffer | undefined;
         let failure: { message: string; code?: string } | undefined;
+        const bytes = source.read(seg.start, seg.end);
+        // A frame that may decode to more than the reader holds is never held whole (it can be a
+        // 65 KB frame of 2 GiB): decoded streaming once for the verdict (a frame that fails keeps
+        // nothing), then pulled again chunk by chunk into the lines, as the reader streams it.
+        const big = (seg.maxPlaintext ?? 0) > BIG_FRAME;
+        // The verdict pass also finds the records that pass the line limit (between two LFs, the
+        // first one continuing the fragment carried in): the delivery pass keeps none of their bytes.
+        const overlong: [number, number][] = [];
         try {
-          plaintext = await decoder.decode(source.read(seg.start, seg.end));
+          if (big) {
+            let at = 0;
+            let runStart = contiguous ? -feeder.fragmentBytes : 0;
+            await decoder.decodeStreaming(bytes, (chunk) => {
+              for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, nl + 1)) {
+                if (at + nl - runStart > DEFAULT_MAX_LINE_BYTES) overlong.push([runStart, at + nl]);
+                runStart = at + nl + 1;
+              }
+              at += chunk.length;
+            });
+            if (at - runStart > DEFAULT_MAX_LINE_BYTES) overlong.push([runStart, at]);
+          } else plaintext = await decoder.decode(bytes);
         } catch (error) {
           failure = failureText(error);
         }
-        if (plaintext) {
+        if (plaintext || (big && !failure)) {
           ok += 1;
           if (!contiguous) feeder.dropFragment({ start: seg.start, end: seg.end }, index);
           contiguous = true;
           const fs = seg.start;
           const fe = seg.end;
-          await feeder.feed(plaintext, () => ({ unit: fs, start: fs, end: fe }), index);
+          if (plaintext) await feeder.feed(plaintext, () => ({ unit: fs, start: fs, end: fe }), index);
+          else {
+            let at = 0;
+            for (const chunk of frameChunksJs(bytes)) {
+              if (overlong.some(([a, b]) => a < at && at <= b)) feeder.overflowNow();
+              await feeder.feed(chunk, () => ({ unit: fs, start: fs, end: fe }), index);
+              at += chunk.length;
+            }
+          }
         } else {
           failed += 1;
           // A damaged block size can make a frame swallow its successors:

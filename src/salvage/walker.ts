@@ -1,5 +1,5 @@
 import type { ByteSource } from '../physical/source.js';
-import { frameHeaderLayout, ZSTD_MAGIC } from '../physical/zstd-frames.js';
+import { frameHeaderLayout, frameHeaderValues, ZSTD_BLOCK_MAX, ZSTD_MAGIC } from '../physical/zstd-frames.js';
 
 /**
  * A tolerant Zstandard frame walker for salvage. Unlike `scanFrames` (DSH's
@@ -27,6 +27,8 @@ export interface Segment {
   kind: SegmentKind;
   start: number;
   end: number;
+  /** `frame`: the most plaintext it can decode to (its declared content size, else its blocks' bound). */
+  maxPlaintext?: number;
   /** Why the segment is not a frame (garbage, bad-structure, torn). */
   reason?: string;
 }
@@ -55,7 +57,7 @@ function zeroFilled(source: ByteSource, start: number, end: number): boolean {
   return b.length > 0;
 }
 
-type Parse = { ok: true; end: number } | { ok: false; torn: boolean; reason: string };
+type Parse = { ok: true; end: number; maxPlaintext: number } | { ok: false; torn: boolean; reason: string };
 
 /** Parse the frame structure at `start` (which holds a magic) without decoding. */
 export function parseFrameAt(source: ByteSource, start: number): Parse {
@@ -68,6 +70,10 @@ export function parseFrameAt(source: ByteSource, start: number): Parse {
   const checksum = layout.checksumFlag;
   offset += 1 + layout.rest;
   if (offset > size) return torn('EOF inside the frame header');
+  const values = source.read(start + 5, offset);
+  const { windowSize, contentSize } = frameHeaderValues(layout, (i) => values[i] ?? 0);
+  const blockCap = Math.min(ZSTD_BLOCK_MAX, Math.max(windowSize, 1));
+  let bound = 0;
   for (;;) {
     if (size - offset < 3) return torn('EOF inside a block header');
     const h = source.read(offset, offset + 3).readUIntLE(0, 3);
@@ -78,13 +84,14 @@ export function parseFrameAt(source: ByteSource, start: number): Parse {
     offset += 3;
     if (size - offset < payload) return torn('EOF inside a block payload');
     offset += payload;
+    bound += type === 2 ? blockCap : h >>> 3;
     if ((h & 1) !== 0) break;
   }
   if (checksum) {
     if (size - offset < 4) return torn('EOF inside the content checksum');
     offset += 4;
   }
-  return { ok: true, end: offset };
+  return { ok: true, end: offset, maxPlaintext: contentSize ?? bound };
 }
 
 /** Walk the whole source into segments (see the module comment). */
@@ -102,7 +109,7 @@ export function* walkSegments(source: ByteSource): Generator<Segment, void, numb
     const parsed = parseFrameAt(source, offset);
     if (parsed.ok) {
       // The consumer may answer with an override for the next offset (re-sync).
-      const override = yield { kind: 'frame', start: offset, end: parsed.end };
+      const override = yield { kind: 'frame', start: offset, end: parsed.end, maxPlaintext: parsed.maxPlaintext };
       offset = override !== undefined ? override : parsed.end;
       continue;
     }

@@ -5,7 +5,7 @@ import { progressOption } from '../progress.js';
 import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
 import { inspectTargetIndexed, toJson } from '../../api/log.js';
 import { streamedTranscript } from '../../api/views.js';
-import { BlankLineCollapser, transcriptMarkdownEntry, transcriptMarkdownHead, transcriptTextEntry, transcriptTextHead } from '../render/transcript.js';
+import { BlankLineCollapser, transcriptMarkdownEntry, transcriptMarkdownHead, transcriptTextEntryPieces, transcriptTextHead } from '../render/transcript.js';
 import { failureJson, renderFailure } from '../render/surface.js';
 
 interface TranscriptOptions extends CommonOptions {
@@ -54,7 +54,10 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
         } else {
           const width = Math.max(40, (io.stdout.columns ?? 120) - 16);
           await out.text(transcriptTextHead(head, env.c));
-          for await (const e of entries) await out.text(`\n${transcriptTextEntry(e, env.c, width)}`);
+          for await (const e of entries) {
+            await out.text('\n');
+            for (const piece of transcriptTextEntryPieces(e, env.c, width)) await out.text(piece);
+          }
           await out.text('\n');
         }
         await out.flush();

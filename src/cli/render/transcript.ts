@@ -7,11 +7,16 @@ function iso(ms: number): string {
 }
 
 function indent(text: string, pad: string): string {
-  return text
-    .split('\n')
-    .map((l) => pad + l)
-    .join('\n');
+  return indentPieces(text, pad).join('');
 }
+
+/** `indent` in two pieces (the pad, then the text with a pad after each newline): a huge text is not copied once more to be joined. */
+function indentPieces(text: string, pad: string): string[] {
+  return [pad, text.includes('\n') ? text.replaceAll('\n', `\n${pad}`) : text];
+}
+
+/** A rendered line, or a line in pieces (written one after another). */
+type Line = string | readonly string[];
 
 /** Multi-line log text, control characters escaped (newlines and tabs kept). */
 function body(text: string): string {
@@ -36,7 +41,7 @@ function textCall(call: TranscriptToolCall, c: ChalkInstance, width: number): st
   return out;
 }
 
-function textEntry(e: TranscriptEntry, c: ChalkInstance, width: number): string[] {
+function textEntry(e: TranscriptEntry, c: ChalkInstance, width: number): Line[] {
   switch (e.kind) {
     case 'turn':
       return ['', c.dim(`── turn ${e.turn} (seq ${e.seq}, ${iso(e.time)}) ──`)];
@@ -49,10 +54,10 @@ function textEntry(e: TranscriptEntry, c: ChalkInstance, width: number): string[
       if (e.synthetic) tags.push('synthetic');
       if (e.shadowedBy !== null) tags.push(`model no longer sees it: replaced by seq ${e.shadowedBy}`);
       const head = `${c.bold(e.role === 'user' ? c.green('user') : c.blue('assistant'))} ${c.dim(`seq ${e.seq}`)}${tags.length ? ' ' + c.yellow(`[${tags.join('; ')}]`) : ''}`;
-      const out = [head];
+      const out: Line[] = [head];
       if (e.empty) out.push(c.dim('  (no visible content: empty response, usage only)'));
       if (e.reasoning) out.push(c.dim(indent(`(reasoning) ${preview(e.reasoning, width)}`, '  ')));
-      if (e.text) out.push(indent(body(e.text), '  '));
+      if (e.text) out.push(indentPieces(body(e.text), '  '));
       for (const call of e.toolCalls) out.push(...textCall(call, c, width));
       return out;
     }
@@ -78,7 +83,18 @@ export function transcriptTextHead(t: TranscriptHead, c: ChalkInstance): string 
 }
 
 export function transcriptTextEntry(e: TranscriptEntry, c: ChalkInstance, width = 100): string {
-  return textEntry(e, c, width).join('\n');
+  return transcriptTextEntryPieces(e, c, width).join('');
+}
+
+/** `transcriptTextEntry` in pieces, to be written one after another: a message's huge text is never joined into a copy. */
+export function transcriptTextEntryPieces(e: TranscriptEntry, c: ChalkInstance, width = 100): string[] {
+  const out: string[] = [];
+  for (const [i, line] of textEntry(e, c, width).entries()) {
+    if (i > 0) out.push('\n');
+    if (typeof line === 'string') out.push(line);
+    else out.push(...line);
+  }
+  return out;
 }
 
 export function renderTranscriptText(t: Transcript, c: ChalkInstance, width = 100): string {
