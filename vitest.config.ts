@@ -2,9 +2,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The long campaigns: `npm run test:full` runs these (after `npm test`, which runs every other test file;
+ * .ci/run runs both). A file lands here when it takes minutes on the 2-core CI machine, or drives an outside
+ * program (chromium, Arize Phoenix) whose start-up alone is slow. `npx vitest run <file>` runs any one of them.
+ */
+export const FULL_FILES = [
+  'test/hostile-suite.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // `vitest run --project quick` (npm test) and `--project full` (npm run test:full); plain `vitest run` runs both.
+    projects: [
+      { extends: true, test: { name: 'quick', include: ['test/**/*.test.ts'], exclude: FULL_FILES } },
+      { extends: true, test: { name: 'full', include: FULL_FILES } },
+    ],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',

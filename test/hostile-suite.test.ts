@@ -2,7 +2,7 @@
  * Issue #23's hostile suite: generated mutations of corpus sessions (header
  * field types, renamed encodings, missing nested fields, block-header flips,
  * deep nesting) through every read command, in text and --json mode. The
- * quick subset runs in `npm test`; DSH_SLOW_TESTS=1 runs >= 20,000 mutations.
+ * quick subset runs in `npm run test:full`; DSH_SLOW_TESTS=1 runs >= 20,000 mutations.
  * Every run must exit 0, 1 or 2 without an internal error or stack trace, in
  * bounded memory, and leave the input's bytes and mtime as they were.
  */
