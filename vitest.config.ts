@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
  */
 export const FULL_FILES = [
   'test/hostile-suite.test.ts',
+  'test/cli-bundle-parity.test.ts',
 ];
 
 export default defineConfig({
