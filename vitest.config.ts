@@ -8,8 +8,12 @@ import { defineConfig } from 'vitest/config';
  * program (chromium, Arize Phoenix) whose start-up alone is slow. `npx vitest run <file>` runs any one of them.
  */
 export const FULL_FILES = [
-  'test/hostile-suite.test.ts',
-  'test/cli-bundle-parity.test.ts',
+  'test/hostile-suite.test.ts', // generated mutations x every read command x {text, --json} (DSH_SLOW_TESTS=1: 20,000)
+  'test/cli-bundle-parity.test.ts', // every read command on every corpus artifact, bundle vs built modules, cold and indexed
+  'test/parallel-read.test.ts', // -j 1 vs -j 4 on every corpus artifact and hostile mutations
+  'test/report-browser.test.ts', // chromium (playwright-core), up to a 200k-event report
+  'test/otlp-phoenix.test.ts', // a real Arize Phoenix started on 127.0.0.1
+  'test/scale.test.ts', // DSH_SLOW_TESTS=1: a log beyond V8's longest string
 ];
 
 export default defineConfig({
