@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 export const FULL_FILES = [
   'test/hostile-suite.test.ts', // generated mutations x every read command x {text, --json} (DSH_SLOW_TESTS=1: 20,000)
   'test/cli-bundle-parity.test.ts', // every read command on every corpus artifact, bundle vs built modules, cold and indexed
+  'test/index-cache-corpus.test.ts', // every indexed command cold, building and warm on every corpus artifact and grown prefixes
   'test/parallel-read.test.ts', // -j 1 vs -j 4 on every corpus artifact and hostile mutations
   'test/report-browser.test.ts', // chromium (playwright-core), up to a 200k-event report
   'test/otlp-phoenix.test.ts', // a real Arize Phoenix started on 127.0.0.1
