@@ -2,9 +2,28 @@ import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The long campaigns: `npm run test:full` runs these (after `npm test`, which runs every other test file;
+ * .ci/run runs both). A file lands here when it takes minutes on the 2-core CI machine, or drives an outside
+ * program (chromium, Arize Phoenix) whose start-up alone is slow. `npx vitest run <file>` runs any one of them.
+ */
+export const FULL_FILES = [
+  'test/hostile-suite.test.ts', // generated mutations x every read command x {text, --json} (DSH_SLOW_TESTS=1: 20,000)
+  'test/cli-bundle-parity.test.ts', // every read command on every corpus artifact, bundle vs built modules, cold and indexed
+  'test/index-cache-corpus.test.ts', // every indexed command cold, building and warm on every corpus artifact and grown prefixes
+  'test/parallel-read.test.ts', // -j 1 vs -j 4 on every corpus artifact and hostile mutations
+  'test/report-browser.test.ts', // chromium (playwright-core), up to a 200k-event report
+  'test/otlp-phoenix.test.ts', // a real Arize Phoenix started on 127.0.0.1
+  'test/scale.test.ts', // DSH_SLOW_TESTS=1: a log beyond V8's longest string
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // `vitest run --project quick` (npm test) and `--project full` (npm run test:full); plain `vitest run` runs both.
+    projects: [
+      { extends: true, test: { name: 'quick', include: ['test/**/*.test.ts'], exclude: FULL_FILES } },
+      { extends: true, test: { name: 'full', include: FULL_FILES } },
+    ],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -3,7 +3,7 @@
  * field types, renamed encodings, missing nested fields, block-header flips,
  * deep nesting) through every command the CLI registers (a test reads them
  * from `dsh help`), in text and --json mode; and deeply nested values through
- * every command. The quick subset runs in `npm test`; DSH_SLOW_TESTS=1 runs
+ * every command. The quick subset runs in `npm run test:full`; DSH_SLOW_TESTS=1 runs
  * >= 20,000 mutations and 200,000-level nesting. Every run must exit 0, 1 or 2
  * without an internal error or stack trace and without a raw control
  * character in its output, in bounded memory, leave the input's bytes and

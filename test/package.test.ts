@@ -120,6 +120,8 @@ describe('the packed package', () => {
     expect(otlp.status, otlp.stderr).toBe(0);
     expect(Number(otlp.stdout)).toBeGreaterThan(0);
     expect(files.filter((f) => /^(tools|build|test|src|bench|scripts)\//.test(f) || /generate/.test(f))).toEqual([]);
+    // `prepare` leaves tsc's incremental state in dist/ (so `npm test` after `npm ci` need not re-check): not shipped.
+    expect(files.filter((f) => f.endsWith('.tsbuildinfo'))).toEqual([]);
     const pkg = JSON.parse(readFileSync(path.join(dir, 'node_modules', 'dsh', 'package.json'), 'utf8'));
     expect(pkg.exports['.'].default).toBe('./dist/index.js');
     expect(existsSync(path.join(dir, 'node_modules', 'dsh', pkg.exports['.'].types))).toBe(true);

@@ -48,6 +48,14 @@ export interface CommandEnv {
   opts: CommonOptions;
 }
 
+/**
+ * Ends a command's --help with an "Examples:" section: two or three `dsh` lines, each runnable on the bundled
+ * fixtures (run from the repository) or plainly generic. test/cli-help.test.ts holds every command to this.
+ */
+export function addExamples(cmd: Command, ...lines: string[]): Command {
+  return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+}
+
 export function envFor(io: Io, opts: CommonOptions): CommandEnv {
   // Every read of one log this command makes uses the chosen thread count.
   setReadJobs(explicitJobs(opts, io.env) ?? defaultReadThreads());

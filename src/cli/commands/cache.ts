@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, cacheFor, envFor, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, cacheFor, envFor, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { UsageError, clearEntries, listEntryFiles, listingOfFile, toJson } from '../../api/log.js';
 import { renderCacheListing, type CacheListing } from '../render/cache.js';
 
@@ -18,6 +18,12 @@ Indexes live in $DSH_CACHE_DIR, else $XDG_CACHE_HOME/dsh, else ~/.cache/dsh; the
 of the logs read (plus the session id and path, for this listing), never log text. At most
 DSH_CACHE_MAX_BYTES (default 2 GiB) is kept, least recently used first out. --no-cache or DSH_NO_CACHE=1:
 nothing is read from or written to it.`,
+  );
+  addExamples(
+    cmd,
+    'dsh cache',
+    'dsh cache --json',
+    'dsh cache clear',
   );
   cmd.action(
     action(io, setExit, async (what: string | undefined, opts: CommonOptions) => {

@@ -66,7 +66,6 @@ failure recovery, budget gain.
 
 Examples:
   dsh compactions session.jsonl.zstd
-  dsh compactions session.jsonl.zstd --verdicts
   dsh compactions ~/.dsh/sessions --strict
   dsh compactions <id> --json`,
   );

@@ -124,8 +124,7 @@ side), or with --exit-code the sides differ; 2 usage or I/O error.
 Examples:
   dsh diff parent.jsonl.zstd child/session.jsonl.zstd
   dsh diff run-1 run-2 --root ~/.dsh/sessions --stat
-  dsh diff session.jsonl.zstd 14 52
-  dsh diff session.jsonl.zstd --request 2/1 4/1#0 --json`,
+  dsh diff session.jsonl.zstd 14 52`,
   );
   cmd.action(
     speculativeAction(io, setExit, async (a: string, b: string | undefined, third: string | undefined, opts: DiffOptions) => {

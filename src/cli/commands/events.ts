@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, preview, escapeControl } from '../io.js';
 import { forEachLogicalEvent, heldBytesBudget, HeldOutput, HeldOutputFull, logicalEventJson, Output, SINGLE_PASS_BYTES, streamPassBytes, streamValidated, targetBytes } from '../stream.js';
-import { addCommon, cacheFor, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
+import { addCommon, cacheFor, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
 import { Labels, labelNeedsFold, type SurfaceLabel, foldOf, TURN_STARTS, EVENT_PREVIEW_WIDTH, eventSummary } from '../../api/views.js';
 import { type SessionEvent, UsageError, inspectTarget, inspectTargetIndexed, type SessionInspection, type ResolvedTarget, floorIndexBy, toJson } from '../../api/log.js';
 import { progressOption } from '../progress.js';
@@ -62,6 +62,12 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
     .option('-f, --follow', 'keep reading a live log (read-only polling): print each event once committed, labels as of the fold so far; a later compaction re-labels earlier events; Ctrl-C stops (exit 0)')
     .option('--interval <ms>', 'with --follow: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd, { json: 'stream NDJSON: one session-query record per line with the event' });
+  addExamples(
+    cmd,
+    'dsh events session-incident-1 --root fixtures/incident --type tool/',
+    'dsh events session-incident-1 --root fixtures/incident --turn 3 --json',
+    'dsh events ~/.dsh/sessions/--home-me-proj--/session-1 --follow',
+  );
   cmd.action(
     speculativeAction(io, setExit, async (target: string, opts: EventsOptions) => {
       const env = envFor(io, opts);

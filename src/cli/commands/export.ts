@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, humanBytes, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import type { RedactStats } from '../../api/redact.js';
 import { UsageError, readArtifact, toJson } from '../../api/log.js';
 import { exportSession, type ExportManifest, exportFileName } from '../../api/export.js';
@@ -74,6 +74,12 @@ the root as session.jsonl, every parentSession descendant (forks and subagents) 
 subagents/<id with [^A-Za-z0-9_-] as _>/session.jsonl in lineage order, and each referenced image
 as media/<attachmentId>.<png|jpg|webp|gif>. A missing image is a warning; a corrupt session fails
 (exit 1) and leaves no file. The archive is written to a temporary file and renamed into place.`,
+  );
+  addExamples(
+    cmd,
+    'dsh export session-incident-1 --root fixtures/incident -o incident.zip',
+    'dsh export session-incident-1 --root fixtures/incident --redact --deterministic -o incident-redacted.zip',
+    'dsh export session-incident-1 --root fixtures/incident --format otlp -o incident.otlp.json',
   );
   cmd.action(
     action(io, setExit, async (target: string, opts: ExportCliOptions) => {

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { progressOption } from '../progress.js';
 import { inspectTargetIndexed, type IndexedInspection, UsageError, encodeSegment, type Encoding, toJson } from '../../api/log.js';
 import { ForkUnavailable, hostServableWarning } from '../../api/views.js';
@@ -32,6 +32,11 @@ export function registerFork(program: Command, io: Io, setExit: (code: number) =
     .option('--created-at <ms>', 'child header createdAt (default now; for reproducible output)')
     .addOption(new Option('--encoding <enc>', 'child artifact encoding').choices(['zstd', 'none']).default('zstd'));
   addCommon(cmd, { json: 'print {plan, path?, written} as JSON', encoding: false });
+  addExamples(
+    cmd,
+    'dsh fork session-incident-1 --root fixtures/incident --dry-run',
+    'dsh fork session-incident-1 --root fixtures/incident --out forked-root --id session-retry-1',
+  );
   cmd.action(
     action(io, setExit, async (target: string, opts: ForkOptions) => {
       const env = envFor(io, opts);

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { scanFrames, frameBlocks, type FrameScan, detectEncoding, readArtifact, LogError, toJson } from '../../api/log.js';
 
 interface FramesOptions extends CommonOptions {
@@ -39,6 +39,11 @@ export function registerFrames(program: Command, io: Io, setExit: (code: number)
     .argument('<target>', 'session file, directory, id, or -')
     .option('--decode', 'also decode every frame (checksums verified): plaintext bytes, records, sha256');
   addCommon(cmd);
+  addExamples(
+    cmd,
+    'dsh frames fixtures/incident/--home-dev-acme-api--/session-incident-1/session.jsonl.zstd',
+    'dsh frames session-incident-1 --root fixtures/incident --decode --json',
+  );
   cmd.action(
     action(io, setExit, async (target: string, opts: FramesOptions) => {
       const env = envFor(io, opts);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { progressOption } from '../progress.js';
 import { escapeControl, LineWriter } from '../io.js';
-import { addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
 import { foldOf, MESSAGE_GROUPS, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../api/views.js';
 import { inspectTargetIndexed, type IndexedInspection, type SessionEvent, toJson } from '../../api/log.js';
 import { renderHistoryPage } from '../render/history.js';
@@ -27,6 +27,11 @@ export function registerHistory(program: Command, io: Io, setExit: (code: number
     .option('--warn-events-per-message <n>', 'warn (stderr) when a page holds more raw events per counted message', String(DEFAULT_SIZE_LIMITS.eventsPerMessage))
     .option('--warn-bytes <n>', 'warn (stderr) when a page serializes to more bytes', String(DEFAULT_SIZE_LIMITS.bytes));
   addCommon(cmd, { json: 'print the page(s) as JSON: {sessionId, pages:[{events, hasMore, cut, …}]}' });
+  addExamples(
+    cmd,
+    'dsh history session-incident-1 --root fixtures/incident --max-messages 5',
+    'dsh history session-incident-1 --root fixtures/incident --max-messages 2 --all-pages --json',
+  );
   cmd.action(
     speculativeAction(io, setExit, async (target: string, opts: HistoryOptions) => {
       const env = envFor(io, opts);

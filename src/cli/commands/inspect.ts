@@ -2,7 +2,7 @@ import { progressOption } from '../progress.js';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, cacheFor, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions } from '../shared.js';
+import { action, addCommon, cacheFor, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions, addExamples } from '../shared.js';
 import { UsageError, type ResolvedTarget, type SessionEvent, type SessionInspection, inspectDocument, inspectTarget, toJson } from '../../api/log.js';
 import { Summarizer } from '../../api/views.js';
 import { salvageMayHelp, salvageWouldRecoverMore } from '../../api/salvage.js';
@@ -28,6 +28,12 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
     .option('-w, --watch', 'follow a live log (read-only polling): redraw the summary on a terminal as it grows (turn in flight, open tool calls, torn tail being written, compactions); NDJSON states with --json; Ctrl-C stops (exit 0)')
     .option('--interval <ms>', 'with --watch: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd);
+  addExamples(
+    cmd,
+    'dsh inspect session-incident-1 --root fixtures/incident',
+    'dsh inspect fixtures/raw-sample/--home-dev-acme-web--/session-raw-1/session.jsonl --json',
+    'dsh inspect ~/.dsh/sessions/--home-me-proj--/session-1 --watch',
+  );
   cmd.action(
     action(io, setExit, async (target: string, opts: InspectOptions) => {
       const env = envFor(io, opts);

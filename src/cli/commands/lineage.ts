@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { LogError, toJson } from '../../api/log.js';
 import { readHeaderFromSource, type ListingProblem, lineageOf } from '../../api/views.js';
 import { renderLineage } from '../render/lineage.js';
@@ -14,6 +14,11 @@ export function registerLineage(program: Command, io: Io, setExit: (code: number
     .description('ancestors (nearest first) and descendants (forks and subagents) of a session among the sessions of its root (session-query traceSession)')
     .argument('<target>', 'session file, directory, id (under --root), or -');
   addCommon(cmd, { json: "print session-query's traceSession object" });
+  addExamples(
+    cmd,
+    'dsh lineage session-incident-1-fork-1 --root fixtures/incident',
+    'dsh lineage session-incident-1 --root fixtures/incident --json',
+  );
   cmd.action(
     action(io, setExit, async (target: string, opts: CommonOptions) => {
       const env = envFor(io, opts);

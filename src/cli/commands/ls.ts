@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, jobsFor, parseSince, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, jobsFor, parseSince, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { UsageError, defaultRoot, toJson } from '../../api/log.js';
 import { listSessions, type SessionKind } from '../../api/views.js';
 import { lsJson, renderLs } from '../render/ls.js';
@@ -23,6 +23,12 @@ export function registerLs(program: Command, io: Io, setExit: (code: number) => 
     .option('--since <time>', 'only sessions created at or after this ISO time or epoch-ms')
     .option('--no-health', 'headers only: skip the full read per session (no health, no title)');
   addCommon(cmd, { json: 'print a JSON array, one object per session' });
+  addExamples(
+    cmd,
+    'dsh ls fixtures/incident',
+    'dsh ls fixtures/incident --kind fork --json',
+    'dsh ls --since 2026-01-01 --no-health',
+  );
   cmd.action(
     action(io, setExit, async (rootArg: string | undefined, opts: LsOptions) => {
       const env = envFor(io, opts);

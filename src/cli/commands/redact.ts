@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { UsageError, toJson } from '../../api/log.js';
 import { outputRefusal, prepareNewFile, writeNewFile } from '../../api/export.js';
 import { redactTarget, type RedactReport, DETECTOR_NAMES } from '../../api/redact.js';
@@ -69,6 +69,11 @@ Replacement: [REDACTED:<label>:≤<length class>#<first 4 hex of sha256(secret)>
 identical tokens. Only string values in event data (and packed-row texts/args) change; ids used for pairing
 (id, callId, toolCallId, …), types, seqs and surface markers never do. Unchanged lines/frames are copied
 byte for byte. Exit codes: 0 ok, 1 the log cannot be read/redacted or the result does not verify, 2 usage/I-O.`,
+  );
+  addExamples(
+    cmd,
+    'dsh redact session-incident-1 --root fixtures/incident --dry-run',
+    'dsh redact session-incident-1 --root fixtures/incident --redact-paths -o redacted-root',
   );
   cmd.action(
     action(io, setExit, async (target: string, opts: RedactCliOptions) => {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
-import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseStepSpec, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, indexUseFor, intOption, parseStepSpec, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { failureObject, inspectTarget, inspectTargetIndexed, type SessionInspection, UsageError, type SessionEvent, type SessionHeader, toJson, stepKey } from '../../api/log.js';
 import { planReplay, REPLAY_PLAN, replayGapTotal, streamReplay, type ReplayAttempt, type ReplayPlan } from '../../api/views.js';
 import { attemptHeading, ChunkGaps, chunkText, gapScale, replayFootLines, replayHeadLines, scaledGap, StepHeadings } from '../render/replay.js';
@@ -54,6 +54,11 @@ export function registerReplay(program: Command, io: Io, setExit: (code: number)
     .option('--max-delay <ms>', 'cap on the total delay of a timed replay (default 10000); each gap is also capped at 2000', '10000')
     .option('--chunks', 'with --json: include every attempt\'s raw chunks');
   addCommon(cmd, { json: 'print the replay document (attempts, assembled blocks, checks) as JSON' });
+  addExamples(
+    cmd,
+    'dsh replay session-incident-1 --root fixtures/incident',
+    'dsh replay session-incident-1 --root fixtures/incident --step 2/1 --json',
+  );
   cmd.action(
     action(io, setExit, async (target: string, opts: ReplayOptions) => {
       const env = envFor(io, opts);

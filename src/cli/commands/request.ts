@@ -38,8 +38,6 @@ Keys are turn/step#attempt, the attempt counted from 0 within the step.
 
 Examples:
   dsh request session.jsonl.zstd --list
-  dsh request session.jsonl.zstd 14
-  dsh request session.jsonl.zstd --step 1/1#0 --json
   dsh request session.jsonl.zstd --step 2/1 --diff
   dsh request session.jsonl.zstd 14 --body deepseek`,
   );

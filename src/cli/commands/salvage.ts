@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { UsageError, toJson } from '../../api/log.js';
 import { runSalvage, type SalvageReport } from '../../api/salvage.js';
 
@@ -63,6 +63,11 @@ frames, re-synchronises on the next frame magic after damaged bytes, and prefix-
 frame; raw keeps every complete line that parses. Original seqs are kept: after a gap an event is kept
 only if its seq is greater than the last kept one. The input is never modified.
 Exit codes: 0 something was salvaged, 1 nothing could be salvaged (or the artifact did not verify), 2 usage/I-O.`,
+  );
+  addExamples(
+    cmd,
+    'dsh salvage session-incident-1 --root fixtures/incident -o incident-salvage',
+    'dsh salvage session-incident-1 --root fixtures/incident -o incident-salvaged --artifact --json',
   );
   cmd.action(
     action(io, setExit, async (target: string, opts: SalvageCliOptions) => {

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, intOption, parseSince, resolveOptionsFor, EXIT, type CommonOptions } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, intOption, parseSince, resolveOptionsFor, EXIT, type CommonOptions, addExamples } from '../shared.js';
 import { failureObject, inspectTarget, defaultRoot, looksLikeRoot, resolveTarget, scanRoot, readStdin, type ResolvedTarget, type ResolveOptions, UsageError, type SessionEvent, toJson } from '../../api/log.js';
 import { Labels, type SurfaceLabel, SessionQueryError, compileTextFilter, searchFold, type SearchHit } from '../../api/views.js';
 import { guardedConsumer } from '../stream.js';
@@ -66,6 +66,11 @@ export function registerSearch(program: Command, io: Io, setExit: (code: number)
     .option('--limit <n>', 'stop after this many matches')
     .option('--snippet-chars <n>', 'snippet size in code points (DSH default 240)', '240');
   addCommon(cmd, { json: 'print {pattern, sessionsSearched, hits, failures} as JSON' });
+  addExamples(
+    cmd,
+    'dsh search "one cent" --root fixtures/incident',
+    'dsh search deploy fixtures/incident --type tool/ --json',
+  );
   cmd.action(
     action(io, setExit, async (patternText: string, targets: string[], opts: SearchOptions) => {
       const env = envFor(io, opts);

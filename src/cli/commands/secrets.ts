@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir, addExamples } from '../shared.js';
 import { UsageError, toJson } from '../../api/log.js';
 import { DETECTOR_NAMES, secretsOfRoot, secretsOfTarget, type AnalyzeOptions, type SecretsReport } from '../../api/redact.js';
 import { renderSecrets } from '../render/secrets.js';
@@ -49,6 +49,11 @@ A secret is shown only as dsh redact's token [REDACTED:<label>:≤<length class>
 surface node on the surface at its first chunk, or in the request header or context in force.
 Over a target in a session root, its forks and subagents are read too.
 Exit codes: 0 report printed (secrets or not), 1 a log could not be read, 2 usage or I/O error.`,
+  );
+  addExamples(
+    cmd,
+    'dsh secrets session-incident-1 --root fixtures/incident',
+    'dsh secrets session-incident-1 --root fixtures/incident --paths --json',
   );
   cmd.action(
     action(io, setExit, async (target: string, opts: SecretsCliOptions) => {

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, writeOut } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir } from '../shared.js';
+import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, isRootDir, addExamples } from '../shared.js';
 import { failureObject, UsageError, toJson } from '../../api/log.js';
 import { STATS_EXPLAIN, zero, buildLedger, filterExplain, ledgerJson, loadPriceTable, readRootUsage, sessionStatsReport, type Ledger, type SessionInput } from '../../api/views.js';
 import { renderExplain, renderLedger, renderRootStats, renderStats, SORT_KEYS, sortValue, type RootRow, type SortKey, type StatsBy } from '../render/stats.js';
@@ -37,6 +37,12 @@ export function registerStats(program: Command, io: Io, setExit: (code: number) 
     .option('--asc', 'ascending order (default for --sort id)')
     .option('--desc', 'descending order (default for every other key)');
   addCommon(cmd, { json: 'print the figures as JSON (root: {totals, sessions}); owned, inherited, unattributed, rolledUp, naive and cost explicit' });
+  addExamples(
+    cmd,
+    'dsh stats session-incident-1 --root fixtures/incident --by turn tool',
+    'dsh stats fixtures/incident --json',
+    'dsh stats session-incident-1 --root fixtures/incident --explain --figure tokenUsage',
+  );
   cmd.action(
     action(io, setExit, async (target: string, opts: StatsOptions) => {
       const env = envFor(io, opts);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
+import { addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
 import { inspectTarget, LogError, UsageError, toJson } from '../../api/log.js';
 import { loadedFromInspection, SessionQueryError, type LoadedSession } from '../../api/views.js';
 import type { SurfaceView } from '../../index.js';
@@ -45,6 +45,11 @@ export function registerSurface(program: Command, io: Io, setExit: (code: number
     .argument('<target>', 'session file, directory, id (under --root), or -')
     .option('--at <seq>', 'fold only events 0..seq (inclusive): the context as of that moment');
   addCommon(cmd, { json: 'print the model message array (DSH deriveMessages) as JSON' });
+  addExamples(
+    cmd,
+    'dsh surface session-incident-1 --root fixtures/incident',
+    'dsh surface session-incident-1 --root fixtures/incident --at 300 --json',
+  );
   cmd.action(
     speculativeAction(io, setExit, async (target: string, opts: SurfaceOptions) => {
       const env = envFor(io, opts);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { addCommon, envFor, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
+import { addCommon, envFor, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
 import { UsageError, heldBytesBudget, toJson } from '../../api/log.js';
 import type { TraceExplanation } from '../../index.js';
 import { renderTrace } from '../render/trace.js';
@@ -34,6 +34,11 @@ export function registerTrace(program: Command, io: Io, setExit: (code: number) 
     .option('--depth <n>', 'expand sources transitively n levels (default 1)')
     .option('--all', 'expand sources all the way back to the events that cite nothing');
   addCommon(cmd, { json: "print session-query's traceEvent object; with --depth/--all also `provenance` and `origins`" });
+  addExamples(
+    cmd,
+    'dsh trace session-incident-1 36 --root fixtures/incident',
+    'dsh trace session-incident-1 36 --root fixtures/incident --all --json',
+  );
   cmd.action(
     speculativeAction(io, setExit, async (target: string, seqText: string, opts: TraceOptions) => {
       const env = envFor(io, opts);

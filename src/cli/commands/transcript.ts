@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter, writeOut } from '../io.js';
 import { progressOption } from '../progress.js';
-import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
 import { inspectTargetIndexed, toJson } from '../../api/log.js';
 import { streamedTranscript } from '../../api/views.js';
 import { BlankLineCollapser, transcriptMarkdownEntry, transcriptMarkdownHead, transcriptTextEntryPieces, transcriptTextHead } from '../render/transcript.js';
@@ -19,6 +19,11 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
     .argument('<target>', 'session file, directory, id (under --root), or -')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'markdown', 'json']).default('text'));
   addCommon(cmd, { json: 'same as --format json' });
+  addExamples(
+    cmd,
+    'dsh transcript session-incident-1 --root fixtures/incident',
+    'dsh transcript fixtures/raw-sample/--home-dev-acme-web--/session-raw-1/session.jsonl --format markdown',
+  );
   cmd.action(
     speculativeAction(io, setExit, async (target: string, opts: TranscriptOptions) => {
       const env = envFor(io, opts);
