@@ -15,6 +15,7 @@ export const FULL_FILES = [
   'test/report-browser.test.ts', // chromium (playwright-core), up to a 200k-event report
   'test/otlp-phoenix.test.ts', // a real Arize Phoenix started on 127.0.0.1
   'test/scale.test.ts', // DSH_SLOW_TESTS=1: a log beyond V8's longest string
+  'test/huge-event-memory.test.ts', // 200 MB single-message logs and a 2 GiB frame, peak RSS per command
 ];
 
 export default defineConfig({
