@@ -10,7 +10,7 @@ import { assertAcyclicAncestry, descendantsOf, indexRoot, type IndexedSession } 
 import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media.js';
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
-import { abandonNewFile, outputRefusal, prepareNewFile, publishNewFile } from './new-file.js';
+import { abandonNewFile, outputRefusal, prepareNewFile, publishNewFile } from '../core/publish.js';
 import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 import { toJson } from '../core/json.js';
