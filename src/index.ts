@@ -35,7 +35,7 @@ import { lineageOf, type LineageTrace } from './views/lineage.js';
 import type { ListingProblem } from './views/listing.js';
 import { sessionStats, type StatsView } from './views/stats.js';
 import { auditCompactions, type CompactionsReport } from './views/compactions.js';
-import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './redact/secrets.js';
+import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './views/secrets.js';
 import { buildTranscript, type Transcript } from './views/transcript.js';
 import { diffSessions, diffSide, sessionsDiffer, type SessionDiff } from './views/diff.js';
 import { buildReplay, type ReplayView } from './views/replay.js';
@@ -84,7 +84,7 @@ export type {
   TriggerKind,
   UsagePoint,
 } from './views/compactions.js';
-export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './redact/secrets.js';
+export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './views/secrets.js';
 export type { Transcript, TranscriptEntry, TranscriptToolCall, TranscriptToolResult } from './views/transcript.js';
 export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, ToolCallFact, DivergenceReason } from './views/diff.js';
 export { sessionsDiffer };
@@ -96,7 +96,7 @@ export type { ForkOptions, ForkOutcome } from './export/fork.js';
 export type { ForkPlan, ForkBoundary } from './views/fork.js';
 export type { ChunkSink, DecoderName, FrameDecoder } from './physical/decoders.js';
 export type { ZipProgress } from './export/zip-writer.js';
-export type { RedactOptions, RedactStats, ProtectedHit } from './redact/redactor.js';
+export type { RedactOptions, RedactStats, ProtectedHit } from './views/redactor.js';
 export type { Replacement } from './log/surface.js';
 export type { DshErrorClass, ErrorObject, FailureKind } from './core/errors.js';
 export { errorDocument, failureObject } from './core/errors.js';

@@ -21,7 +21,7 @@ import { checkTargets } from '../check/pool.js';
 import { LogError, UsageError } from '../log/errors.js';
 import type { ResolvedTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
-import { createRedactor } from '../redact/index.js';
+import { createRedactor } from '../views/redactor.js';
 import { abandonNewFile, commitNewFile, openNewFile, outputRefusal, writeFileAtomic, type NewFile } from '../core/publish.js';
 import { artifactIdentity, type ArtifactIdentity } from './identity.js';
 import { openTableFile, type TableFile } from './parquet.js';

@@ -11,7 +11,8 @@ import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
 import { abandonNewFile, outputRefusal, prepareNewFile, publishNewFile } from '../core/publish.js';
-import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
+import { createRedactor, RedactingText, type RedactOptions, type RedactStats } from '../views/redactor.js';
+import { splitSecretEdits } from '../redact/artifact.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 import { toJson } from '../core/json.js';
 

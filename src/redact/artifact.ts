@@ -14,8 +14,8 @@ import { resolveTarget, type ResolvedTarget } from '../log/target.js';
 import { inspectTarget } from '../log/session.js';
 import type { Encoding, SessionEvent } from '../log/types.js';
 import { PendingFile, prepareOutputDir } from '../core/publish.js';
-import { RedactingText, Redactor, type RedactOptions, type RedactStats } from './redactor.js';
-import { SplitSecretScanner } from './split.js';
+import { RedactingText, Redactor, type RedactOptions, type RedactStats } from '../views/redactor.js';
+import { SplitSecretScanner } from '../views/secret-split.js';
 
 /**
  * `dsh redact`: rewrite an artifact into a NEW root in DSH's layout with
