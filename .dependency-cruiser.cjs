@@ -3,7 +3,13 @@
 //   -> the public entry points (src/index.ts, `dsh`, and src/api/*.ts, `dsh/<layer>`) -> src/cli (commander
 //   commands and pure renderers) -> bin/dsh.js.
 // Each layer imports only itself and the layers beneath it; nothing imports in a circle
-// (type-only imports included); nothing in src/ imports the test/bench generator in tools/.
+// (type-only imports included), neither modules nor folders: the writers may import each other
+// (dataset -> check, report -> check, export -> redact) but never in a circle, and no two folders of
+// src/ at any depth import each other in a circle (`no-folder-cycle` below; scripts/deps-report.mjs,
+// which `npm run lint:deps` pipes this run into, checks the top-level folders exactly);
+// nothing in src/ imports the test/bench generator in tools/.
+// Every file a writer or the index cache writes goes through the one output publisher,
+// src/core/publish.ts (the lowest layer, so every writer reaches it without reaching another writer).
 // The CLI is a client of the library like any other: it reaches src/ only through the public entry points
 // (declared in package.json `exports` and documented in docs/api), so whatever it uses is public API.
 const WRITERS = '(check|export|redact|salvage|report|dataset)';
@@ -24,6 +30,14 @@ const layerRules = Object.entries(below).map(([layer, allowed]) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', comment: 'import cycles hide which layer owns what', severity: 'error', from: {}, to: { circular: true } },
+    {
+      name: 'no-folder-cycle',
+      comment: 'folders of src/ (the writers among them) never import each other in a circle, even when no module does',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
     ...layerRules,
     {
       name: 'layer-writers',

@@ -44,7 +44,7 @@ import type { ListingProblem } from './views/listing.js';
 import { sessionStatsReport, type StatsDocument } from './views/stats-report.js';
 import { loadPriceTable } from './views/prices.js';
 import { auditCompactions, type CompactionsReport } from './views/compactions.js';
-import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './redact/secrets.js';
+import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './views/secrets.js';
 import { buildTranscript, type Transcript } from './views/transcript.js';
 import { diffSessions, diffSide, sessionsDiffer, type SessionDiff } from './views/diff.js';
 import { buildReplay, type ReplayView } from './views/replay.js';
@@ -94,7 +94,7 @@ export type {
   TriggerKind,
   UsagePoint,
 } from './views/compactions.js';
-export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './redact/secrets.js';
+export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './views/secrets.js';
 export type { Transcript, TranscriptEntry, TranscriptToolCall, TranscriptToolResult } from './views/transcript.js';
 export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, ToolCallFact, DivergenceReason } from './views/diff.js';
 export { sessionsDiffer };
@@ -109,7 +109,7 @@ export type { CacheConfig } from './log/index/cache.js';
 export type { ReadProgress } from './log/read.js';
 export type { DispatchDetail, DispatchPair, DispatchReads } from './views/dispatch-view.js';
 export type { ZipProgress } from './export/zip-writer.js';
-export type { RedactOptions, RedactStats, ProtectedHit } from './redact/redactor.js';
+export type { RedactOptions, RedactStats, ProtectedHit } from './views/redactor.js';
 export type { Replacement } from './log/surface.js';
 export type { DshErrorClass, ErrorObject, FailureKind, SerializedError } from './core/errors.js';
 export { errorDocument, failureObject } from './core/errors.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { abandonNewFile, prepareNewFile, publishNewFile, writeNewFile } from '../src/export/new-file.js';
+import { abandonNewFile, prepareNewFile, publishNewFile, writeNewFile } from '../src/core/publish.js';
 import { runCli } from './helpers/cli.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-newfile-'));

@@ -14,8 +14,8 @@ import { readArtifact } from '../src/log/read.js';
 import { resolveTarget } from '../src/log/target.js';
 import { inspectTarget } from '../src/log/session.js';
 import type { Encoding, SessionEvent } from '../src/log/types.js';
-import { createRedactor, redactArtifactText, redactionToken, hashTag, RedactingText } from '../src/redact/redactor.js';
-import { isSecretKeyName } from '../src/redact/detectors.js';
+import { createRedactor, redactArtifactText, redactionToken, hashTag, RedactingText } from '../src/views/redactor.js';
+import { isSecretKeyName } from '../src/views/detectors.js';
 import { redactTarget } from '../src/redact/artifact.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);

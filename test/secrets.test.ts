@@ -8,8 +8,8 @@ import { sessionPath, writeArtifactFile } from '../src/log/writer.js';
 import { inspectTarget } from '../src/log/session.js';
 import { resolveTarget } from '../src/log/target.js';
 import { deriveDispatches, messagesOf } from '../src/views/requests.js';
-import { hashTag } from '../src/redact/redactor.js';
-import { exposureOf, SecretsFold, secretsOfRoot, secretsOfTarget, type SecretReport, type SecretsReport } from '../src/redact/secrets.js';
+import { hashTag } from '../src/views/redactor.js';
+import { exposureOf, SecretsFold, secretsOfRoot, secretsOfTarget, type SecretReport, type SecretsReport } from '../src/views/secrets.js';
 import type { SessionEvent, SessionHeader } from '../src/log/types.js';
 import { buildReport } from '../src/report/build.js';
 

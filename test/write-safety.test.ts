@@ -1,5 +1,5 @@
 /**
- * The one write-safety rule (outputRefusal in src/export/new-file.ts) as every writing command
+ * The one write-safety rule (outputRefusal in src/core/publish.ts) as every writing command
  * applies it, through the spawned CLI: export (zip and otlp), report, salvage, redact (-o and
  * --report) and dataset refuse an output that is an input, lies in an input's session directory,
  * project directory or root, lies inside an input directory, or (directory outputs) sits beside a

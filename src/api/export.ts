@@ -10,9 +10,9 @@
 export { exportSession } from '../export/export.js';
 export type { ExportManifest } from '../export/export.js';
 export { exportFileName } from '../export/names.js';
-export { abandonNewFile, outputRefusal, prepareNewFile, writeNewFile, writeNewFileAsync } from '../export/new-file.js';
-export type { OutputInput, OutputRefusalOptions } from '../export/new-file.js';
-export type { NewFile } from '../export/new-file.js';
+export { abandonNewFile, outputRefusal, prepareNewFile, writeNewFile, writeNewFileAsync } from '../core/publish.js';
+export type { OutputInput, OutputRefusalOptions } from '../core/publish.js';
+export type { NewFile } from '../core/publish.js';
 export { otlpSpans, otlpTargets } from '../export/otlp-run.js';
 export { OtlpSendError, sendRequest, tracesUrl } from '../export/otlp-send.js';
 export type { OtlpProtocol } from '../export/otlp-send.js';

@@ -9,7 +9,7 @@
  */
 export { redactTarget } from '../redact/artifact.js';
 export type { RedactReport, RedactRunOptions, RedactVerify } from '../redact/artifact.js';
-export { DETECTOR_NAMES } from '../redact/detectors.js';
+export { DETECTOR_NAMES } from '../views/detectors.js';
 export type { RedactStats } from '../redact/index.js';
-export { secretsOfRoot, secretsOfTarget } from '../redact/secrets.js';
-export type { AnalyzeOptions, SecretInSession, SecretsReport } from '../redact/secrets.js';
+export { secretsOfRoot, secretsOfTarget } from '../views/secrets.js';
+export type { AnalyzeOptions, SecretInSession, SecretsReport } from '../views/secrets.js';

@@ -14,7 +14,7 @@ import { RULE_BY_CODE, ruleMeta, type Severity } from './rules.js';
 import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
 import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
-import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../redact/secrets.js';
+import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../views/secrets.js';
 
 export interface Finding {
   code: RuleCode;

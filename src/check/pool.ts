@@ -3,7 +3,7 @@ import type { ResolvedTarget } from '../log/target.js';
 import type { DecoderName } from '../physical/decoders.js';
 import { createDecoder } from '../physical/decoders.js';
 import { checkResolved, rootLookup, type SessionReport } from './engine.js';
-import type { SecretsOptions } from '../redact/secrets.js';
+import type { SecretsOptions } from '../views/secrets.js';
 
 export interface RunOptions {
   /** Worker threads (default: available parallelism); 1 = in-process. */

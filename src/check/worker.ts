@@ -3,7 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { resolveTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { checkResolved, rootLookup } from './engine.js';
-import type { SecretsOptions } from '../redact/secrets.js';
+import type { SecretsOptions } from '../views/secrets.js';
 
 const data = workerData as { decoder?: DecoderName | 'auto'; secrets?: SecretsOptions } | undefined;
 const decoder = createDecoder(data?.decoder ?? 'auto');

@@ -10,18 +10,19 @@
  * replaced alone: a re-run rewrites only the sessions whose artifact identity
  * (or whose fork parent's identity, which their findings and lineage depend
  * on) changed, and deletes the files of sessions no longer among the inputs.
- * Every file is written to a temporary name and renamed; the manifest last.
+ * Every file is published by the one output publisher (src/core/publish.ts: a temporary
+ * name, fsync, rename); the manifest last.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { discoverTargets, type Finding } from '../check/engine.js';
 import { checkTargets } from '../check/pool.js';
 import { LogError, UsageError } from '../log/errors.js';
 import type { ResolvedTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
-import { createRedactor } from '../redact/index.js';
-import { outputRefusal } from '../export/new-file.js';
+import { createRedactor } from '../views/redactor.js';
+import { abandonNewFile, commitNewFile, openNewFile, outputRefusal, writeFileAtomic, type NewFile } from '../core/publish.js';
 import { artifactIdentity, type ArtifactIdentity } from './identity.js';
 import { openTableFile, type TableFile } from './parquet.js';
 import { columnsOf, DATASET_SCHEMA_ID, DATASET_SCHEMA_VERSION, tableSchemaJson, TABLES, type Row, type TableName } from './schema.js';
@@ -119,15 +120,16 @@ export function readManifest(dir: string): Manifest | undefined {
   return m;
 }
 
-function writeAtomic(file: string, write: (tmp: string) => void): void {
-  const tmp = `${file}.tmp-${process.pid}`;
+/** Write `file` through the output publisher's temporary sibling (fsync, rename over the old file); nothing is left on failure. */
+function writeTableAtomic(file: string, write: (fd: number) => void): void {
+  const out = openNewFile(file);
   try {
-    write(tmp);
-    renameSync(tmp, file);
+    write(out.fd);
   } catch (error) {
-    rmSync(tmp, { force: true });
+    abandonNewFile(out);
     throw error;
   }
+  commitNewFile(out, true);
 }
 
 function fileMetadata(table: TableName, extra: Record<string, string>): Record<string, string> {
@@ -142,7 +144,7 @@ function fileMetadata(table: TableName, extra: Record<string, string>): Record<s
 
 /** Per-table Parquet files of one shard, opened lazily on a table's first row. */
 class ShardWriter {
-  private files = new Map<TableName, { file: TableFile; tmp: string; final: string }>();
+  private files = new Map<TableName, { file: TableFile; out: NewFile }>();
   constructor(
     private readonly dir: string,
     private readonly shard: string,
@@ -156,8 +158,13 @@ class ShardWriter {
     if (!f) {
       const final = path.join(this.dir, table, `${this.shard}.parquet`);
       mkdirSync(path.dirname(final), { recursive: true });
-      const tmp = `${final}.tmp-${process.pid}`;
-      f = { file: openTableFile(tmp, { columns: columnsOf(table, this.content), metadata: fileMetadata(table, this.meta), createdBy: this.createdBy }), tmp, final };
+      const out = openNewFile(final);
+      try {
+        f = { file: openTableFile(out.fd, { columns: columnsOf(table, this.content), metadata: fileMetadata(table, this.meta), createdBy: this.createdBy }), out };
+      } catch (error) {
+        abandonNewFile(out);
+        throw error;
+      }
       this.files.set(table, f);
     }
     f.file.append(rows);
@@ -165,9 +172,16 @@ class ShardWriter {
   /** Close every file and move it into place; remove this shard's files of tables it no longer has. */
   commit(): Partial<Record<TableName, number>> {
     const counts: Partial<Record<TableName, number>> = {};
-    for (const [table, f] of this.files) {
-      counts[table] = f.file.close();
-      renameSync(f.tmp, f.final);
+    const files = [...this.files];
+    for (const [i, [table, f]] of files.entries()) {
+      try {
+        counts[table] = f.file.close();
+        commitNewFile(f.out, true);
+      } catch (error) {
+        // Leave no temporary file of this shard behind (the one that failed is removed by the publisher).
+        for (const [, rest] of files.slice(i)) abandonNewFile(rest.out);
+        throw error;
+      }
     }
     for (const t of TABLES) if (!this.files.has(t.name)) rmSync(path.join(this.dir, t.name, `${this.shard}.parquet`), { force: true });
     return counts;
@@ -179,7 +193,7 @@ class ShardWriter {
       } catch {
         // the temporary file is removed either way
       }
-      rmSync(f.tmp, { force: true });
+      abandonNewFile(f.out);
     }
   }
 }
@@ -326,8 +340,8 @@ export async function buildDataset(inputs: string[], outDir: string, options: Da
   const layoutFile = path.join(dir, 'findings', 'layout.parquet');
   if (discovery.layout.length > 0) {
     mkdirSync(path.dirname(layoutFile), { recursive: true });
-    writeAtomic(layoutFile, (tmp) => {
-      const f = openTableFile(tmp, { columns: columnsOf('findings', opts.content), metadata: fileMetadata('findings', { 'dsh.source': 'layout' }), createdBy });
+    writeTableAtomic(layoutFile, (fd) => {
+      const f = openTableFile(fd, { columns: columnsOf('findings', opts.content), metadata: fileMetadata('findings', { 'dsh.source': 'layout' }), createdBy });
       f.append(discovery.layout.map(findingRow));
       f.close();
     });
@@ -344,7 +358,7 @@ export async function buildDataset(inputs: string[], outDir: string, options: Da
     sessions,
     layoutFindings: discovery.layout.length,
   };
-  writeAtomic(path.join(dir, MANIFEST_NAME), (tmp) => writeFileSync(tmp, toJson(manifest, null, 2) + '\n'));
+  writeFileAtomic(path.join(dir, MANIFEST_NAME), [toJson(manifest, null, 2) + '\n']);
 
   const rows = Object.fromEntries(TABLES.map((t) => [t.name, 0])) as Record<TableName, number>;
   for (const s of Object.values(sessions)) for (const [t, n] of Object.entries(s.tables)) rows[t as TableName] += n ?? 0;

@@ -5,7 +5,8 @@
  * (pure JavaScript, one pure-JS dependency, nothing to compile or download at
  * install time); see README "Datasets" for why.
  */
-import { fileWriter, ParquetWriter } from 'hyparquet-writer';
+import { writeSync } from 'node:fs';
+import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnDef, Row } from './schema.js';
 
 export interface TableFile {
@@ -61,10 +62,41 @@ function cell(c: ColumnDef, v: Row[string]): unknown {
   }
 }
 
-/** Open a Parquet file for writing (created or truncated). */
-export function openTableFile(file: string, options: TableFileOptions): TableFile {
+/**
+ * A buffered writer into an open file descriptor (the publisher's temporary file): the library's
+ * own file writer flushed by path, this one by `fd`, in chunks of about a megabyte.
+ */
+function fdWriter(fd: number): ByteWriter {
+  const writer = new ByteWriter();
+  const chunkSize = 1_000_000;
+  const flush = () => {
+    const chunk = new Uint8Array(writer.buffer, 0, writer.index);
+    for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off, chunk.length - off);
+    writer.index = 0;
+  };
+  writer.ensure = (size: number) => {
+    if (writer.index > chunkSize) flush();
+    if (writer.index + size > writer.buffer.byteLength) {
+      const grown = new ArrayBuffer(Math.max(writer.buffer.byteLength * 2, writer.index + size));
+      new Uint8Array(grown).set(new Uint8Array(writer.buffer));
+      writer.buffer = grown;
+      writer.view = new DataView(writer.buffer);
+    }
+  };
+  writer.getBuffer = () => {
+    throw new Error('getBuffer is not supported by a file writer');
+  };
+  writer.getBytes = () => {
+    throw new Error('getBytes is not supported by a file writer');
+  };
+  writer.finish = flush;
+  return writer;
+}
+
+/** Write a Parquet file into `fd` (an empty file open for writing, e.g. the output publisher's temporary file). */
+export function openTableFile(fd: number, options: TableFileOptions): TableFile {
   const columns = options.columns;
-  const writer = fileWriter(file);
+  const writer = fdWriter(fd);
   const pq = new ParquetWriter({
     writer,
     schema: [{ name: 'root', num_children: columns.length }, ...columns.map(element)],

@@ -18,7 +18,7 @@ import { healthOf, sessionKind } from '../views/listing.js';
 import { isErrorResult } from '../views/stats.js';
 import { priceDispatch, shippedPriceTable } from '../views/prices.js';
 import { extractSessionEventText } from '../views/search.js';
-import type { Redactor } from '../redact/index.js';
+import type { Redactor } from '../views/redactor.js';
 import type { Row, TableName } from './schema.js';
 import { toJson } from '../core/json.js';
 

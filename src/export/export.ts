@@ -10,8 +10,9 @@ import { assertAcyclicAncestry, descendantsOf, indexRoot, type IndexedSession } 
 import { attachmentStore, MediaScanner, readMedia, type ImageRef } from './media.js';
 import { safeSegment } from './names.js';
 import { Spool } from './spool.js';
-import { abandonNewFile, outputRefusal, prepareNewFile, publishNewFile } from './new-file.js';
-import { createRedactor, RedactingText, splitSecretEdits, type RedactOptions, type RedactStats } from '../redact/index.js';
+import { abandonNewFile, outputRefusal, prepareNewFile, publishNewFile } from '../core/publish.js';
+import { createRedactor, RedactingText, type RedactOptions, type RedactStats } from '../views/redactor.js';
+import { splitSecretEdits } from '../redact/artifact.js';
 import { DETERMINISTIC_DATE, ZipWriter, type ZipProgress } from './zip-writer.js';
 import { toJson } from '../core/json.js';
 

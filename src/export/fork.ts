@@ -23,7 +23,7 @@ import { resolveTarget, scanRoot } from '../log/target.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import { ArtifactFileWriter } from '../log/writer.js';
 import type { FrameDecoder } from '../physical/decoders.js';
-import { outputRefusal, type OutputInput } from './new-file.js';
+import { outputRefusal, type OutputInput } from '../core/publish.js';
 import { endSeedOf, planSeedStreamed, scanForkStreamed, type ForkPlan, type ForkPlanOptions } from '../views/fork.js';
 import { toJson } from '../core/json.js';
 

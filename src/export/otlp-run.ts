@@ -5,7 +5,7 @@
 import { failureObject, type ErrorObject } from '../core/errors.js';
 import { inspectTarget } from '../log/session.js';
 import { looksLikeRoot, resolveTarget, scanRoot, type ResolvedTarget } from '../log/target.js';
-import { createRedactor, type RedactOptions } from '../redact/index.js';
+import { createRedactor, type RedactOptions } from '../views/redactor.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { sessionSpans, type OtlpSpan } from './otlp.js';
 

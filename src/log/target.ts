@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FileSource, MemorySource, fileKind, notRegularFile } from '../physical/source.js';
@@ -8,7 +8,7 @@ import { LogError, UsageError } from './errors.js';
 import type { Encoding, SessionHeader } from './types.js';
 import { resolveZipTarget } from './zip-target.js';
 import type { ResolvedTarget } from './resolved-target.js';
-import { ARTIFACT_NAMES } from './artifact-names.js';
+import { ARTIFACT_NAMES, inDshLayout, isInside, realish } from '../core/paths.js';
 
 export type { ResolvedTarget };
 import { toJson } from '../core/json.js';
@@ -84,36 +84,7 @@ function stdinVerdictBytes(head: Buffer): Buffer | 'read-all' | undefined {
   return 'read-all';
 }
 
-/** Is `abs` an artifact in DSH's layout (`<root>/<project>/<session>/session.jsonl[.zstd]`)? */
-/** Whether an artifact path sits in DSH's layout: `<root>/--<project>--/<session>/session.jsonl[.zstd]`. */
-export function inDshLayout(abs: string): boolean {
-  const projectName = path.basename(path.dirname(path.dirname(abs)));
-  const projectLike = projectName === '_no-cwd' || (projectName.startsWith('--') && projectName.endsWith('--') && projectName.length >= 4);
-  return projectLike && (ARTIFACT_NAMES as readonly string[]).includes(path.basename(abs));
-}
-
-/** Resolve symlinks of the longest existing prefix of `p`, then re-append the rest. */
-export function realish(p: string): string {
-  const abs = path.resolve(p);
-  const rest: string[] = [];
-  let cur = abs;
-  for (;;) {
-    try {
-      const real = realpathSync(cur);
-      return rest.length === 0 ? real : path.join(real, ...rest.reverse());
-    } catch {
-      const parent = path.dirname(cur);
-      if (parent === cur) return abs;
-      rest.push(path.basename(cur));
-      cur = parent;
-    }
-  }
-}
-
-export function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
+export { inDshLayout, isInside, realish };
 
 function fileTarget(file: string): ResolvedTarget {
   const abs = path.resolve(file);

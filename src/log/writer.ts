@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { promises as fsp, constants as fsc } from 'node:fs';
-import path from 'node:path';
+import { promises as fsp } from 'node:fs';
+import { PendingFile } from '../core/publish.js';
 import { compressFrame, type EncoderName } from '../physical/encoder.js';
 import { toHeaderLine } from './header.js';
 import { packBatchLines } from './rows.js';
@@ -89,12 +88,12 @@ export async function writeArtifact(opts: ArtifactOptions): Promise<Buffer> {
 }
 
 /**
- * Writes an artifact to a NEW path through a temp file (`wx`) published with
- * `link()` (never overwrites; fails with EEXIST if the target exists), like DSH.
+ * Writes an artifact to a NEW path through the one output publisher (src/core/publish.ts): a
+ * temporary sibling (`wx`), fsynced, published with `link()` (never overwrites; fails with EEXIST
+ * if the target exists), like DSH.
  */
 export class ArtifactFileWriter {
-  private handle: fsp.FileHandle | undefined;
-  private tmp = '';
+  private out: PendingFile | undefined;
   private bytes = 0;
   private readonly encoder: ArtifactEncoder;
 
@@ -105,9 +104,7 @@ export class ArtifactFileWriter {
   static async create(target: string, opts: WriteOptions): Promise<ArtifactFileWriter> {
     const w = new ArtifactFileWriter(target, opts);
     if (await exists(target)) throw existsError(target);
-    await fsp.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-    w.tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-    w.handle = await fsp.open(w.tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
+    w.out = await PendingFile.open(target, 0o600);
     try {
       await w.write(await w.encoder.header());
     } catch (error) {
@@ -136,38 +133,29 @@ export class ArtifactFileWriter {
   }
 
   private async write(bytes: Buffer): Promise<void> {
-    if (!this.handle) throw new Error('writer closed');
-    let off = 0;
-    while (off < bytes.length) {
-      const { bytesWritten } = await this.handle.write(bytes, off, bytes.length - off);
-      off += bytesWritten;
-    }
+    if (!this.out) throw new Error('writer closed');
+    await this.out.write(bytes);
     this.bytes += bytes.length;
   }
 
   /** fsync, publish at the target (never overwriting), remove the temp name. */
   async close(): Promise<string> {
-    if (!this.handle) throw new Error('writer closed');
-    await this.handle.sync();
-    await this.handle.close();
-    this.handle = undefined;
+    const out = this.out;
+    if (!out) throw new Error('writer closed');
+    this.out = undefined;
     try {
-      await fsp.link(this.tmp, this.target);
+      await out.commit(false);
     } catch (error) {
-      await fsp.rm(this.tmp, { force: true });
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw existsError(this.target);
       throw error;
     }
-    await fsp.rm(this.tmp, { force: true });
     return this.target;
   }
 
   async abort(): Promise<void> {
-    if (this.handle) {
-      await this.handle.close().catch(() => undefined);
-      this.handle = undefined;
-    }
-    await fsp.rm(this.tmp, { force: true });
+    const out = this.out;
+    this.out = undefined;
+    await out?.abandon();
   }
 }
 

@@ -1,7 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { detectEncoding } from '../log/read.js';
-import { existsSync, promises as fsp, constants as fsc } from 'node:fs';
-import path from 'node:path';
+import { existsSync, promises as fsp } from 'node:fs';
 import type { ByteSource } from '../physical/source.js';
 import { scanFrames } from '../physical/zstd-frames.js';
 import { createDecoder, forEachTornChunk, TORN_HOLD_BYTES, type FrameDecoder } from '../physical/decoders.js';
@@ -14,10 +13,9 @@ import { sessionPath } from '../log/layout.js';
 import { resolveTarget, type ResolvedTarget } from '../log/target.js';
 import { inspectTarget } from '../log/session.js';
 import type { Encoding, SessionEvent } from '../log/types.js';
-import { prepareOutputDir } from '../salvage/outdir.js';
-import { RedactingText, Redactor, type RedactOptions, type RedactStats } from './redactor.js';
-import { SplitSecretScanner } from './split.js';
-import { abandonNewFile, publishNewFile, type NewFile } from '../export/new-file.js';
+import { PendingFile, prepareOutputDir } from '../core/publish.js';
+import { RedactingText, Redactor, type RedactOptions, type RedactStats } from '../views/redactor.js';
+import { SplitSecretScanner } from '../views/secret-split.js';
 
 /**
  * `dsh redact`: rewrite an artifact into a NEW root in DSH's layout with
@@ -186,43 +184,6 @@ async function splitEdits(source: ByteSource, encoding: Encoding, decoder: Frame
   return scanner.finish();
 }
 
-/**
- * Write-once output file: temp (`wx`), written asynchronously, fsynced, then
- * published by the one new-file publisher (`link()`, never overwrites).
- */
-class NewOutput {
-  private handle: fsp.FileHandle | undefined;
-  private file: NewFile | undefined;
-  private constructor(readonly target: string) {}
-  static async create(target: string): Promise<NewOutput> {
-    const f = new NewOutput(target);
-    await fsp.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-    const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-    f.handle = await fsp.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
-    f.file = { abs: target, tmp, fd: f.handle.fd, closed: false };
-    return f;
-  }
-  async write(b: Buffer): Promise<void> {
-    let off = 0;
-    while (off < b.length) off += (await this.handle!.write(b, off, b.length - off)).bytesWritten;
-  }
-  async close(): Promise<void> {
-    await this.handle!.sync();
-    await this.handle!.close();
-    this.handle = undefined;
-    this.file!.closed = true;
-    publishNewFile(this.file!, false);
-  }
-  async abort(): Promise<void> {
-    await this.handle?.close().catch(() => undefined);
-    this.handle = undefined;
-    if (this.file) {
-      this.file.closed = true;
-      abandonNewFile(this.file);
-    }
-  }
-}
-
 /** Redact `target` into the new root `outDir` (or only report, with `dryRun`). */
 export async function redactTarget(target: ResolvedTarget, outDir: string | undefined, options: RedactRunOptions = {}): Promise<RedactReport> {
   const redactor = new Redactor(options);
@@ -232,7 +193,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
   const existed = outDir !== undefined && existsSync(outDir);
   const root = dryRun ? null : prepareOutputDir(outDir!, target);
   const source = target.open();
-  let out: NewOutput | undefined;
+  let out: PendingFile | undefined;
   const report: RedactReport = {
     source: target.path,
     encoding: 'none',
@@ -271,7 +232,7 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
       } catch (error) {
         throw new LogError(`the header cannot name a storage path: ${(error as Error).message}`, { kind: 'corrupt' });
       }
-      out = await NewOutput.create(file);
+      out = await PendingFile.open(file);
       report.output = file;
       for (const b of pending.splice(0)) await out.write(b);
     };
@@ -351,10 +312,10 @@ export async function redactTarget(target: ResolvedTarget, outDir: string | unde
       report.frames = frames;
       if (!headerChecked) throw new LogError('empty or header-less Zstandard session log', { kind: 'corrupt' });
     }
-    if (out) await out.close();
+    if (out) await out.publish(false);
     out = undefined;
   } catch (error) {
-    await out?.abort();
+    await out?.abandon();
     // Leave no trace of a failed run: remove the (now empty) tree this run created.
     if (root && !existed) await fsp.rm(root, { recursive: true, force: true }).catch(() => undefined);
     throw error;

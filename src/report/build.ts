@@ -11,7 +11,7 @@ import type { FrameDecoder } from '../physical/decoders.js';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { checkInspection, checkResolved, rootLookup, type Finding } from '../check/engine.js';
 import { lineageInRoot } from '../views/lineage.js';
-import { secretsOfEvents } from '../redact/secrets.js';
+import { secretsOfEvents } from '../views/secrets.js';
 import { sessionKind } from '../views/listing.js';
 import { buildReportData, reportLineage, type ReportData, type ReportLineage } from './data.js';
 import { emptyFacts, eventFacts } from './facts.js';

@@ -17,7 +17,7 @@ import { floorIndexBy } from '../log/reread.js';
 import type { LineageView } from '../views/lineage.js';
 import type { EpochHeader } from '../views/header.js';
 import { auditCompactions, type CompactionsReport } from '../views/compactions.js';
-import type { SecretReport } from '../redact/secrets.js';
+import type { SecretReport } from '../views/secrets.js';
 import { toJson } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
 import { codePointLength, headCodePoints } from '../core/text.js';

@@ -30,7 +30,7 @@ import { isIgnorableUnknown } from '../log/logical.js';
 import type { SeqRange } from '../log/reread.js';
 import type { SessionEvent } from '../log/types.js';
 import { checkInspection, rootLookup, StreamedFactsCollector, type StreamedFacts } from '../check/engine.js';
-import { SecretsFold, secretsOfFold, type SecretsReport } from '../redact/secrets.js';
+import { SecretsFold, secretsOfFold, type SecretsReport } from '../views/secrets.js';
 import { Summarizer, type SessionSummary } from '../views/summary.js';
 import { DISPATCHES, type Dispatches } from '../views/dispatch-fold.js';
 import { CITATIONS, foldOf, SURFACE_EVENTS, type Citations } from '../views/index-folds.js';

@@ -8,4 +8,4 @@ export type { SalvageReport, SalvageRunOptions, SalvageArtifactReport } from './
 export { salvageMayHelp, salvageWouldRecoverMore } from './hint.js';
 export type { SalvageHint } from './hint.js';
 export { walkSegments, findMagic, parseFrameAt } from './walker.js';
-export { prepareOutputDir } from './outdir.js';
+export { prepareOutputDir } from '../core/publish.js';

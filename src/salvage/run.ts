@@ -10,7 +10,7 @@ import { inspectTarget } from '../log/session.js';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { salvageSource, type SalvageResult, type SalvageSummary } from './salvage.js';
 import { SalvageArtifactBuilder, type SalvageArtifactPlan } from './artifact.js';
-import { prepareOutputDir } from './outdir.js';
+import { prepareOutputDir } from '../core/publish.js';
 import { toJson } from '../core/json.js';
 import { textPieces } from '../core/text.js';
 

@@ -1,14 +1,16 @@
 /**
  * Where session indexes live and how they are kept: one file per artifact
  * content in the cache directory ($DSH_CACHE_DIR, else $XDG_CACHE_HOME/dsh,
- * else ~/.cache/dsh), written to a temporary name and renamed, bounded by a
+ * else ~/.cache/dsh), written by the one output publisher (src/core/publish.ts: a
+ * temporary name, fsync, rename), bounded by a
  * least-recently-used budget. Nothing here ever writes beside an input, and
  * `--no-cache` / DSH_NO_CACHE=1 turn every read and write off.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { writeFileAtomic } from '../../core/publish.js';
 import { FileSource, type ByteSource } from '../../physical/source.js';
 
 /** Default bound of the cache directory's index files. */
@@ -110,24 +112,17 @@ export function touchEntry(config: CacheConfig, name: string): void {
 let warned = false;
 
 /**
- * Write an entry atomically (temporary name, then rename: concurrent writers
- * leave one complete file), then evict past the budget. Failure is a warning.
+ * Write an entry atomically (temporary name, fsync, then rename: concurrent
+ * writers leave one complete file), then evict past the budget. Failure is a warning.
  */
 export function writeEntry(config: CacheConfig, name: string, bytes: Buffer | readonly Buffer[]): boolean {
   if (!config.enabled) return false;
   const dir = entriesDir(config);
   const file = entryPath(config, name);
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writePieces(tmp, Buffer.isBuffer(bytes) ? [bytes] : bytes);
-    fs.renameSync(tmp, file);
+    writeFileAtomic(file, Buffer.isBuffer(bytes) ? [bytes] : bytes, { mode: 0o600 });
   } catch (error) {
-    try {
-      fs.rmSync(tmp, { force: true });
-    } catch {
-      // Nothing more to do.
-    }
     if (!warned) {
       warned = true;
       config.note(`warning: could not write the session index to ${dir} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); answers are unaffected, the next command reads the log in full again`);
@@ -136,18 +131,6 @@ export function writeEntry(config: CacheConfig, name: string, bytes: Buffer | re
   }
   evict(config, name);
   return true;
-}
-
-/** Write a new file (never an existing one) of `pieces` in order. */
-function writePieces(file: string, pieces: readonly Buffer[]): void {
-  const fd = fs.openSync(file, 'wx', 0o600);
-  try {
-    for (const piece of pieces) {
-      for (let done = 0; done < piece.length; ) done += fs.writeSync(fd, piece, done, piece.length - done);
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** Drop an entry (a damaged one, before it is rebuilt). */
@@ -254,17 +237,11 @@ export function writePointer(config: CacheConfig, logPath: string, name: string,
   } catch {
     // Not there yet.
   }
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
-    fs.renameSync(tmp, file);
+    writeFileAtomic(file, [text], { mode: 0o600 });
   } catch {
-    try {
-      fs.rmSync(tmp, { force: true });
-    } catch {
-      // Nothing more to do.
-    }
+    // Nothing is left behind; the hint is only missing.
   }
 }
 
