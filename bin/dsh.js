@@ -17,13 +17,11 @@ const cli = bundleIsFresh()
   ? {
       exit: () => import('../dist/cli/bundle/exit.js'),
       heap: () => import('../dist/cli/bundle/heap.js'),
-      prestart: () => import('../dist/cli/bundle/prestart.js'),
       main: () => import('../dist/cli/bundle/main.js'),
     }
   : {
       exit: () => import('../dist/cli/exit.js'),
       heap: () => import('../dist/cli/heap.js'),
-      prestart: () => import('../dist/cli/prestart.js'),
       main: () => import('../dist/cli/main.js'),
     };
 const { EXIT } = await cli.exit();
@@ -48,9 +46,6 @@ if (!heapFlags.some((a) => /^--(max-|min-)?semi-space-(size|growth-factor)/.test
 // 115 -> 90 MiB on the 50 MB log.
 const holdsOutput = process.argv[2] === 'events' && !process.argv.includes('--json');
 if (!holdsOutput && !heapFlags.some((a) => /^--heap-growing-percent/.test(a))) v8.setFlagsFromString('--heap-growing-percent=50');
-
-// A command that will hash a big log on a worker thread starts the worker before its modules load.
-(await cli.prestart()).prestart(process.argv.slice(2), process.env);
 
 const { main } = await cli.main();
 
