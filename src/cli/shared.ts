@@ -3,10 +3,9 @@ import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { colorFor, type ColorMode, type Io } from './io.js';
 import { statSync } from 'node:fs';
-import { looksLikeRoot, resolveTarget, readStdin, targetBytes, type ResolvedTarget, type ResolveOptions, createDecoder, type DecoderName, UsageError, cacheConfig, type CacheConfig, type IndexUse, type PersistentFold, toJson, defaultJobs, defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../api/log.js';
+import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget, type ResolveOptions, createDecoder, type DecoderName, UsageError, cacheConfig, type CacheConfig, type IndexUse, type PersistentFold, toJson, defaultJobs, defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../api/log.js';
 import { SESSION_FOLDS } from '../api/views.js';
 import { clearProgress } from './progress.js';
-import { sizeYoungGenerationFor } from './heap.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -56,9 +55,7 @@ export function envFor(io: Io, opts: CommonOptions): CommandEnv {
 
 export async function resolveCli(target: string, opts: CommonOptions): Promise<ResolvedTarget> {
   const stdin = target === '-' ? await readStdin() : undefined;
-  const resolved = resolveTarget(target, resolveOptionsFor(opts, stdin));
-  sizeYoungGenerationFor(targetBytes(resolved));
-  return resolved;
+  return resolveTarget(target, resolveOptionsFor(opts, stdin));
 }
 
 /** The target-resolution options a command line gives (--root, --encoding, --compression, stdin bytes). */
