@@ -102,15 +102,12 @@ export function splitText(plaintext: Buffer): { pieces: (string | null)[]; piece
 }
 
 /**
- * The share of a facts-mode read's groups the main thread parses itself, next to `workers` workers
- * (`DSH_MAIN_SHARE` overrides): per line, folding a pruned event costs the main thread about half
+ * The share of a facts-mode read's groups the main thread parses itself, next to `workers` workers:
+ * per line, folding a pruned event costs the main thread about half
  * of parsing and folding it, and a worker's parse and checks about 1.3x the main thread's parse,
  * so with one worker the threads finish together when the main thread takes about 40%.
  */
-export function mainShare(workers: number, env: NodeJS.ProcessEnv = process.env): number {
-  const v = env['DSH_MAIN_SHARE'];
-  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
-  if (Number.isFinite(n) && n >= 0 && n <= 1) return n;
+export function mainShare(workers: number): number {
   return workers <= 1 ? 0.4 : workers === 2 ? 0.2 : 0;
 }
 
@@ -191,7 +188,7 @@ export class LineWorkers {
       });
       this.workers.push(w);
     }
-    this.depth = Number(process.env['DSH_DEPTH'] ?? count + 1);
+    this.depth = count + 1;
     this.count = count;
     this.mainShare = mainShare(count);
     stats.workers += count;
