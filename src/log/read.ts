@@ -115,6 +115,8 @@ export interface ReadOptions {
    * thread parses and folds it (see `parallel.ts`). The outcome is the same.
    */
   jobs?: number;
+  /** Facts mode with workers: the share of groups this thread parses itself (default `mainShare()`; the bench sets 0 to time the main thread's fold alone). */
+  mainShare?: number;
   /**
    * The consumers (`onEvent`) read only what a `PrunedEvent` carries (type, seq, time, surface op
    * and provenance, the turn of a turn/start, the step of a step/start): with workers, they parse
@@ -679,7 +681,7 @@ class ZstdRead {
 
   /** Facts mode: does this thread parse the next group itself (`LineWorkers.mainShare` of them)? */
   private mainTakes(): boolean {
-    const share = this.workers!.mainShare;
+    const share = this.options.mainShare ?? this.workers!.mainShare;
     const g = this.dealt++;
     return Math.floor((g + 1) * share) > Math.floor(g * share);
   }
