@@ -43,7 +43,7 @@ describe('issue #16: memory of the cold pass', () => {
     // The workers' path keeps a content-free key; before, the one-thread path kept every payload whole.
     // (inspect in text form: --json holds the events it prints until DSH's verdict.)
     for (const args of [['inspect', bigTools], ['check', bigTools, '--json']]) {
-      const workers = await runNode([BIN, ...args, '-j', '2'], { env: { DSH_NO_CACHE: '1', DSH_PARALLEL_MIN_BYTES: '0', NO_COLOR: '1' } });
+      const workers = await runNode([BIN, ...args, '-j', '2', '--parallel-min-bytes', '0'], { env: { DSH_NO_CACHE: '1', NO_COLOR: '1' } });
       expect(workers.code).toBe(0);
       const capped = await runNode(['--max-old-space-size=24', BIN, ...args, '-j', '1'], { env: { DSH_NO_CACHE: '1', NO_COLOR: '1' } });
       expect({ args: args[0], code: capped.code, stderr: capped.stderr.slice(0, 300) }).toEqual({ args: args[0], code: 0, stderr: '' });

@@ -7,7 +7,7 @@ import { corrupt, LogError, UsageError, type SerializedError } from './errors.js
 import { parseHeaderMeta } from './header.js';
 import { LogScanner, type EventSink, type LineInfo, type ScanPoint, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
-import { defaultReadJobs, LineWorkers, PARALLEL_GROUP_BYTES, type DecodedLines, type FactLines } from './parallel.js';
+import { defaultReadJobs, LineWorkers, readTuning, PARALLEL_GROUP_BYTES, type DecodedLines, type FactLines } from './parallel.js';
 
 /** Most bytes of a raw log's header line held in memory (the artifact view keeps as much of its first line). */
 export const HEADER_LINE_BUDGET = 64 << 20;
@@ -183,10 +183,9 @@ const RAW_CHUNK = 4 << 20;
  */
 const GROUP_BYTES = 256 << 10;
 
-/** Compressed bytes per decode group: `fallback`, or `DSH_GROUP_BYTES` (tests make every frame its own group). */
+/** Compressed bytes per decode group: `fallback`, or `ReadTuning.groupBytes` (tests make every frame its own group). */
 function groupBytesDefault(fallback: number): number {
-  const n = Number(process.env['DSH_GROUP_BYTES']);
-  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
+  return readTuning().groupBytes ?? fallback;
 }
 /** Frames that may decode to more than this are streamed, never held whole. */
 export const BIG_FRAME = 64 << 20;
