@@ -329,33 +329,26 @@ function mainThreadCpuMs() {
 
 /**
  * The main thread's share of a facts-mode pass: the inspect pass at -j 2 with the worker parsing
- * every group (DSH_MAIN_SHARE=0), timed as the main thread's own CPU time (best of the runs).
+ * every group (`mainShare: 0`), timed as the main thread's own CPU time (best of the runs).
  */
 async function mainStage(file) {
-  const saved = process.env.DSH_MAIN_SHARE;
-  process.env.DSH_MAIN_SHARE = '0';
-  try {
-    let best = Infinity;
-    for (let i = 0; i < RUNS; i++) {
-      gc();
-      const c0 = mainThreadCpuMs();
-      await inspectPass(file, 2);
-      const c1 = mainThreadCpuMs();
-      if (c0 === null || c1 === null) return null;
-      best = Math.min(best, c1 - c0);
-    }
-    return best;
-  } finally {
-    if (saved === undefined) delete process.env.DSH_MAIN_SHARE;
-    else process.env.DSH_MAIN_SHARE = saved;
+  let best = Infinity;
+  for (let i = 0; i < RUNS; i++) {
+    gc();
+    const c0 = mainThreadCpuMs();
+    await inspectPass(file, 2, 0);
+    const c1 = mainThreadCpuMs();
+    if (c0 === null || c1 === null) return null;
+    best = Math.min(best, c1 - c0);
   }
+  return best;
 }
 
 /** The validating pass of `inspect` in-process at `jobs` threads. */
-async function inspectPass(file, jobs) {
+async function inspectPass(file, jobs, mainShare) {
   const source = new FileSource(file);
   try {
-    const r = await inspectSource(source, { collect: false, skipArtifact: true, jobs });
+    const r = await inspectSource(source, { collect: false, skipArtifact: true, jobs, ...(mainShare !== undefined ? { mainShare } : {}) });
     if (r.error) throw new Error(r.error.message);
     return { events: r.storedEventCount };
   } finally {
@@ -486,10 +479,6 @@ async function cacheRows(log, argsOf, marks) {
     const sorted = pairs.slice().sort((x, y) => x - y);
     const median = sorted.length === 0 ? null : sorted.length % 2 === 1 ? sorted[sorted.length >> 1] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
     row('cold, writes the index', build, { vsCold: build.ms / cold.ms, vsColdPairs: pairs, vsColdMedian: median });
-    // The same with the folds the view does not read built on a worker thread (the default with -j above 1).
-    rmSync(cacheDir, { recursive: true, force: true });
-    const thread = await runMeasured([process.execPath, dshBin, ...args], withCache({ DSH_FOLD_THREAD: 'on' }));
-    row('cold, writes the index, folds on a worker', thread, { vsCold: thread.ms / cold.ms });
     const warm = await bestRun([process.execPath, dshBin, ...args], withCache({}));
     row('warm', warm, { coldOverWarm: cold.ms / warm.ms });
     // The grown log at the path whose index was written: the original bytes first (indexed, untimed), then 1% appended.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the built CLI (dist/cli, from `tsc`) into dist/cli/bundle: an entry for each module
-// bin/dsh.js loads (main, prestart, heap, exit) and a chunk for each command, split where they
+// bin/dsh.js loads (main, exit) and a chunk for each command, split where they
 // share code, so a command loads a few files instead of ~100 modules (Node 20's module loader pays
 // per module; `dsh inspect` of a small log starts ~90 ms sooner). bin/dsh.js runs the bundle only
 // when it is at least as new as dist/cli/main.js (else the built modules); DSH_CLI_BUNDLE=0 turns it
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const outdir = path.join(dist, 'cli', 'bundle');
-const ENTRIES = ['main', 'prestart', 'heap', 'exit'];
+const ENTRIES = ['main', 'exit'];
 
 let build;
 try {

@@ -25,12 +25,11 @@ import { MemorySource } from './physical/source.js';
 import { createDecoder, type DecoderName, type FrameDecoder } from './physical/decoders.js';
 import { resolveTarget, type ResolveOptions } from './log/target.js';
 import type { ResolvedTarget } from './log/resolved-target.js';
-import { inspectTarget, inspectTargetIndexed, inspectView, type IndexedInspection, type InspectView, type SessionInspection } from './log/session.js';
+import { inspectTarget, inspectTargetIndexed, inspectView, type IndexedInspection, type InspectView, type SessionInspection, type Speculation } from './log/session.js';
 import { cacheConfig, type CacheConfig } from './log/index/cache.js';
 import type { PersistentFold } from './log/index/session-index.js';
 import type { ReadProgress } from './log/read.js';
 import { heldBytesBudget } from './log/inspect.js';
-import { targetBytes } from './log/logical-stream.js';
 import { CITATIONS, SESSION_FOLDS, SURFACE_EVENTS, foldOf } from './views/index-folds.js';
 import { DISPATCHES } from './views/dispatch-fold.js';
 import { IndexedDispatches, type DispatchDetail, type DispatchPair, type DispatchReads } from './views/dispatch-view.js';
@@ -178,6 +177,11 @@ export interface OpenOptions {
   stdin?: Buffer;
   /** Called as a long validating pass reads the log. */
   onProgress?: (progress: ReadProgress) => void;
+  /**
+   * @internal A caller that holds everything it shows until the index it came from is verified (the CLI)
+   * may be answered from the one saved index of the log's size before the log's hash names it.
+   */
+  speculation?: Speculation;
   /** Most events a provenance tree (`trace` with `depth`) may reach before it is refused (default: one per KiB of a fifth of the heap, at least 1,000). */
   maxTraceEvents?: number;
 }
@@ -342,11 +346,6 @@ export class Session {
     return this.target.root;
   }
 
-  /** The artifact's size in bytes (compressed, for zstd); 0 when it cannot be opened. */
-  get size(): number {
-    return targetBytes(this.target);
-  }
-
   /** Whether the session holds its log open: a view has read it (and DSH's verdict is known). */
   get opened(): boolean {
     return this.held !== undefined;
@@ -369,7 +368,8 @@ export class Session {
     this.close();
     const folds = SESSION_FOLDS.filter((f) => tags.has(f.tag));
     const options = { decoder: this.decoder, ...(this.options.onProgress ? { onProgress: this.options.onProgress } : {}) };
-    const indexed = await inspectTargetIndexed(this.target, options, { cache: this.cache, folds: SESSION_FOLDS, needs: folds });
+    const speculation = this.options.speculation;
+    const indexed = await inspectTargetIndexed(this.target, options, { cache: this.cache, folds: SESSION_FOLDS, needs: folds, ...(speculation ? { speculation } : {}) });
     this.held = { indexed, tags };
     return indexed;
   }

@@ -55,8 +55,6 @@ describe.skipIf(!HAVE_BUNDLE)('the CLI bundle', () => {
         const at = path.join(dir, 'dist', 'cli', sub);
         mkdirSync(at, { recursive: true });
         writeFileSync(path.join(at, 'exit.js'), 'export const EXIT = { internal: 70 };\n');
-        writeFileSync(path.join(at, 'heap.js'), 'export function pinYoungGeneration() {}\n');
-        writeFileSync(path.join(at, 'prestart.js'), 'export function prestart() {}\n');
         writeFileSync(path.join(at, 'main.js'), `export async function main() { process.stdout.write(${JSON.stringify(says)}); return 0; }\n`);
         return path.join(at, 'main.js');
       };

@@ -48,7 +48,7 @@ async function measured(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
 describe('issue #16: JSON streams of a large log', () => {
   it('events --json holds neither its output nor the events until the verdict, and prints the one-pass bytes', async () => {
     const streamed = await measured(['events', file, '--json', '-j', '1']);
-    const onePass = await measured(['events', file, '--json', '-j', '1'], { DSH_STREAM_PASS_BYTES: String(1 << 30) });
+    const onePass = await measured(['events', file, '--json', '-j', '1', '--stream-pass-bytes', String(1 << 30)]);
     expect(streamed.code).toBe(0);
     expect(onePass.code).toBe(0);
     expect(streamed.bytes).toBeGreaterThan(40_000_000);
@@ -61,7 +61,7 @@ describe('issue #16: JSON streams of a large log', () => {
 
   it('inspect --json does not hold the events, and prints the one-pass bytes', async () => {
     const streamed = await measured(['inspect', file, '--json', '-j', '1']);
-    const onePass = await measured(['inspect', file, '--json', '-j', '1'], { DSH_STREAM_PASS_BYTES: String(1 << 30) });
+    const onePass = await measured(['inspect', file, '--json', '-j', '1', '--stream-pass-bytes', String(1 << 30)]);
     expect(streamed.code).toBe(0);
     expect(streamed.sha).toBe(onePass.sha);
     // Held events cost a few times their logical bytes (24 MB here) in V8's heap. (RSS on a busy
@@ -97,7 +97,7 @@ describe.skipIf(!HAVE_CORPUS)('the streamed path on every corpus artifact', () =
     for (const c of corpusCases()) {
       for (const args of lines(c.artifact)) {
         const one = await runInProcess(args, { DSH_NO_CACHE: '1' });
-        const two = await runInProcess(args, { DSH_NO_CACHE: '1', DSH_STREAM_PASS_BYTES: '0' });
+        const two = await runInProcess([...args, '--stream-pass-bytes', '0'], { DSH_NO_CACHE: '1' });
         expect(two.code, `${c.name} ${args.join(' ')}`).toBe(one.code);
         expect(two.stdout, `${c.name} ${args.join(' ')}`).toBe(one.stdout);
         compared++;
@@ -123,7 +123,7 @@ describe.skipIf(!HAVE_CORPUS)('the streamed path on hostile mutations', () => {
       const args = [['events', file, '--json'], ['inspect', file, '--json']][seed % 2]!;
       const jobs = seed % 4 < 2 ? ['-j', '1'] : ['-j', '4'];
       const one = await runInProcess([...args, ...jobs], { DSH_NO_CACHE: '1' });
-      const two = await runInProcess([...args, ...jobs], { DSH_NO_CACHE: '1', DSH_STREAM_PASS_BYTES: '0' });
+      const two = await runInProcess([...args, ...jobs, '--stream-pass-bytes', '0'], { DSH_NO_CACHE: '1' });
       expect(two.code, `seed ${seed} [${m.name}] ${args[0]}`).toBe(one.code);
       expect(two.stdout, `seed ${seed} [${m.name}] ${args[0]}`).toBe(one.stdout);
       compared++;
@@ -292,7 +292,7 @@ describe.skipIf(!HAVE_CORPUS)('rows the streamed path copies from their bytes, a
       writeFileSync(file, text);
       for (const args of [['events', file, '--json'], ['inspect', file, '--json']]) {
         const one = await runInProcess(args, { DSH_NO_CACHE: '1' });
-        const two = await runInProcess(args, { DSH_NO_CACHE: '1', DSH_STREAM_PASS_BYTES: '0' });
+        const two = await runInProcess([...args, '--stream-pass-bytes', '0'], { DSH_NO_CACHE: '1' });
         expect(two.code, `${c.name} ${args[0]}`).toBe(one.code);
         expect(two.stdout, `${c.name} ${args[0]}`).toBe(one.stdout);
       }

@@ -22,7 +22,7 @@ if (!BUILT) console.warn('dist/ is not built (npx tsc -p tsconfig.json): the lea
 const dist = (p: string) => path.join(PROJECT_ROOT, 'dist', p);
 describe.skipIf(!BUILT)('lean rows: what a read of whole events gives', () => {
   it('check: the report, on corpus artifacts, rule mutations and moved rows, at jobs 1 and 4', async () => {
-    process.env['DSH_PARALLEL_MIN_BYTES'] = '0';
+    (await import(dist('log/parallel.js'))).setReadTuning({ parallelMinBytes: 0 });
     const { checkResolved, rootLookup } = await import(dist('check/engine.js'));
     // As the CLI checks: a fork child's seed is compared with its parent's prefix.
     const lookup = rootLookup();
@@ -75,7 +75,7 @@ describe.skipIf(!BUILT)('lean rows: what a read of whole events gives', () => {
     if (HAVE_CORPUS) expect(pruned).toBeGreaterThan(100);
   }, 600_000);
   it('the session index: every fold\'s saved bytes, after the closers too, at jobs 1 and 4', async () => {
-    process.env['DSH_PARALLEL_MIN_BYTES'] = '0';
+    (await import(dist('log/parallel.js'))).setReadTuning({ parallelMinBytes: 0 });
     const { resolveTarget, inspectTarget, setReadJobs } = await import(dist('api/log.js'));
     const { SESSION_FOLDS } = await import(dist('api/views.js'));
     const { PrunedEvent, RowChunk } = await import(dist('log/pruned-event.js'));

@@ -39,8 +39,7 @@ async function asZstd(text: Buffer, compressFrame: (b: Buffer) => Promise<Buffer
 
 describe.skipIf(!BUILT)('parallel reader, facts mode: workers parse and check, the inspection is the one-thread one', () => {
   it('rule mutations, raw corpus artifacts and nested-field mutations as zstd logs, at jobs 1 and 4', async () => {
-    process.env['DSH_PARALLEL_MIN_BYTES'] = '0';
-    process.env['DSH_GROUP_BYTES'] = '1';
+    (await import(dist('log/parallel.js'))).setReadTuning({ parallelMinBytes: 0, groupBytes: 1 });
     const { inspectSource } = await import(dist('log/inspect.js'));
     const { MemorySource } = await import(dist('physical/source.js'));
     const { compressFrame } = await import(dist('physical/encoder.js'));

@@ -21,7 +21,8 @@ import { quickMutations } from './helpers/hostile-gen.js';
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
 const BUILT = existsSync(path.join(PROJECT_ROOT, 'dist', 'cli', 'main.js'));
-const PARALLEL_ENV = { DSH_PARALLEL_MIN_BYTES: '0', DSH_GROUP_BYTES: '1' };
+/** The CLI's hidden test hooks: workers on logs of any size, every frame its own decode group. */
+const TUNING = ['--parallel-min-bytes', '0', '--group-bytes', '1'];
 
 const COMMANDS = [
   // Text inspect: its summary takes pruned events, so the workers also parse and check the lines (facts.ts).
@@ -38,8 +39,8 @@ describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print th
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-parallel-'));
     try {
       const targets = [...corpusCases().map((c) => c.artifact), ...quickMutations(dir, 60)];
-      const runs = (jobs: string) => targets.flatMap((t) => COMMANDS.map(([cmd, ...rest]) => [cmd!, t, ...rest, '--no-cache', '-j', jobs]));
-      const [one, four] = await Promise.all([batch(runs('1'), PARALLEL_ENV), batch(runs('4'), PARALLEL_ENV)]);
+      const runs = (jobs: string) => targets.flatMap((t) => COMMANDS.map(([cmd, ...rest]) => [cmd!, t, ...rest, '--no-cache', '-j', jobs, ...TUNING]));
+      const [one, four] = await Promise.all([batch(runs('1')), batch(runs('4'))]);
       const differ: string[] = [];
       let zstdTargets = 0;
       let zstdWithWorkers = 0;
@@ -92,9 +93,8 @@ describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print th
       mkdirSync(path.dirname(bad), { recursive: true });
       writeFileSync(bad, bytes);
       files.push(bad);
-      const runs = (jobs: string) => files.flatMap((t) => [...COMMANDS, ['inspect']].map(([cmd, ...rest]) => [cmd!, t, ...rest, '--no-cache', '-j', jobs]));
-      const env = { DSH_PARALLEL_MIN_BYTES: '0' };
-      const [one, three] = await Promise.all([batch(runs('1'), env), batch(runs('3'), env)]);
+      const runs = (jobs: string) => files.flatMap((t) => [...COMMANDS, ['inspect']].map(([cmd, ...rest]) => [cmd!, t, ...rest, '--no-cache', '-j', jobs, '--parallel-min-bytes', '0']));
+      const [one, three] = await Promise.all([batch(runs('1')), batch(runs('3'))]);
       expect(three.map((r) => [r.code, r.stdout, r.stderr])).toEqual(one.map((r) => [r.code, r.stdout, r.stderr]));
       expect(three.every((r) => r.parallel.reads >= 1)).toBe(true);
       expect(three.reduce((n, r) => n + r.parallel.groups, 0)).toBeGreaterThan(files.length * 4);
@@ -108,8 +108,8 @@ describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print th
 
   it('bin/dsh.js as a process: -j 4 uses worker threads (DSH_DEBUG_PARALLEL) and prints what -j 1 prints; -j/DSH_JOBS are validated', async () => {
     const file = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1', 'session.jsonl.zstd');
-    const env = { ...PARALLEL_ENV, DSH_DEBUG_PARALLEL: '1' };
-    for (const args of [['inspect', file], ['inspect', file, '--json'], ['events', file, '--json'], ['check', file, '--format', 'json']]) {
+    const env = { DSH_DEBUG_PARALLEL: '1' };
+    for (const args of [['inspect', file, ...TUNING], ['inspect', file, '--json', ...TUNING], ['events', file, '--json', ...TUNING], ['check', file, '--format', 'json', ...TUNING]]) {
       const one = await runCli([...args, '-j', '1'], { env });
       const four = await runCli([...args], { env: { ...env, DSH_JOBS: '4' } });
       expect(four.stdout).toBe(one.stdout);

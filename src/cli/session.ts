@@ -9,7 +9,6 @@ import type { Io } from './io.js';
 import { escapeControl, writeOut } from './io.js';
 import { cacheFor, type CommonOptions } from './shared.js';
 import { progressFor } from './progress.js';
-import { sizeYoungGenerationFor } from './heap.js';
 import { failureJson, renderFailure } from './render/surface.js';
 import { EXIT } from './exit.js';
 
@@ -47,10 +46,11 @@ export async function sessionFor(io: Io, target: string, opts: CommonOptions, ex
     ...(opts.decoder ? { decoder: opts.decoder } : {}),
     cache: cacheFor(io, opts),
     ...(onProgress ? { onProgress } : {}),
+    // A command whose output is held until the index is verified may be answered before the hash is done.
+    ...(io.speculation ? { speculation: io.speculation } : {}),
     ...extra,
   });
   if (!opened.ok) throw callFailure(opened.error);
-  sizeYoungGenerationFor(opened.value.size);
   return opened.value;
 }
 

@@ -3,10 +3,9 @@ import { Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { colorFor, type ColorMode, type Io } from './io.js';
 import { statSync } from 'node:fs';
-import { looksLikeRoot, resolveTarget, readStdin, targetBytes, type ResolvedTarget, type ResolveOptions, createDecoder, type DecoderName, UsageError, cacheConfig, type CacheConfig, type IndexUse, type PersistentFold, toJson, defaultJobs, defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs } from '../api/log.js';
+import { looksLikeRoot, resolveTarget, readStdin, type ResolvedTarget, type ResolveOptions, createDecoder, type DecoderName, UsageError, cacheConfig, type CacheConfig, type IndexUse, type PersistentFold, toJson, defaultJobs, defaultReadThreads, PARALLEL_MIN_BYTES, setReadJobs, setReadTuning } from '../api/log.js';
 import { SESSION_FOLDS } from '../api/views.js';
 import { clearProgress } from './progress.js';
-import { sizeYoungGenerationFor } from './heap.js';
 
 export interface CommonOptions {
   json?: boolean;
@@ -21,6 +20,9 @@ export interface CommonOptions {
   compression?: 'zstd' | 'none';
   /** `-j, --jobs <n>`: threads (see `jobsFor`). */
   jobs?: string;
+  /** Hidden test hooks (`ReadTuning`): workers on logs from this size, decode groups of this many compressed bytes. */
+  parallelMinBytes?: string;
+  groupBytes?: string;
 }
 
 export function addCommon(cmd: Command, opts: { json?: string | false; encoding?: false } = {}): Command {
@@ -33,6 +35,9 @@ export function addCommon(cmd: Command, opts: { json?: string | false; encoding?
     '-j, --jobs <n>',
     `threads: on a zstd log of ${PARALLEL_MIN_BYTES >> 20} MiB or more, N-1 workers decode it to text while the main thread parses and folds it (default DSH_JOBS, else ${defaultReadThreads()}: the cores from 4 up, else 1); over many files, one file per worker (default DSH_JOBS, else ${defaultJobs()}); 1 = one thread`,
   );
+  // Test hooks, not settings: workers on small logs, one frame per decode group.
+  cmd.addOption(new Option('--parallel-min-bytes <n>').hideHelp());
+  cmd.addOption(new Option('--group-bytes <n>').hideHelp());
   if (opts.encoding !== false) cmd.addOption(new Option('--encoding <enc>', "read the bytes as this encoding whatever the file name says (DSH goes by the name)").choices(['raw', 'zstd']));
   cmd.addOption(
     new Option('--compression <mode>', "for a session given by id: the compression DSH's backend is configured for (it reads only that encoding and refuses a root holding the other)")
@@ -59,14 +64,15 @@ export function addExamples(cmd: Command, ...lines: string[]): Command {
 export function envFor(io: Io, opts: CommonOptions): CommandEnv {
   // Every read of one log this command makes uses the chosen thread count.
   setReadJobs(explicitJobs(opts, io.env) ?? defaultReadThreads());
+  const parallelMinBytes = intOption('--parallel-min-bytes', opts.parallelMinBytes);
+  const groupBytes = intOption('--group-bytes', opts.groupBytes, 1);
+  setReadTuning({ ...(parallelMinBytes !== undefined ? { parallelMinBytes } : {}), ...(groupBytes !== undefined ? { groupBytes } : {}) });
   return { io, c: colorFor(opts.color ?? 'auto', io.stdout, io.env), opts };
 }
 
 export async function resolveCli(target: string, opts: CommonOptions): Promise<ResolvedTarget> {
   const stdin = target === '-' ? await readStdin() : undefined;
-  const resolved = resolveTarget(target, resolveOptionsFor(opts, stdin));
-  sizeYoungGenerationFor(targetBytes(resolved));
-  return resolved;
+  return resolveTarget(target, resolveOptionsFor(opts, stdin));
 }
 
 /** The target-resolution options a command line gives (--root, --encoding, --compression, stdin bytes). */

@@ -106,6 +106,8 @@ export interface InspectOptions {
   maxLineBytes?: number;
   /** Threads for the read (see `ReadOptions.jobs`; default 1). */
   jobs?: number;
+  /** See `ReadOptions.mainShare`. */
+  mainShare?: number;
   /**
    * `onLogical` and `onStored` read only what a `PrunedEvent` carries (see `ReadOptions.pruned`):
    * with workers they parse and check the lines. Reads with neither consumer are pruned anyway;
@@ -170,6 +172,7 @@ export async function inspectSource(source: ByteSource, options: InspectOptions 
     ...(options.onSegment ? { onSegment: options.onSegment } : {}),
     ...(options.bigFrameBytes !== undefined ? { bigFrameBytes: options.bigFrameBytes } : {}),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    ...(options.mainShare !== undefined ? { mainShare: options.mainShare } : {}),
     pruned: !holding && (options.pruned === true || (!options.onLogical && !options.onStored)),
     ...(!holding && options.leanRows ? { leanRows: options.leanRows } : {}),
     ...(options.resume ? { resume: options.resume.read, skipArtifact: true } : {}),

@@ -133,13 +133,11 @@ async function twoPasses(target: ResolvedTarget, options: InspectOptions, ready:
 
 /**
  * Logs of at least this many bytes on disk are streamed by `streamValidated` (validate, then
- * decode and print) rather than printed or held during the one validating pass:
- * DSH_STREAM_PASS_BYTES, else 4 MiB.
+ * decode and print) rather than printed or held during the one validating pass: `override` (a test
+ * hook, the CLI's hidden `--stream-pass-bytes`: 0 takes the two passes on every log), else 4 MiB.
  */
-export function streamPassBytes(env: NodeJS.ProcessEnv = process.env): number {
-  const fromEnv = Number(env['DSH_STREAM_PASS_BYTES']);
-  if (env['DSH_STREAM_PASS_BYTES'] !== undefined && env['DSH_STREAM_PASS_BYTES'] !== '' && Number.isFinite(fromEnv) && fromEnv >= 0) return fromEnv;
-  return 4 << 20;
+export function streamPassBytes(override?: number): number {
+  return override ?? 4 << 20;
 }
 
 /**

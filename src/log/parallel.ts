@@ -29,11 +29,27 @@ export const PARALLEL_GROUP_BYTES = 256 << 10;
 /** Logs smaller than this (bytes on disk) are read on one thread: starting workers costs more than they save. */
 export const PARALLEL_MIN_BYTES = 4 << 20;
 
-/** `DSH_PARALLEL_MIN_BYTES` (tests set 0 to run workers on small corpus logs), else `PARALLEL_MIN_BYTES`. */
-export function parallelMinBytes(env: NodeJS.ProcessEnv = process.env): number {
-  const v = env['DSH_PARALLEL_MIN_BYTES'];
-  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
-  return Number.isFinite(n) && n >= 0 ? n : PARALLEL_MIN_BYTES;
+/**
+ * Test hooks of this process's reads, not settings (the CLI's hidden `--parallel-min-bytes` and
+ * `--group-bytes`): `parallelMinBytes` 0 runs workers on small corpus logs, `groupBytes` 1 makes
+ * every frame a decode group of its own.
+ */
+export interface ReadTuning {
+  parallelMinBytes?: number;
+  groupBytes?: number;
+}
+let tuning: ReadTuning = {};
+/** Set the reads' test hooks (each call replaces the last; `{}` restores the defaults). */
+export function setReadTuning(t: ReadTuning): void {
+  tuning = { ...t };
+}
+export function readTuning(): Readonly<ReadTuning> {
+  return tuning;
+}
+
+/** `ReadTuning.parallelMinBytes`, else `PARALLEL_MIN_BYTES`. */
+export function parallelMinBytes(): number {
+  return tuning.parallelMinBytes ?? PARALLEL_MIN_BYTES;
 }
 
 /**
@@ -102,15 +118,12 @@ export function splitText(plaintext: Buffer): { pieces: (string | null)[]; piece
 }
 
 /**
- * The share of a facts-mode read's groups the main thread parses itself, next to `workers` workers
- * (`DSH_MAIN_SHARE` overrides): per line, folding a pruned event costs the main thread about half
+ * The share of a facts-mode read's groups the main thread parses itself, next to `workers` workers:
+ * per line, folding a pruned event costs the main thread about half
  * of parsing and folding it, and a worker's parse and checks about 1.3x the main thread's parse,
  * so with one worker the threads finish together when the main thread takes about 40%.
  */
-export function mainShare(workers: number, env: NodeJS.ProcessEnv = process.env): number {
-  const v = env['DSH_MAIN_SHARE'];
-  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
-  if (Number.isFinite(n) && n >= 0 && n <= 1) return n;
+export function mainShare(workers: number): number {
   return workers <= 1 ? 0.4 : workers === 2 ? 0.2 : 0;
 }
 
@@ -191,7 +204,7 @@ export class LineWorkers {
       });
       this.workers.push(w);
     }
-    this.depth = Number(process.env['DSH_DEPTH'] ?? count + 1);
+    this.depth = count + 1;
     this.count = count;
     this.mainShare = mainShare(count);
     stats.workers += count;

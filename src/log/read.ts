@@ -7,7 +7,7 @@ import { corrupt, LogError, UsageError, type SerializedError } from './errors.js
 import { parseHeaderMeta } from './header.js';
 import { LogScanner, type EventSink, type LineInfo, type ScanPoint, DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
-import { defaultReadJobs, LineWorkers, PARALLEL_GROUP_BYTES, type DecodedLines, type FactLines } from './parallel.js';
+import { defaultReadJobs, LineWorkers, readTuning, PARALLEL_GROUP_BYTES, type DecodedLines, type FactLines } from './parallel.js';
 
 /** Most bytes of a raw log's header line held in memory (the artifact view keeps as much of its first line). */
 export const HEADER_LINE_BUDGET = 64 << 20;
@@ -115,6 +115,8 @@ export interface ReadOptions {
    * thread parses and folds it (see `parallel.ts`). The outcome is the same.
    */
   jobs?: number;
+  /** Facts mode with workers: the share of groups this thread parses itself (default `mainShare()`; the bench sets 0 to time the main thread's fold alone). */
+  mainShare?: number;
   /**
    * The consumers (`onEvent`) read only what a `PrunedEvent` carries (type, seq, time, surface op
    * and provenance, the turn of a turn/start, the step of a step/start): with workers, they parse
@@ -181,10 +183,9 @@ const RAW_CHUNK = 4 << 20;
  */
 const GROUP_BYTES = 256 << 10;
 
-/** Compressed bytes per decode group: `fallback`, or `DSH_GROUP_BYTES` (tests make every frame its own group). */
+/** Compressed bytes per decode group: `fallback`, or `ReadTuning.groupBytes` (tests make every frame its own group). */
 function groupBytesDefault(fallback: number): number {
-  const n = Number(process.env['DSH_GROUP_BYTES']);
-  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
+  return readTuning().groupBytes ?? fallback;
 }
 /** Frames that may decode to more than this are streamed, never held whole. */
 export const BIG_FRAME = 64 << 20;
@@ -679,7 +680,7 @@ class ZstdRead {
 
   /** Facts mode: does this thread parse the next group itself (`LineWorkers.mainShare` of them)? */
   private mainTakes(): boolean {
-    const share = this.workers!.mainShare;
+    const share = this.options.mainShare ?? this.workers!.mainShare;
     const g = this.dealt++;
     return Math.floor((g + 1) * share) > Math.floor(g * share);
   }

@@ -14,7 +14,6 @@ import { DEFAULT_MAX_LINE_BYTES } from './scanner.js';
 import { errorDocument } from '../core/errors.js';
 import { entriesOfSize, holdsEntryOfSize, readPointer, writePointer, type CacheConfig } from './index/cache.js';
 import { WORKER_MIN_BYTES } from './index/content-hash.js';
-import { FoldThread, foldThreadFor } from './index/remote-folds.js';
 import {
   contentKey,
   entryName,
@@ -464,11 +463,7 @@ async function indexedPass(
   /** The builders a packed row's lean chunk members are handed to. */
   const rowChunkObservers: Pick<FoldBuilder<unknown>, 'observe'>[] = [];
   const built = key ? (use?.folds ?? []) : reads;
-  // A cold pass that writes the index builds the folds the view does not read on a thread of their own, on a big log.
-  const thread = !prior && key && use && foldThreadFor(source.size) ? FoldThread.start(built.filter((f) => !read(f.tag))) : undefined;
-  const offThread = new Set(thread?.tags ?? []);
   for (const f of built) {
-    if (offThread.has(f.tag)) continue;
     const length = builders.length;
     if (!prior) builders.push([f.tag, f.create()]);
     else {
@@ -484,10 +479,6 @@ async function indexedPass(
     if (builders.length > length && f.skipsRowChunks !== true) rowChunkObservers.push(builders[length]![1]);
   }
   const observers: Pick<FoldBuilder<unknown>, 'observe'>[] = builders.map(([, b]) => b);
-  if (thread) {
-    observers.push(thread);
-    rowChunkObservers.push(thread);
-  }
   // Rows' members need not be built when nothing here reads more of a chunk than the folds do.
   const lean = !options.onLogical && !options.onStored && built.every((f) => f.leanRows === true);
   let lastTurnStart: number | null = prior ? prior.summary.openTurnStartSeq : null;
@@ -521,10 +512,7 @@ async function indexedPass(
       onSegment: builder.onSegment,
     },
     source,
-  ).catch((error: unknown) => {
-    thread?.cancel();
-    throw error;
-  });
+  );
   if (prior && (inspection.error || inspection.migratedEvents > 0 || foldFailure)) return undefined;
   if (prior && !(await rewritesHold(source, options.decoder, prior, resume!.pipeline.surface.deferred ?? []))) return undefined;
   // An extension that ran while the log was hashed answers only for a log whose old bytes are the prior entry's.
@@ -533,7 +521,6 @@ async function indexedPass(
     if (!hashed || !extendsPrefix(prior, hashed, use?.needs ?? use?.folds ?? [])) return undefined;
   }
   const close = closeOnce(source);
-  if (inspection.error || foldFailure || inspection.migratedEvents > 0) thread?.cancel();
   if (inspection.error) return { inspection, folds: new Map(), warm: false, close };
   if (foldFailure) {
     close();
@@ -571,9 +558,7 @@ async function indexedPass(
   // A key hashed beside the pass that could not be had (the file could not be read again) saves nothing.
   const saveKey = key && ('cancel' in key ? await key.key().catch(() => undefined) : key);
   if (use && saveKey && inspection.meta && inspection.surface) {
-    // The folds built on their own thread (the view reads none of them) are saved with the others, in the folds' order.
     const sections = new Map<number, Bytes | undefined>(builders.map(([t, b]) => [t, b.encode()]));
-    if (thread) for (const [t, bytes] of await thread.finish(closers, inspection.storedEventCount)) sections.set(t, bytes);
     const summary: IndexSummary = {
       storedEventCount: inspection.storedEventCount,
       torn: inspection.torn,
@@ -592,7 +577,7 @@ async function indexedPass(
       new Map(built.filter((f) => sections.has(f.tag)).map((f) => [f.tag, sections.get(f.tag)])),
       resumeFacts,
     );
-  } else thread?.cancel();
+  }
   const rereader = new Rereader(source, logIndex, options.decoder);
   const events = async (ranges: readonly SeqRange[], into?: SessionEvent[]) => fill(await rereader.events(ranges), ranges, into);
   return { inspection, events, stream: streamOf(rereader, closers), rereader, folds: resultsOf(builders, read), warm: false, ...(prior ? { extended: true } : {}), close };

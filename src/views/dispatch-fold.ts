@@ -140,7 +140,6 @@ function dispatchFold(builder: DispatchBuilder, src: ChunkSources, cold: Dispatc
 export const DISPATCHES: PersistentFold<Dispatches> = {
   tag: 102,
   leanRows: true,
-  offThread: { module: import.meta.url, name: 'DISPATCHES', rowCursor: true },
   create(): FoldBuilder<Dispatches> {
     let result: Dispatches | undefined;
     const sources: ChunkSources = { finishSeq: [], usageSeq: [] };

@@ -867,7 +867,6 @@ function decodePlan(bytes: Buffer): ReplayPlan | null {
 export const REPLAY_PLAN: PersistentFold<ReplayPlan | null> = {
   tag: 105,
   leanRows: true,
-  offThread: { module: import.meta.url, name: 'REPLAY_PLAN', rowCursor: true },
   create(): FoldBuilder<ReplayPlan | null> {
     const planner = new ReplayPlanner();
     let done: ReplayPlan | undefined;

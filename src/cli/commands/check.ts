@@ -3,8 +3,7 @@ import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT, jobsFor, parseCount, resolveOptionsFor, type CommonOptions } from '../shared.js';
-import { UsageError, defaultRoot, readStdin, targetBytes, VERSION, toJson } from '../../api/log.js';
-import { sizeYoungGenerationFor } from '../heap.js';
+import { UsageError, defaultRoot, readStdin, VERSION, toJson } from '../../api/log.js';
 import { discoverTargets, exitCodeFor, selectFindings, summarize, type CheckReport, checkTargets, expandCodes, RULES, renderRuleList, renderText, renderJson, renderSarif, renderJunit, renderGithubAnnotations, renderGithubSummary } from '../../api/check.js';
 import { secretsOptions } from './secrets.js';
 
@@ -93,8 +92,6 @@ Examples:
       if (discovery.targets.length === 0 && discovery.layout.length === 0) {
         throw new UsageError(`no session artifacts (session.jsonl, session.jsonl.zstd) found under ${inputs.join(', ')}`, 'io');
       }
-      // A few named logs (not a fleet, whose files are not all opened here): size the heap for the largest.
-      if (discovery.targets.length <= 8) sizeYoungGenerationFor(Math.max(0, ...discovery.targets.map(targetBytes)));
       const progress = Boolean(io.stderr.isTTY) && discovery.targets.length > 1;
       const sessions = await checkTargets(discovery.targets, {
         jobs,

@@ -9,6 +9,7 @@ import { progressOption } from '../progress.js';
 import { failureJson } from '../render/surface.js';
 
 interface EventsOptions extends CommonOptions {
+  streamPassBytes?: string;
   type?: string[];
   from?: string;
   to?: string;
@@ -62,6 +63,8 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
     .option('-f, --follow', 'keep reading a live log (read-only polling): print each event once committed, labels as of the fold so far; a later compaction re-labels earlier events; Ctrl-C stops (exit 0)')
     .option('--interval <ms>', 'with --follow: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd, { json: 'stream NDJSON: one session-query record per line with the event' });
+  // A test hook, not a setting: logs of at least this many bytes take the two passes (default 4 MiB).
+  cmd.addOption(new Option('--stream-pass-bytes <n>').hideHelp());
   addExamples(
     cmd,
     'dsh events session-incident-1 --root fixtures/incident --type tool/',
@@ -184,7 +187,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
         // NDJSON of a large log (--turn reads every event's turn): validated first, then each line's
         // bytes copied out where they are its event's JSON; smaller logs print during the one pass.
         const streamable = opts.json === true && turn === undefined;
-        if (!streamable || targetBytes(resolved) < streamPassBytes(io.env)) r = await printedInThePass(resolved, opts, printer, labText, out, () => (currentTurn = undefined));
+        if (!streamable || targetBytes(resolved) < streamPassBytes(intOption('--stream-pass-bytes', opts.streamPassBytes))) r = await printedInThePass(resolved, opts, printer, labText, out, () => (currentTurn = undefined));
         if (!r && streamable) {
           r = await streamValidated(
             resolved,

@@ -8,46 +8,31 @@ export type RegisterCommand = (program: Command, io: Io, setExit: (code: number)
 export interface CommandEntry {
   name: string;
   load: () => Promise<RegisterCommand>;
-  /**
-   * It reads its log through the session index, so it will hash it (`src/cli/prestart.ts` starts the
-   * hash early); a predicate of its arguments when only some of its invocations do. A hint: a wrong
-   * answer costs time, never an answer.
-   */
-  readsIndex?: true | ((args: readonly string[]) => boolean);
 }
-
-const given = (args: readonly string[], ...flags: string[]) => args.some((a) => flags.some((f) => a === f || a.startsWith(`${f}=`)));
-
-/**
- * `events` reads the index for a seq window, and for NDJSON of a big log unless it reads every
- * event's turn, streams without labels or follows the log (`commands/events.ts`).
- */
-const eventsReadsIndex = (args: readonly string[]) =>
-  given(args, '--from', '--to') || (given(args, '--json') && !given(args, '--turn', '--no-labels', '--follow', '-f'));
 
 /** The command registry, in help order: one line per command module. */
 export const COMMANDS: readonly CommandEntry[] = [
   { name: 'inspect', load: async () => (await import('./inspect.js')).registerInspect },
   { name: 'check', load: async () => (await import('./check.js')).registerCheck },
-  { name: 'events', load: async () => (await import('./events.js')).registerEvents, readsIndex: eventsReadsIndex },
+  { name: 'events', load: async () => (await import('./events.js')).registerEvents },
   { name: 'frames', load: async () => (await import('./frames.js')).registerFrames },
   { name: 'export', load: async () => (await import('./export.js')).registerExport },
-  { name: 'request', load: async () => (await import('./request.js')).registerRequest, readsIndex: true },
-  { name: 'surface', load: async () => (await import('./surface.js')).registerSurface, readsIndex: true },
-  { name: 'trace', load: async () => (await import('./trace.js')).registerTrace, readsIndex: true },
-  { name: 'transcript', load: async () => (await import('./transcript.js')).registerTranscript, readsIndex: true },
+  { name: 'request', load: async () => (await import('./request.js')).registerRequest },
+  { name: 'surface', load: async () => (await import('./surface.js')).registerSurface },
+  { name: 'trace', load: async () => (await import('./trace.js')).registerTrace },
+  { name: 'transcript', load: async () => (await import('./transcript.js')).registerTranscript },
   { name: 'ls', load: async () => (await import('./ls.js')).registerLs },
   { name: 'lineage', load: async () => (await import('./lineage.js')).registerLineage },
-  { name: 'replay', load: async () => (await import('./replay.js')).registerReplay, readsIndex: true },
-  { name: 'history', load: async () => (await import('./history.js')).registerHistory, readsIndex: true },
+  { name: 'replay', load: async () => (await import('./replay.js')).registerReplay },
+  { name: 'history', load: async () => (await import('./history.js')).registerHistory },
   { name: 'salvage', load: async () => (await import('./salvage.js')).registerSalvage },
   { name: 'redact', load: async () => (await import('./redact.js')).registerRedact },
   { name: 'search', load: async () => (await import('./search.js')).registerSearch },
-  { name: 'fork', load: async () => (await import('./fork.js')).registerFork, readsIndex: true },
+  { name: 'fork', load: async () => (await import('./fork.js')).registerFork },
   { name: 'stats', load: async () => (await import('./stats.js')).registerStats },
-  { name: 'report', load: async () => (await import('./report.js')).registerReport, readsIndex: true },
-  { name: 'compactions', load: async () => (await import('./compactions.js')).registerCompactions, readsIndex: true },
-  { name: 'diff', load: async () => (await import('./diff.js')).registerDiff, readsIndex: true },
+  { name: 'report', load: async () => (await import('./report.js')).registerReport },
+  { name: 'compactions', load: async () => (await import('./compactions.js')).registerCompactions },
+  { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
   { name: 'secrets', load: async () => (await import('./secrets.js')).registerSecrets },
   { name: 'dataset', load: async () => (await import('./dataset.js')).registerDataset },
   { name: 'sql', load: async () => (await import('./sql.js')).registerSql },

@@ -2,7 +2,7 @@ import { progressOption } from '../progress.js';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, cacheFor, decoderFor, envFor, resolveCli, EXIT, type CommandEnv, type CommonOptions, addExamples } from '../shared.js';
+import { action, addCommon, cacheFor, decoderFor, envFor, intOption, resolveCli, EXIT, type CommandEnv, type CommonOptions, addExamples } from '../shared.js';
 import { UsageError, type ResolvedTarget, type SessionEvent, type SessionInspection, inspectDocument, inspectTarget, toJson } from '../../api/log.js';
 import { Summarizer } from '../../api/views.js';
 import { salvageMayHelp, salvageWouldRecoverMore } from '../../api/salvage.js';
@@ -11,6 +11,7 @@ import { forEachLogicalEvent, logicalEventJson, Output, streamPassBytes, streamV
 import { escapeControl } from '../io.js';
 
 interface InspectOptions extends CommonOptions {
+  streamPassBytes?: string;
   view: 'artifact' | 'stored' | 'logical';
   watch?: boolean;
   interval?: string;
@@ -28,6 +29,8 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
     .option('-w, --watch', 'follow a live log (read-only polling): redraw the summary on a terminal as it grows (turn in flight, open tool calls, torn tail being written, compactions); NDJSON states with --json; Ctrl-C stops (exit 0)')
     .option('--interval <ms>', 'with --watch: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd);
+  // A test hook, not a setting: logs of at least this many bytes take the two passes (default 4 MiB).
+  cmd.addOption(new Option('--stream-pass-bytes <n>').hideHelp());
   addExamples(
     cmd,
     'dsh inspect session-incident-1 --root fixtures/incident',
@@ -53,7 +56,7 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
         };
         // A large log: validated first, then each line's bytes copied out where they are its event's JSON.
         const streamed =
-          targetBytes(resolved) >= streamPassBytes(io.env)
+          targetBytes(resolved) >= streamPassBytes(intOption('--stream-pass-bytes', opts.streamPassBytes))
             ? await streamValidated(
                 resolved,
                 { decoder: decoderFor(opts) },

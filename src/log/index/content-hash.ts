@@ -8,7 +8,6 @@
  * big log (0.85 s of CPU for the 679 MB bench log).
  */
 import os from 'node:os';
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { ByteSource } from '../../physical/source.js';
@@ -79,33 +78,9 @@ parentPort.once('message', (w) => {
 });
 `;
 
-/** A hash worker started before it was needed (`prestartHashWorker`), waiting for its job. */
-let standby: Worker | undefined;
-
-/**
- * Start a hash worker now, for the content hash a command is about to need: a worker takes ~0.1 s
- * to start (Node's own modules), which then passes while this thread loads the command's. It keeps
- * no process alive, and is used by the first hash that wants a worker. Only where there is a second
- * core to start it on.
- */
-export function prestartHashWorker(): void {
-  if (standby || threads() < 2) return;
-  try {
-    standby = new Worker(WORKER_SOURCE, { eval: true });
-    standby.unref();
-    // A standby that fails is not used (the hash takes a fresh worker, or this thread, instead).
-    standby.once('error', () => undefined);
-    standby.once('exit', () => (standby = undefined));
-  } catch {
-    standby = undefined;
-  }
-}
-
 /** `hashPieces` on a worker thread reading through `fd`, taking pieces from the counter in `shared`. */
 function hashOnWorker(fd: number, size: number, piece: number, cut: number, shared: SharedArrayBuffer): { worker: Worker; done: Promise<Pieces> } {
-  const worker = standby ?? new Worker(WORKER_SOURCE, { eval: true });
-  standby = undefined;
-  worker.ref();
+  const worker = new Worker(WORKER_SOURCE, { eval: true });
   const done = new Promise<Pieces>((resolve, reject) => {
     worker.once('message', (m: Pieces) => resolve(m));
     worker.once('error', reject);
@@ -113,82 +88,6 @@ function hashOnWorker(fd: number, size: number, piece: number, cut: number, shar
   });
   worker.postMessage({ fd, size, piece, chunk: READ_CHUNK, cut, shared });
   return { worker, done };
-}
-
-/** A file's hash begun before the command asked for it (`prestartHash`): the worker hashing it, through its own descriptor. */
-interface EarlyHash {
-  fd: number;
-  dev: number;
-  ino: number;
-  size: number;
-  cut: number;
-  next: Int32Array;
-  helper: { worker: Worker; done: Promise<Pieces> };
-}
-
-let early: EarlyHash | undefined;
-/** What became of the last early hash a `contentHash` met: taken over, or stopped (diagnostics and tests). */
-let earlyOutcome: 'taken' | 'stopped' | undefined;
-
-/** What became of the last early hash (`prestartHash`) a content hash met; undefined when none did. */
-export function lastEarlyHashOutcome(): 'taken' | 'stopped' | undefined {
-  return earlyOutcome;
-}
-
-/**
- * Begin the content hash of the log file `file` now, on the (standby) hash worker, as the hash of a
- * source of it will (`prefixBytes`: as `contentHash` takes it): a command that reads a big log through
- * the index asks for the hash only once its modules are loaded (~0.15 s on), and the hash is most of
- * a warm command's time. The first `contentHash` takes it over when it hashes the same file (the same
- * inode, of the same size) the same way; otherwise, it is stopped. It keeps no process alive.
- */
-export function prestartHash(file: string, prefixBytes: number | undefined): void {
-  if (early || threads() < 2) return;
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size < WORKER_MIN_BYTES) throw new Error('not a file to hash early');
-    const cut = prefixBytes !== undefined && prefixBytes < st.size ? prefixBytes : -1;
-    const next = new Int32Array(new SharedArrayBuffer(4));
-    const helper = hashOnWorker(fd, st.size, PIECE_BYTES, cut, next.buffer as SharedArrayBuffer);
-    helper.worker.unref();
-    helper.done.catch(() => undefined);
-    early = { fd, dev: st.dev, ino: st.ino, size: st.size, cut, next, helper };
-  } catch {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** Let go of an early hash: its worker stopped, then its descriptor closed (the worker may be reading through it until then). */
-function releaseEarly(e: EarlyHash): void {
-  void e.helper.worker.terminate().finally(() => {
-    try {
-      closeSync(e.fd);
-    } catch {
-      // Closed already.
-    }
-  });
-}
-
-/** The early hash, if it is of the file open at `fd` (`size` bytes) hashed the same way; any other is stopped. */
-function takeEarly(fd: number | undefined, size: number, piece: number, cut: number): EarlyHash | undefined {
-  const e = early;
-  if (!e) return undefined;
-  early = undefined;
-  try {
-    const st = fd !== undefined ? fstatSync(fd) : undefined;
-    if (st && st.dev === e.dev && st.ino === e.ino && size === e.size && piece === PIECE_BYTES && cut === e.cut) {
-      e.helper.worker.ref();
-      earlyOutcome = 'taken';
-      return e;
-    }
-  } catch {
-    // Not comparable: not taken.
-  }
-  earlyOutcome = 'stopped';
-  releaseEarly(e);
-  return undefined;
 }
 
 /**
@@ -206,19 +105,13 @@ export async function contentHash(
   how: HashHow = {},
 ): Promise<{ sha256: Buffer; prefixSha256?: Buffer }> {
   const cut = prefixBytes !== undefined && prefixBytes < source.size ? prefixBytes : -1;
-  // A hash of this file begun early goes on: its worker has taken the first pieces already.
-  const adopted = takeEarly(source.descriptor, source.size, piece, cut);
-  try {
-    return await treeHash(source, cut, piece, how, adopted);
-  } finally {
-    if (adopted) releaseEarly(adopted);
-  }
+  return treeHash(source, cut, piece, how);
 }
 
 type HashHow = { background?: boolean; started?: (cancel: () => void, help: () => void) => void };
 
-/** `contentHash` with the cut it takes (-1: none), going on from `adopted` (an early hash of the file) if given. */
-async function treeHash(source: ByteSource, cut: number, piece: number, how: HashHow, adopted: EarlyHash | undefined): Promise<{ sha256: Buffer; prefixSha256?: Buffer }> {
+/** `contentHash` with the cut it takes (-1: none). */
+async function treeHash(source: ByteSource, cut: number, piece: number, how: HashHow): Promise<{ sha256: Buffer; prefixSha256?: Buffer }> {
   const size = source.size;
   const read = source.readInto
     ? (into: Buffer, at: number) => source.readInto!(into, at)
@@ -227,10 +120,10 @@ async function treeHash(source: ByteSource, cut: number, piece: number, how: Has
   const count = Math.ceil(size / piece);
   const fd = source.descriptor;
   // The next piece to take, shared with the worker.
-  const next = adopted?.next ?? new Int32Array(new SharedArrayBuffer(4));
-  let helper: ReturnType<typeof hashOnWorker> | undefined = adopted?.helper;
+  const next = new Int32Array(new SharedArrayBuffer(4));
+  let helper: ReturnType<typeof hashOnWorker> | undefined;
   const worth = count >= WORKER_MIN_PIECES || (how.background === true && size >= BACKGROUND_MIN_BYTES);
-  if (!helper && worth && fd !== undefined && threads() > 1) {
+  if (worth && fd !== undefined && threads() > 1) {
     try {
       helper = hashOnWorker(fd, size, piece, cut, next.buffer as SharedArrayBuffer);
       // A worker that fails leaves its pieces to this thread (below).

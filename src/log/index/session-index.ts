@@ -41,14 +41,6 @@ export interface PersistentFold<T = unknown> {
    * that takes rows lean does not hand it their `RowChunk`s (the seqs it sees then skip them).
    */
   readonly skipsRowChunks?: boolean;
-  /**
-   * The fold reads of an event only its fold projection (`fold-wire.ts`), and its builder can run on a
-   * worker thread that imports it by this module URL and export name: a pass that writes the index,
-   * for a view that does not read this fold, builds it there (`remote-folds.ts`). `rowCursor`: the fold
-   * reads a packed row's member only while it observes it, keeping of it past the next event at most its
-   * seq and time, so the worker may hand it one member object moved along the row (`readWire`).
-   */
-  readonly offThread?: { module: string; name: string; rowCursor?: boolean };
   create(): FoldBuilder<T>;
   decode(bytes: Buffer): T;
   /**
