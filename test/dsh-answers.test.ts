@@ -47,7 +47,7 @@ describe.skipIf(!HAVE_CORPUS)("DSH's class and message where DSH answers first",
       expect(t.stderr).toContain('cannot encode an empty path segment');
       expect(t.stderr).not.toContain('storage path');
       const s = await openSession({ path: file });
-      expect(s.ok && s.value.error).toMatchObject({ class: 'Error', message: 'cannot encode an empty path segment' });
+      expect(s.ok && (await s.value.verdict()).error).toMatchObject({ class: 'Error', message: 'cannot encode an empty path segment' });
       // Locating comes before any read: an empty cwd beside it, or a seq gap in the events, does not decide.
       const both = withHeader(root, 'both', (h) => ((h.id = ''), (h.cwd = '')));
       expect(lastJson((await runInProcess(['inspect', both, '--json'])).stdout).error.message).toBe('cannot encode an empty path segment');
