@@ -42,7 +42,8 @@ export type { IndexUse, IndexedInspection, SessionInspection, Speculation } from
 export { deepEqualJson, deriveEventMessage } from '../log/surface.js';
 export { ARTIFACT_NAMES, defaultRoot, looksLikeRoot, readStdin, resolveTarget, scanRoot } from '../log/target.js';
 export type { ResolveOptions, ResolvedTarget, RootScan, RootSession } from '../log/target.js';
-export type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
+export type { BlockView, Encoding, KindView, KnownEvent, MessageView, PayloadViews, SessionEvent, SessionHeader, StreamChunkView, UnknownEvent, UsageView } from '../log/types.js';
+export { isEventOf, read } from '../log/payloads.js';
 export { writeArtifactFile } from '../log/writer.js';
 export type { ArtifactOptions } from '../log/writer.js';
 export { createDecoder } from '../physical/decoders.js';

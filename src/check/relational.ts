@@ -9,6 +9,7 @@ import { splitPairs, toolPairsOf, type ToolPairs } from '../views/tool-pairs.js'
 import { AttemptBoundaries } from '../views/attempts.js';
 import type { RuleCode } from '../core/rules.js';
 import type { SessionEvent } from '../log/types.js';
+import { read } from '../log/payloads.js';
 import { RowChunk } from '../log/pruned-event.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
 import { mapJsonLeaves, toJson } from '../core/json.js';
@@ -31,6 +32,26 @@ class Fail extends Error {
 const failWith = (code: RuleCode) => (message: string): never => {
   throw new Fail(code, message);
 };
+
+/** The fields the core invariant reads (unchecked: as DSH writes them). */
+interface CoreReads {
+  turn: number;
+  step: number;
+  callId: unknown;
+  message: { source: { callId: unknown }; content: { isError?: unknown }[] };
+  error?: { code?: unknown };
+}
+
+/** What the retry look-back reads of a step/start, llm/retry or request/header (unguarded, as DSH's replay reads it). */
+interface RetryReads {
+  turn: unknown;
+  step: unknown;
+  retry?: number;
+  retryId?: unknown;
+  provider?: unknown;
+  policyKey?: unknown;
+  header: { config: { provider: string | undefined } };
+}
 
 function rec(v: unknown): Record<string, any> {
   return typeof v === 'object' && v !== null ? (v as Record<string, any>) : {};
@@ -97,7 +118,8 @@ export function sessionInvariantObserver(): ReplayObserver {
   };
   return observer('@deepseek-ai/dsh-session', 'DSH-E5', (event) => {
     if (event.seq <= lastSeq) failWith('DSH-E1')(`seq must strictly increase: saw ${event.seq} after ${lastSeq}`);
-    const data = event.data;
+    // Read as DSH's invariant reads it, unguarded: a malformed payload throws its TypeError (one finding).
+    const data = event.data as unknown as CoreReads;
     switch (event.type) {
       case 'turn/start':
         if (openTurn !== null) failWith('DSH-E2')(`turn/start ${data.turn} while turn ${openTurn} is still open`);
@@ -311,7 +333,7 @@ function providerForOpenStep(events: readonly SessionEvent[], before: number, tu
   let startIndex = -1;
   for (let i = before - 1; i >= 0; i--) {
     const e = events[i]!;
-    if (e.type === 'step/start' && e.data.turn === turn && e.data.step === step) {
+    if (e.type === 'step/start' && (e.data as unknown as RetryReads).turn === turn && (e.data as unknown as RetryReads).step === step) {
       startIndex = i;
       break;
     }
@@ -319,7 +341,7 @@ function providerForOpenStep(events: readonly SessionEvent[], before: number, tu
   if (startIndex < 0) return undefined;
   for (let i = startIndex + 1; i < before; i++) if (events[i]!.type === 'step/end' || events[i]!.type === 'turn/end') return undefined;
   const header = findLast(events, before, (e) => e.type === 'request/header');
-  return header?.data.header.config.provider;
+  return header === undefined ? undefined : (header.data as unknown as RetryReads).header.config.provider;
 }
 
 /**
@@ -362,7 +384,7 @@ class RetryLookBack {
     for (; this.next < index; this.next++) {
       const e = this.events[this.next]!;
       if (e.type !== 'llm/retry' && e.type !== 'llm/retry-started') continue;
-      const d = e.data;
+      const d = e.data as unknown as RetryReads;
       if (typeof d.retryId === 'string') this.usedIds.add(d.retryId);
       const attempt = primitiveKey([d.retryId, d.retry]);
       if (e.type === 'llm/retry') {
@@ -418,19 +440,22 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       }
       const turnBoundary = findLast(events, index, (e) => e.type === 'turn/start' || e.type === 'turn/end');
       if (turnBoundary?.type !== 'turn/start') fail('llm/retry must be appended inside an open turn');
-      if (turn !== turnBoundary!.data.turn) fail(`llm/retry names turn ${turn}, but the open turn is ${turnBoundary!.data.turn}`);
+      const turnData = turnBoundary!.data as unknown as RetryReads;
+      if (turn !== turnData.turn) fail(`llm/retry names turn ${turn}, but the open turn is ${turnData.turn}`);
       const stepBoundary = findLast(events, index, (e) => e.type === 'step/start' || e.type === 'step/end');
       if (stepBoundary?.type !== 'step/start') fail('llm/retry must be appended inside an open step');
-      if (step !== stepBoundary!.data.step || turn !== stepBoundary!.data.turn) {
-        fail(`llm/retry names turn ${turn}/step ${step}, but the open step is ${stepKey(stepBoundary!.data.turn, stepBoundary!.data.step)}`);
+      const stepData = stepBoundary!.data as unknown as RetryReads;
+      if (step !== stepData.step || turn !== stepData.turn) {
+        fail(`llm/retry names turn ${turn}/step ${step}, but the open step is ${stepKey(stepData.turn, stepData.step)}`);
       }
       const routed = providerForOpenStep(events, index, turn, step);
       if (routed !== provider) fail(`llm/retry provider ${provider} does not match the failed request provider ${String(routed)}`);
       const chain = primitiveKey([turn, step, provider, policyKey]);
       const prior = chain === undefined ? undefined : back.lastOfChain.get(chain);
-      const expected = (prior?.data.retry ?? 0) + 1;
+      const priorData = prior?.data as unknown as RetryReads | undefined;
+      const expected = (priorData?.retry ?? 0) + 1;
       if (retry !== expected) fail(`llm/retry retry ${retry} must equal provider policy retry ${expected}`);
-      if (prior !== undefined && prior.data.retryId !== retryId) fail('llm/retry must preserve retryId across one provider-policy chain');
+      if (prior !== undefined && priorData!.retryId !== retryId) fail('llm/retry must preserve retryId across one provider-policy chain');
       if (prior === undefined && back.usedIds.has(retryId)) {
         fail(`llm/retry retryId ${toJson(retryId)} is already owned by another chain`);
       }
@@ -440,7 +465,7 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       const attempt = primitiveKey([retryId, retry]);
       const scheduled = attempt === undefined ? undefined : back.scheduled.get(attempt);
       if (scheduled === undefined) fail('llm/retry-started pairs no prior scheduled attempt');
-      if (scheduled!.data.turn !== turn || scheduled!.data.step !== step) fail('llm/retry-started turn/step must match its scheduled attempt');
+      if ((scheduled!.data as unknown as RetryReads).turn !== turn || (scheduled!.data as unknown as RetryReads).step !== step) fail('llm/retry-started turn/step must match its scheduled attempt');
       if (back.started.has(attempt!)) {
         fail('llm/retry-started repeats one scheduled attempt');
       }
@@ -590,9 +615,9 @@ function slim(value: unknown): unknown {
  * tools and system prompt are most of a session's headers (one per dispatch on a long log).
  */
 function keptEvent(event: SessionEvent): SessionEvent {
-  const config = event.type === 'request/header' ? event.data?.header?.config : undefined;
+  const config = event.type === 'request/header' ? read(read(event.data, 'header'), 'config') : undefined;
   if (config === null || typeof config !== 'object') return slim(event) as SessionEvent;
-  return slim({ ...event, data: { header: { config: { provider: config.provider } } } }) as SessionEvent;
+  return slim({ ...event, data: { header: { config: { provider: (config as { provider?: unknown }).provider } } } }) as SessionEvent;
 }
 
 /**

@@ -9,7 +9,8 @@ import { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES } from '../log
 import { heldBytesBudget } from '../log/inspect.js';
 import { inspectTarget } from '../log/session.js';
 import type { ResolvedTarget } from '../log/target.js';
-import type { SessionEvent, SessionHeader } from '../log/types.js';
+import type { KindView, KnownEvent, SessionEvent, SessionHeader } from '../log/types.js';
+import { assistantCalls, resultCallId } from '../views/tool-pairs.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import { Labels } from '../views/labels.js';
 import { DispatchBuilder, summarizeDispatch, type DispatchEntry } from '../views/requests.js';
@@ -58,9 +59,9 @@ class ToolCallFold {
   private blockNames = new Map<string, string>();
   constructor(private readonly sessionId: string | null) {}
   observe(e: SessionEvent, synthetic: boolean): void {
-    const d = e.data ?? {};
-    if (e.type === 'assistant/message' && Array.isArray(d.message?.content)) {
-      for (const b of d.message.content) if (b && b.type === 'tool-call' && typeof b.id === 'string' && typeof b.name === 'string') this.blockNames.set(b.id, b.name);
+    const d = (e.data ?? {}) as NonNullable<KnownEvent<'tool/result'>['data']>;
+    if (e.type === 'assistant/message') {
+      for (const { id, block } of assistantCalls(e)) if (typeof block.name === 'string') this.blockNames.set(id, block.name);
     } else if (e.type === 'tool/call') {
       const row: Row = {
         session_id: this.sessionId,
@@ -78,7 +79,7 @@ class ToolCallFold {
       this.rows.push(row);
       this.open.set(String(d.callId), { row, time: e.time });
     } else if (e.type === 'tool/result' && e.surfaceOp === 'append') {
-      const callId = d.message?.source?.callId;
+      const callId = resultCallId(e);
       const pending = typeof callId === 'string' ? this.open.get(callId) : undefined;
       const row: Row = pending?.row ?? {
         session_id: this.sessionId,
@@ -88,7 +89,7 @@ class ToolCallFold {
         step: num(d.step),
         call_seq: null,
       };
-      if (pending) this.open.delete(callId);
+      if (pending) this.open.delete(callId as string);
       else this.rows.push(row);
       row.result_seq = e.seq;
       row.outcome = synthetic ? 'unknown' : isErrorResult(e) ? 'error' : 'ok';
@@ -112,7 +113,7 @@ function dispatchCostUsd(entry: DispatchEntry): number | null {
 function dispatchRow(sessionId: string | null, entry: DispatchEntry, prev: DispatchEntry | null): Row {
   const s = summarizeDispatch(entry, prev);
   const usage = s.usage as Record<string, unknown> | null;
-  const finish = s.finish as Record<string, any> | null;
+  const finish = s.finish as (KindView & { error?: KindView }) | null;
   return {
     session_id: sessionId,
     index: s.index,
@@ -220,7 +221,7 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
       redactor.setCwd(valid.meta?.cwd);
     }
     return (e, text, synthetic) => {
-      if (e.type === 'turn/start') currentTurn = e.data?.turn;
+      if (e.type === 'turn/start') currentTurn = e.data?.turn as number | undefined; // as logged
       if (e.type === 'session/title') title = typeof e.data?.title === 'string' ? e.data.title : null;
       if (COMPACTION_TYPES.test(e.type) || (typeof e.surfaceOp === 'object' && e.surfaceOp !== null)) compactionActivity = true;
       held?.push(e);

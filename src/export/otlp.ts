@@ -17,7 +17,9 @@
  * always gives the same trace and a backend de-duplicates a re-export.
  */
 import { createHash } from 'node:crypto';
-import type { SessionEvent, SessionHeader } from '../log/types.js';
+import type { BlockView, KindView, KnownEvent, MessageView, SessionEvent, SessionHeader } from '../log/types.js';
+import { isEventOf } from '../log/payloads.js';
+import { assistantCalls, resultBlock, resultCallId } from '../views/tool-pairs.js';
 import type { CloserReason } from '../log/closers.js';
 import { buildReplay, finishKind, type ReplayAttempt } from '../views/replay.js';
 import { deriveDispatches, messagesOf, type DispatchEntry } from '../views/requests.js';
@@ -178,7 +180,7 @@ function finishReason(finish: unknown): string | undefined {
 }
 
 /** A DSH content block as a GenAI message part (gen-ai-input-messages.json / output-messages.json). */
-function part(block: any): Record<string, unknown> {
+function part(block: BlockView): Record<string, unknown> {
   switch (block?.type) {
     case 'text':
       return { type: 'text', content: String(block.text ?? '') };
@@ -204,9 +206,10 @@ function part(block: any): Record<string, unknown> {
   }
 }
 
-function messageOf(m: any): Record<string, unknown> {
+function messageOf(value: unknown): Record<string, unknown> {
+  const m = value as MessageView;
   const role = m?.role === 'assistant' ? 'assistant' : m?.source?.kind === 'tool' ? 'tool' : (m?.role ?? 'user');
-  const content = Array.isArray(m?.content) ? m.content : [];
+  const content: BlockView[] = Array.isArray(m?.content) ? m.content : [];
   return { role, parts: content.map(part) };
 }
 
@@ -270,8 +273,8 @@ export function sessionSpans(header: SessionHeader, events: readonly SessionEven
   // Compactions, prunes and closers as span events.
   for (const e of own) {
     const holder = enclosing(e.seq)?.events ?? rootEvents;
-    if (e.type === 'compaction/summary' || e.type === 'compaction/prune') {
-      const d = e.data ?? {};
+    if (isEventOf(e, 'compaction/summary') || isEventOf(e, 'compaction/prune')) {
+      const d: NonNullable<KnownEvent<'compaction/summary'>['data']> = e.data ?? {};
       const prune = e.type === 'compaction/prune';
       const a: Record<string, unknown> = {
         'dsh.event.seq': e.seq,
@@ -312,7 +315,7 @@ export function sessionSpans(header: SessionHeader, events: readonly SessionEven
     }
     links.push({ traceId: traceIdOf(parent), spanId: linkSpan, attributes: attrs({ 'dsh.link.kind': kind === 'subagent' ? 'subagent-of' : 'fork-of', 'dsh.session.id': parent, 'dsh.fork.seed_length': seed || undefined }) });
   }
-  const interrupted = turnList.filter((t) => (t.reason as any)?.kind === 'interrupted').length;
+  const interrupted = turnList.filter((t) => (t.reason as KindView)?.kind === 'interrupted').length;
   spans.push({
     traceId,
     spanId: rootId,
@@ -343,7 +346,7 @@ export function sessionSpans(header: SessionHeader, events: readonly SessionEven
 
   // Turn spans.
   for (const t of turnList) {
-    const reasonKind = (t.reason as any)?.kind;
+    const reasonKind = (t.reason as KindView)?.kind;
     const status: OtlpSpan['status'] = reasonKind === 'error' || reasonKind === 'failed' ? { code: 2, message: `turn ended: ${reasonKind}` } : { code: 0 };
     spans.push({
       traceId,
@@ -385,15 +388,14 @@ export function sessionSpans(header: SessionHeader, events: readonly SessionEven
   const requested = new Map<string, string>(); // callId → tool name the assistant asked for
   for (const e of own) {
     if (e.type === 'tool/call' && typeof e.data?.callId === 'string') calls.set(e.data.callId, e);
-    if (e.type === 'assistant/message' && Array.isArray(e.data?.message?.content)) {
-      for (const b of e.data.message.content) if (b?.type === 'tool-call' && typeof b.id === 'string') requested.set(b.id, String(b.name ?? 'unknown'));
-    }
+    if (e.type === 'assistant/message') for (const { id, block } of assistantCalls(e)) requested.set(id, String(block.name ?? 'unknown'));
   }
   const seen = new Set<string>();
   for (const e of own) {
     if (e.type !== 'tool/result') continue;
-    const block = (e.data?.message?.content ?? []).find((b: any) => b?.type === 'tool-result');
-    const callId: string | undefined = block?.toolCallId ?? e.data?.message?.source?.callId;
+    // Its one tool-result block, whose toolCallId is its tool source's callId, a string (B5).
+    const block = resultBlock(e);
+    const callId = (block?.toolCallId ?? resultCallId(e)) as string | undefined;
     if (callId === undefined || seen.has(callId)) continue; // a prune's replacement result re-states the same call
     seen.add(callId);
     const call = calls.get(callId);

@@ -10,20 +10,29 @@ export interface CloserReason {
   why: string;
 }
 
+/** The fields the tracker reads, as DSH's `interruptedTurnClosers` reads them (without a check). */
+interface DshReads {
+  turn: unknown;
+  step: unknown;
+  callId: unknown;
+  message: { content: Iterable<{ type: unknown; id: unknown }>; source: { callId: unknown } };
+}
+
 /**
  * DSH's `interruptedTurnClosers` as a single forward pass: feed every
  * normalized stored event, then ask for the closers. Reads the same fields
  * DSH reads, so malformed data fails the same way (a TypeError).
  */
 export class CloserTracker {
-  private openTurn: any = null;
-  private openStep: any = null;
-  private pending = new Map<any, { step: any; callSeq?: number }>();
+  private openTurn: unknown = null;
+  private openStep: unknown = null;
+  private pending = new Map<unknown, { step: unknown; callSeq?: number }>();
   private last: SessionEvent | undefined;
   openTurnStartSeq: number | undefined;
 
   observe(event: SessionEvent): void {
-    const data = event.data;
+    // Read as DSH reads it, unguarded: a malformed payload throws the TypeError DSH's read throws.
+    const data = event.data as unknown as DshReads;
     switch (event.type) {
       case 'turn/start':
         this.openTurn = data.turn;

@@ -17,7 +17,7 @@ import { statelessRestoreChecks } from './restore.js';
 import { contentFreeKey, provenance, surfaceShape } from './surface.js';
 import { KNOWN_EVENT_TYPES } from './vocabulary.js';
 import { PrunedEvent, RowChunk } from './pruned-event.js';
-import type { SessionEvent } from './types.js';
+import type { CheckedMessage, SessionEvent } from './types.js';
 
 /** Numbers per line in `LineFacts.rows`. */
 export const FACT_STRIDE = 11;
@@ -61,7 +61,7 @@ class Growable {
   }
 }
 
-function isObject(v: unknown): v is Record<string, any> {
+function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -127,7 +127,8 @@ export class FactsWriter {
     if (replace && event.type === 'tool/result') return;
     const stringsAt = this.strings.length;
     let n: number | null = NaN;
-    const data = event.data;
+    // The message events passed the message-shape check (`isCurrentShape` above).
+    const data = event.data as { turn: unknown; step: unknown; callId: unknown; id: string; message: CheckedMessage & { source: { callId: string } } };
     // What the crash-closer tracker and the normalizer read, in a shape they read without a TypeError.
     switch (event.type) {
       case 'turn/start':
@@ -147,7 +148,7 @@ export class FactsWriter {
         break;
       case 'assistant/message': {
         n = optionalNumber(data.step);
-        const blocks = data.message.content as unknown[];
+        const blocks = data.message.content;
         const ids: string[] = [];
         for (const block of blocks) {
           if (typeof block !== 'object' || block === null) return;
@@ -206,7 +207,7 @@ export function prunedEvent(facts: LineFacts, k: number): PrunedEvent {
   const seq = r[at + 1] as number;
   const n = r[at + 3] as number;
   const s = r[at + 9] as number;
-  let data: any = NO_DATA;
+  let data: PrunedEvent['data'] = NO_DATA;
   let messageId: string | undefined;
   let contentFree: string | undefined;
   switch (type) {

@@ -215,14 +215,14 @@ export function assertMessageEventShape(event: Record<string, unknown>, subject:
   const data = event['data'];
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : undefined;
   const message = type === 'user/message' ? record : record?.['message'];
-  if (typeof message !== 'object' || message === null || typeof (message as any)['id'] !== 'string' || (message as any)['id'] === '') {
+  if (typeof message !== 'object' || message === null || typeof (message as Record<string, unknown>)['id'] !== 'string' || (message as Record<string, unknown>)['id'] === '') {
     throw new RuleError(`${subject} lacks an identified message`, rule);
   }
   const m = message as Record<string, unknown>;
   const role = type === 'assistant/message' ? 'assistant' : 'user';
   if (m['role'] !== role) throw new RuleError(`${subject} message must have role "${role}"`, rule);
   const source = m['source'];
-  if (typeof source !== 'object' || source === null || typeof (source as any)['kind'] !== 'string' || (source as any)['kind'] === '') {
+  if (typeof source !== 'object' || source === null || typeof (source as Record<string, unknown>)['kind'] !== 'string' || (source as Record<string, unknown>)['kind'] === '') {
     throw new RuleError(`${subject} message has invalid source`, rule);
   }
   if (!Array.isArray(m['content'])) throw new RuleError(`${subject} message has invalid content`, rule);

@@ -1,10 +1,12 @@
 /**
  * Typed payloads (`data`) of the event types dsh's views read, after the
  * format spec (§4.3-§4.5, §9.1). DSH's vocabulary is merge-extensible, so
- * every shape is open (unknown fields and kinds are tolerated); narrow a
- * `SessionEvent` with `isEventOf(event, 'tool/call')`.
+ * every shape is open (unknown fields and kinds are tolerated). These are the
+ * shapes DSH writes; a log read is typed by the views of `PayloadViews`
+ * (`./types.ts`), and an event narrowed with `isEventOf(event, 'tool/call')`.
  */
-import type { SessionEvent, SurfaceOp } from './types.js';
+import type { KnownEvent, SessionEvent } from './types.js';
+import type { KnownEventType } from './vocabulary.js';
 
 export type ContentBlock =
   | { type: 'text'; text: string }
@@ -86,7 +88,7 @@ export interface ShadowedRange {
   end: number;
 }
 
-/** `data` by event type, for the types dsh's views read. */
+/** `data` by event type as DSH writes it, for the types dsh's views read. */
 export interface EventPayloads {
   'turn/start': { turn: number; trigger?: unknown };
   'turn/end': { turn: number; reason: TurnEndReason };
@@ -122,17 +124,15 @@ export interface EventPayloads {
   'compaction/prune': { shadowedRange: ShadowedRange; shadowedSeqs: number[]; shadowedTokenCount: number };
 }
 
-export type TypedEventType = keyof EventPayloads;
+/** A logical event of a type DSH knows, its `data` viewed by the keys DSH writes (`PayloadViews`). */
+export type TypedEvent<T extends KnownEventType> = KnownEvent<T>;
 
-/** A logical event whose `data` has the payload of its type. */
-export interface TypedEvent<T extends TypedEventType> extends Omit<SessionEvent, 'data' | 'type'> {
-  type: T;
-  data: EventPayloads[T];
-  sourceEventSeqs?: number[];
-  surfaceOp?: SurfaceOp;
+/** Narrow an event by its type (`e.type === t` alone cannot rule out the unknown-type member). */
+export function isEventOf<T extends KnownEventType>(event: SessionEvent, type: T): event is KnownEvent<T> {
+  return event.type === type;
 }
 
-/** Narrow an event to its typed payload by its type (the payload itself is as DSH wrote it). */
-export function isEventOf<T extends TypedEventType>(event: SessionEvent, type: T): event is TypedEvent<T> {
-  return event.type === type;
+/** `v?.[key]`, for a value of unchecked shape (the same read: undefined for null or undefined, else the property). */
+export function read(v: unknown, key: string): unknown {
+  return v === null || v === undefined ? undefined : (v as Record<string, unknown>)[key];
 }

@@ -1,4 +1,4 @@
-import type { SessionEvent, SurfaceOp } from './types.js';
+import type { EventEnvelope, SurfaceOp, UnknownEvent } from './types.js';
 
 /**
  * A stored event a worker thread already parsed and checked (see `facts.ts`):
@@ -11,7 +11,7 @@ import type { SessionEvent, SurfaceOp } from './types.js';
  * opt in (`InspectOptions.pruned`; for packed rows' members only, `leanRows`)
  * see these in place of parsed events.
  */
-export class PrunedEvent implements SessionEvent {
+export class PrunedEvent implements EventEnvelope<string, UnknownEvent['data']> {
   // Declared, not initialised: a pruned chunk (most events of a log) is an object of four fields,
   // and an event that has none of these lacks them as a parsed one does.
   declare surfaceOp?: SurfaceOp;
@@ -24,7 +24,7 @@ export class PrunedEvent implements SessionEvent {
     readonly type: string,
     readonly seq: number,
     readonly time: number,
-    readonly data: any,
+    readonly data: UnknownEvent['data'],
   ) {}
 }
 

@@ -68,7 +68,7 @@ export function assertEnvelope(event: Record<string, unknown>, index: number): v
 export function statelessRestoreChecks(record: Record<string, unknown>, index: number): void {
   assertEnvelope(record, index);
   const data = record['data'];
-  if (record['type'] === 'request/header' && data !== null && typeof data === 'object' && !Array.isArray(data) && (data as any).reason === 'fallback') {
+  if (record['type'] === 'request/header' && data !== null && typeof data === 'object' && !Array.isArray(data) && (data as { reason?: unknown }).reason === 'fallback') {
     throw new RuleError(`seed event at index ${index} uses unsupported legacy request/header reason "fallback"`, 'DSH-C4');
   }
 }

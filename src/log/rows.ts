@@ -1,4 +1,4 @@
-import type { SessionEvent } from './types.js';
+import type { EventEnvelope, KnownEvent, SessionEvent } from './types.js';
 import { toJson } from '../core/json.js';
 
 /** Storage-only packed chunk-row tags (never events). */
@@ -90,13 +90,13 @@ function checkedRow(value: Record<string, unknown>): CheckedRow {
  * class says its envelope is known to be valid (a safe non-negative seq, a safe time, data), so
  * restore's stateless checks, which cannot fail on it, are not run again for each member.
  */
-export class RowChunkEvent implements SessionEvent {
+export class RowChunkEvent implements KnownEvent<'assistant/chunk'> {
   // Declared in the order a parsed event's keys come (JSON.stringify and Object.keys see this order).
-  type: string;
+  type: 'assistant/chunk';
   seq: number;
   time: number;
-  data: any;
-  constructor(seq: number, time: number, data: any) {
+  data: KnownEvent<'assistant/chunk'>['data'];
+  constructor(seq: number, time: number, data: KnownEvent<'assistant/chunk'>['data']) {
     this.type = 'assistant/chunk';
     this.seq = seq;
     this.time = time;
@@ -186,7 +186,7 @@ export function rowMemberMid(tag: RowTag, turn: number, step: number, index: num
  * streaming view re-serializes millions of chunks. Only for such events.
  */
 export function expandedChunkJson(event: SessionEvent): string {
-  const d = event.data;
+  const d = event.data as PackableChunk;
   const c = d.chunk;
   const tool = c.type === 'tool-call-delta';
   const tag: RowTag = tool ? 'tool-call-chunks' : c.type === 'text-delta' ? 'text-chunks' : 'reasoning-chunks';
@@ -196,13 +196,22 @@ export function expandedChunkJson(event: SessionEvent): string {
 
 type ChunkKind = 'text' | 'reasoning' | 'tool';
 
+/** The `data` of a delta chunk a row holds (what `candidate` checks; an expanded row member's shape). */
+type PackableChunk = {
+  turn: number;
+  step: number;
+  chunk: { type: string; index: number; text: string; id: string; name?: string; argumentsDelta: string };
+};
+
 interface Candidate {
   kind: ChunkKind;
-  event: SessionEvent;
+  event: EventEnvelope<'assistant/chunk', PackableChunk>;
 }
 
-function candidate(event: SessionEvent): Candidate | undefined {
-  const e = event as unknown as Record<string, unknown>;
+function candidate(input: SessionEvent): Candidate | undefined {
+  const e = input as unknown as Record<string, unknown>;
+  // Its shape is checked below before a candidate is made of it.
+  const event = input as unknown as Candidate['event'];
   if (!exactKeys(e, ['type', 'seq', 'time', 'data'])) return undefined;
   if (e['type'] !== 'assistant/chunk' || !isSafe(e['seq']) || (e['seq'] as number) < 0 || !isSafe(e['time'])) return undefined;
   const data = e['data'];

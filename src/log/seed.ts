@@ -24,7 +24,8 @@ function withoutTime(e: SessionEvent | undefined): unknown {
  * `compareForkSeed` exactly when their fingerprints do.
  */
 export function seedFingerprint(e: SessionEvent): SessionEvent {
-  return { type: e.type, seq: e.seq, time: 0, data: createHash('sha1').update(canonicalJson(withoutTime(e))).digest('base64') };
+  // Its `data` is the digest string (a JSON value no view reads: fingerprints are only compared).
+  return { type: e.type, seq: e.seq, time: 0, data: createHash('sha1').update(canonicalJson(withoutTime(e))).digest('base64') } as unknown as SessionEvent;
 }
 
 export interface SeedComparison {

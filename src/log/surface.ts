@@ -1,6 +1,6 @@
 import type { RuleCode } from '../core/rules.js';
 import { lowerBound } from '../core/sorted.js';
-import type { SessionEvent, SurfaceOp } from './types.js';
+import type { CheckedMessage, SessionEvent, SurfaceOp } from './types.js';
 import { PrunedEvent, type RowChunk } from './pruned-event.js';
 
 /** DSH's surface-eligible event types. */
@@ -25,9 +25,9 @@ export function deriveEventMessage(event: SessionEvent): unknown | null {
     case 'user/message':
       return event.data;
     case 'assistant/message':
-      return event.data.message.content.length === 0 ? null : event.data.message;
+      return (event.data as { message: CheckedMessage }).message.content.length === 0 ? null : (event.data as { message: CheckedMessage }).message;
     case 'tool/result':
-      return event.data.message;
+      return (event.data as { message: CheckedMessage }).message;
     default:
       return null;
   }
@@ -73,7 +73,7 @@ export function deepEqualJson(a: unknown, b: unknown): boolean {
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   const ak = Object.keys(a);
   if (ak.length !== Object.keys(b).length) return false;
-  return ak.every((k) => Object.hasOwn(b, k) && deepEqualJson((a as any)[k], (b as any)[k]));
+  return ak.every((k) => Object.hasOwn(b, k) && deepEqualJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 /** Throws DSH's SurfaceError for `event` (a plain function: nothing is allocated unless it fails). */
@@ -156,9 +156,11 @@ function canonicalJson(v: unknown): string {
 }
 
 /** A tool/result payload with its tool-result block's content taken out (what a content-only rewrite must keep). */
-function withoutContent(data: any): unknown {
-  const rest = { ...data };
-  rest.message = { ...data.message, content: [{ ...data.message.content[0], content: null }] };
+function withoutContent(data: unknown): unknown {
+  // A tool/result that passed the message-shape check: its message has one content block.
+  const d = data as { message: { content: unknown[] } };
+  const rest: Record<string, unknown> = { ...d };
+  rest['message'] = { ...d.message, content: [{ ...(d.message.content[0] as object), content: null }] };
   return rest;
 }
 
@@ -238,7 +240,7 @@ export class SurfaceFold {
   replaceGeneration = 0;
   readonly replacements: Replacement[] = [];
   private count = 0;
-  private toolResults = new Map<number, any>();
+  private toolResults = new Map<number, unknown>();
   private deferred: DeferredRewrite[] | undefined;
 
   /**

@@ -1,5 +1,5 @@
-/** DSH's `KNOWN_SESSION_EVENT_TYPES` at dsh-v0.1.1-rc.2 (48 types). */
-export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set([
+/** DSH's `KNOWN_SESSION_EVENT_TYPES` at dsh-v0.1.1-rc.2 (48 types), as a list (the `SessionEvent` union has one member per name). */
+export const KNOWN_EVENT_TYPE_NAMES = [
   'agent-preset/selected',
   'agent/inbox/spliced',
   'approval/asked',
@@ -48,7 +48,11 @@ export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'turn/start',
   'user/message',
   'web/deepseek-search-llm-request',
-]);
+] as const;
+
+export type KnownEventType = (typeof KNOWN_EVENT_TYPE_NAMES)[number];
+
+export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPE_NAMES);
 
 export function unknownTypeRefusalText(id: string, type: string, seq: number): string {
   return `session "${id}" contains event type "${type}" (seq ${seq}) unknown to this harness and not marked ignorable; refusing to interpret the log — it was likely written by a newer harness`;

@@ -162,7 +162,7 @@ export function deriveCompactions(
     const rec = byId.get(id) ?? {};
     if (e.type === 'compaction/start') {
       rec.start ??= e.seq;
-      rec.turn = e.data?.turn ?? null;
+      rec.turn = (e.data?.turn ?? null) as number | null;
     } else if (e.type === 'compaction/end') rec.end ??= e.seq;
     else if (e.type === 'compaction/summary') {
       rec.summary ??= e.seq;

@@ -21,7 +21,8 @@
  * (`streamedUnifiedDiff`). Renderers live in the CLI layer.
  */
 import { createHash } from 'node:crypto';
-import type { SessionEvent, SessionHeader } from '../log/types.js';
+import type { BlockView, SessionEvent, SessionHeader } from '../log/types.js';
+import { resultBlock, resultCallId } from './tool-pairs.js';
 import type { IndexedInspection } from '../log/session.js';
 import type { SeqRange } from '../log/reread.js';
 import { deriveEventMessage } from '../log/surface.js';
@@ -637,9 +638,9 @@ interface Detail {
 
 function toolResultText(e: SessionEvent | undefined): string | null {
   if (!e) return null;
-  const block = e.data?.message?.content?.[0];
-  const inner = Array.isArray(block?.content) ? block.content : [];
-  return inner.map((x: any) => (x?.type === 'text' ? String(x.text ?? '') : `[${String(x?.type)}]`)).join('\n');
+  const block = resultBlock(e);
+  const inner: BlockView[] = Array.isArray(block?.content) ? block.content : [];
+  return inner.map((x) => (x?.type === 'text' ? String(x.text ?? '') : `[${String(x?.type)}]`)).join('\n');
 }
 
 /** The tool calls an answer's content requests: id, name and arguments (as text). */
@@ -655,7 +656,7 @@ function requestedCalls(content: unknown): { id: string; name: string; arguments
 
 /** How a tool call ended, from its first appended tool/result (`r`, absent: no result logged). */
 function outcomeOf(r: SessionEvent | undefined): Pick<ToolCallFact, 'outcome' | 'errorCode' | 'result'> {
-  const isError = Boolean(r?.data?.message?.content?.[0]?.isError);
+  const isError = Boolean(r && resultBlock(r)?.isError);
   const err = r?.data?.error;
   return { outcome: r ? (isError ? 'error' : 'ok') : 'no result', errorCode: err ? String(err.code ?? err.name ?? 'error') : null, result: toolResultText(r) };
 }
@@ -763,7 +764,7 @@ class SideFacts {
       this.answers.set(e.seq, { outputKey: keys.of(content ?? null), callsKey: keys.of(calls.map((t) => [t.name, t.arguments])), callIds: calls.map((t) => t.id) });
     }
     if (e.type === 'tool/result' && e.surfaceOp === 'append') {
-      const id = e.data?.message?.content?.[0]?.toolCallId ?? e.data?.message?.source?.callId;
+      const id = resultBlock(e)?.toolCallId ?? resultCallId(e);
       if (typeof id === 'string' && !this.results.has(id)) {
         const o = outcomeOf(e);
         this.results.set(id, { seq: e.seq, key: keys.of([o.outcome, o.errorCode, o.result]) });

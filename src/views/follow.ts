@@ -26,6 +26,7 @@ import { SurfaceFold, SURFACE_TYPES } from '../log/surface.js';
 import { corrupt, LogError } from '../log/errors.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import type { SurfaceLabel } from './labels.js';
+import { resultBlock, resultCallId } from './tool-pairs.js';
 
 export type FollowNotice =
   | { kind: 'torn'; bytes: number }
@@ -232,7 +233,7 @@ export class LogFollower {
     else if (e.type === 'turn/end') this.openTurn = null;
     else if (e.type === 'tool/call' && typeof e.data?.callId === 'string') this.openCalls.add(e.data.callId);
     else if (e.type === 'tool/result') {
-      const id = e.data?.message?.source?.callId ?? e.data?.message?.content?.[0]?.toolCallId;
+      const id = resultCallId(e) ?? resultBlock(e)?.toolCallId;
       if (typeof id === 'string') this.openCalls.delete(id);
     } else if (e.type === 'compaction/summary' || e.type === 'compaction/prune') this.compactions += 1;
   }

@@ -2,7 +2,7 @@
  * Request-header reconstruction (format.md §7.1-7.2): canonical form,
  * equality, and the last-wins fold over `request/header` events.
  */
-import type { SessionEvent } from '../log/types.js';
+import type { EpochHeaderView, SessionEvent, View } from '../log/types.js';
 import { toJson } from '../core/json.js';
 
 import type { EpochHeader, LlmCallConfig, ToolSchema } from '../log/payloads.js';
@@ -18,8 +18,8 @@ function hasLength(v: unknown): boolean {
  * `canonicalHeader`: `{config}` + `adapterDefaults` (whole object) only when a
  * flag is `true` + non-empty `system` + non-empty `tools`. Other keys dropped.
  */
-export function canonicalHeader(header: any): EpochHeader {
-  const h = (header ?? {}) as Record<string, any>;
+export function canonicalHeader(header: unknown): EpochHeader {
+  const h = (header ?? {}) as NonNullable<EpochHeaderView> & { adapterDefaults?: View<{ reasoningEffort: unknown; maxTokens: unknown }> };
   const adapterDefaults = h['adapterDefaults'];
   const out: Record<string, unknown> = { config: h['config'] };
   if (adapterDefaults?.reasoningEffort === true || adapterDefaults?.maxTokens === true) out['adapterDefaults'] = adapterDefaults;
@@ -80,8 +80,8 @@ export function headerChanges(a: EpochHeader | null | undefined, b: EpochHeader 
   const out: HeaderChange[] = [];
   const keys = new Set([...Object.keys(a.config ?? {}), ...Object.keys(b.config ?? {})]);
   for (const k of keys) {
-    const x = (a.config as any)?.[k];
-    const y = (b.config as any)?.[k];
+    const x = (a.config as Record<string, unknown> | undefined)?.[k];
+    const y = (b.config as Record<string, unknown> | undefined)?.[k];
     if (toJson(x) !== toJson(y)) out.push({ field: `config.${k}`, before: x, after: y });
   }
   for (const flag of ['reasoningEffort', 'maxTokens'] as const) {

@@ -5,7 +5,7 @@
  * the other query views (error type, loaded-session accessor, previews).
  */
 import type { Inspection } from '../log/inspect.js';
-import type { SessionEvent, SessionHeader } from '../log/types.js';
+import type { KindView, SessionEvent, SessionHeader, StreamChunkView, UnknownEvent } from '../log/types.js';
 import {
   SurfaceFold,
   deriveEventMessage,
@@ -223,7 +223,7 @@ export function blocksText(content: unknown, opts: { reasoning?: boolean } = {})
   const parts: string[] = [];
   for (const b of content) {
     if (!b || typeof b !== 'object') continue;
-    const block = b as Record<string, any>;
+    const block = b as Record<string, unknown>;
     switch (block['type']) {
       case 'text':
         parts.push(String(block['text'] ?? ''));
@@ -264,10 +264,10 @@ export const EVENT_PREVIEW_WIDTH = 100;
  * Renderers clip and escape it.
  */
 export function eventSummary(e: SessionEvent): string {
-  const d = (e.data ?? {}) as Record<string, any>;
+  const d: NonNullable<UnknownEvent['data']> = e.data ?? {};
   switch (e.type) {
     case 'user/message': {
-      const src = d['source'] ?? {};
+      const src: NonNullable<KindView> = d['source'] ?? {};
       const tag = src.kind === 'plugin' ? `[${src.plugin}${src.compactionId ? ` ${src.compactionId}` : ''}] ` : src.kind && src.kind !== 'user' ? `[${src.kind}] ` : '';
       return tag + blocksText(d['content']);
     }
@@ -281,7 +281,7 @@ export function eventSummary(e: SessionEvent): string {
     case 'tool/call':
       return `${d['name']}(${typeof d['arguments'] === 'string' ? d['arguments'] : jsonPreview(d['arguments'])})`;
     case 'assistant/chunk': {
-      const c = d['chunk'] ?? {};
+      const c: NonNullable<StreamChunkView> = d['chunk'] ?? {};
       if (c.type === 'text-delta' || c.type === 'reasoning-delta') return `${c.type} ${toJson(c.text)}`;
       if (c.type === 'tool-call-delta') return `tool-call-delta ${c.name ? `${c.name} ` : ''}${toJson(c.argumentsDelta)}`;
       if (c.type === 'block-end') return `block-end ${blocksText([c.block])}`;

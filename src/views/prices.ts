@@ -63,30 +63,31 @@ function time(text: unknown, field: string, where: string): void {
 
 /** Parse and validate a price table document. */
 export function parsePriceTable(text: string, file: string): PriceTable {
-  let doc: any;
+  let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (error) {
     throw new PriceTableError(`${file}: not valid JSON (${(error as Error).message})`);
   }
-  const list = doc?.prices;
+  const list = (doc as { prices?: unknown } | null | undefined)?.prices;
   if (!Array.isArray(list)) throw new PriceTableError(`${file}: expected an object with a "prices" array`);
   const entries: PriceEntry[] = [];
-  list.forEach((e: any, i: number) => {
+  list.forEach((value: unknown, i: number) => {
+    const e = value as Record<string, unknown>;
     const where = `${file}: prices[${i}]`;
     for (const k of ['provider', 'model', 'currency', 'inputCacheHit', 'inputCacheMiss', 'output', 'source', 'retrieved']) {
       if (typeof e?.[k] !== 'string' || e[k] === '') throw new PriceTableError(`${where}: "${k}" must be a non-empty string`);
     }
     for (const k of ['inputCacheHit', 'inputCacheMiss', 'output']) {
       try {
-        units(e[k]);
+        units(e[k] as string);
       } catch (error) {
         throw new PriceTableError(`${where}: "${k}" is ${(error as Error).message}`);
       }
     }
     time(e.effectiveFrom, 'effectiveFrom', where);
     time(e.effectiveUntil, 'effectiveUntil', where);
-    entries.push({ ...e });
+    entries.push({ ...e } as unknown as PriceEntry);
   });
   return { file, entries };
 }

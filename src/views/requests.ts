@@ -251,7 +251,7 @@ export class DispatchBuilder {
         return rep;
       }
       case 'step/start': {
-        const s: StepEntry = { turn: event.data?.turn, step: event.data?.step, startSeq: event.seq, endSeq: null, requestHeaderSeqs: [], requestIndexes: [] };
+        const s: StepEntry = { turn: event.data?.turn as number, step: event.data?.step as number, startSeq: event.seq, endSeq: null, requestHeaderSeqs: [], requestIndexes: [] };
         out.steps.push(s);
         const key = stepKey(s.turn, s.step);
         this.openSteps.set(key, s);
@@ -303,11 +303,11 @@ export class DispatchBuilder {
     const sources = this.options.sources;
     if (type === 'usage') {
       if (sources) sources.usageSeq[entry.index] = event.seq;
-      else entry.chunkUsage = chunk.usage ?? null;
+      else entry.chunkUsage = chunk!.usage ?? null;
     }
     if (seg & ENDS) {
       if (sources) sources.finishSeq[entry.index] = event.seq;
-      else entry.finish = chunk.reason ?? null;
+      else entry.finish = chunk!.reason ?? null;
     }
   }
 

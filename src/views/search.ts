@@ -7,7 +7,7 @@
  * whitespace collapsed, the window opening floor(max/3) code points before the
  * first match, `…` on a cut side).
  */
-import type { SessionEvent } from '../log/types.js';
+import type { BlockView, CommonPayloadKeys, SessionEvent, View } from '../log/types.js';
 import { SessionQueryError } from './messages.js';
 import type { Labels, SurfaceLabel } from './labels.js';
 
@@ -21,8 +21,9 @@ function joinText(parts: readonly unknown[]): string {
     .join('\n');
 }
 
-function blockText(block: any): string[] {
-  if (!block || typeof block !== 'object') return [];
+function blockText(value: unknown): unknown[] {
+  if (!value || typeof value !== 'object') return [];
+  const block = value as NonNullable<BlockView>;
   switch (block.type) {
     case 'text':
       return [block.text];
@@ -40,15 +41,15 @@ function contentText(content: unknown): string {
   return Array.isArray(content) ? joinText(content.flatMap(blockText)) : '';
 }
 
-function turnEndText(reason: any): string {
+function turnEndText(reason: CommonPayloadKeys['reason']): string {
   switch (reason?.kind) {
     case 'error':
-      return joinText(['error', reason.error?.message]);
+      return joinText(['error', reason.error?.['message']]);
     case 'aborted':
       return 'aborted';
     case 'max-tokens':
     case 'interrupted':
-      return reason.kind;
+      return reason.kind as string;
     default:
       return '';
   }
@@ -67,7 +68,7 @@ export function extractSessionEventText(event: SessionEvent): string {
     case 'tool/result':
       return joinText([contentText(d.message?.content), d.error?.name ?? '', d.error?.code ?? '']);
     case 'todo/write':
-      return Array.isArray(d.todos) ? joinText(d.todos.flatMap((t: any) => [t?.status, t?.content])) : '';
+      return Array.isArray(d['todos']) ? joinText((d['todos'] as View<{ status: unknown; content: unknown }>[]).flatMap((t) => [t?.status, t?.content])) : '';
     case 'turn/end':
       return turnEndText(d.reason);
     default:

@@ -10,7 +10,9 @@
  * with the same rule: each sample's contribution (after replacement) is
  * booked to its step and to the model in force.
  */
-import type { SessionEvent } from '../log/types.js';
+import type { BlockView, KindView, MessageView, SessionEvent, StreamChunkView, UsageView } from '../log/types.js';
+import { read } from '../log/payloads.js';
+import { assistantCalls, resultCallId } from './tool-pairs.js';
 import { finishKind, isTokenDelta } from './replay.js';
 import { AttemptBoundaries } from './attempts.js';
 import { stepKey } from '../core/keys.js';
@@ -30,12 +32,13 @@ function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
-export function bucketsOf(usage: any): Buckets {
+export function bucketsOf(usage: unknown): Buckets {
+  const u = usage as UsageView;
   return {
-    uncachedInputTokens: num(usage?.inputTokens),
-    outputTokens: num(usage?.outputTokens),
-    cacheReadTokens: num(usage?.cacheReadTokens),
-    cacheWriteTokens: num(usage?.cacheWriteTokens),
+    uncachedInputTokens: num(u?.inputTokens),
+    outputTokens: num(u?.outputTokens),
+    cacheReadTokens: num(u?.cacheReadTokens),
+    cacheWriteTokens: num(u?.cacheWriteTokens),
   };
 }
 
@@ -233,12 +236,31 @@ export function billedUsage(records: UsageRecords): BilledUsage {
 
 /** A tool/result that reports failure: an `error` field or an `isError` result block. */
 export function isErrorResult(e: SessionEvent): boolean {
-  if (e.data?.error) return true;
-  const c = e.data?.message?.content;
-  return Array.isArray(c) && c.some((b: any) => b && b.type === 'tool-result' && b.isError === true);
+  if (e.data?.['error']) return true;
+  const c = read(read(e.data, 'message'), 'content');
+  return Array.isArray(c) && (c as BlockView[]).some((b) => b && b.type === 'tool-result' && b.isError === true);
 }
 
 /** One forward pass over the logical events. */
+/**
+ * The payload fields the fold reads. Unchecked: `turn`, `step` and `callId` are keyed and copied
+ * into the rows as logged (typed as DSH writes them); everything else is read through its view.
+ */
+interface StatsReads {
+  turn: number;
+  step: number;
+  callId: string;
+  name?: unknown;
+  reason?: KindView & { reason?: KindView; error?: KindView };
+  header?: { config?: { provider?: string | null; model?: string | null } };
+  provider?: string | null;
+  model?: string | null;
+  contextWindow?: unknown;
+  chunk?: StreamChunkView;
+  message?: MessageView;
+  usage?: UsageView;
+}
+
 /** The stats fold, one event at a time (streams over a log of any size). */
 export function statsFold(
   sessionId: string,
@@ -350,7 +372,7 @@ export function statsFold(
   };
 
   const observe = (e: SessionEvent): void => {
-    const d = e.data ?? {};
+    const d = (e.data ?? {}) as unknown as StatsReads;
     const place = attempts.observe(e);
     switch (e.type) {
       case 'turn/start': {
@@ -402,7 +424,7 @@ export function statsFold(
         const chunk = d.chunk;
         if (place?.starts) stepRow(d.turn, d.step).attempts++;
         if (place?.ends) {
-          const k = finishKind(chunk.reason);
+          const k = finishKind(chunk!.reason);
           if (k === 'error' || k === 'aborted') {
             failedAttempts++;
             stepRow(d.turn, d.step).failedAttempts++;
@@ -421,9 +443,7 @@ export function statsFold(
         row.provider = who.provider;
         row.model = who.model;
         if (Array.isArray(e.sourceEventSeqs) && e.sourceEventSeqs.length === 0) row.attempts++;
-        if (Array.isArray(d.message?.content)) {
-          for (const b of d.message.content) if (b && b.type === 'tool-call' && typeof b.id === 'string' && typeof b.name === 'string') blockNames.set(b.id, b.name);
-        }
+        for (const { id, block } of assistantCalls(e)) if (typeof block.name === 'string') blockNames.set(id, block.name);
         if (d.usage !== undefined) sample(e, 'message', d.turn, d.step, d.usage, who);
         if (openStep && openStep.turn === d.turn && openStep.step === d.step) {
           const llm = Math.max(0, e.time - openStep.startTime);
@@ -456,7 +476,7 @@ export function statsFold(
       }
       case 'tool/result': {
         if (e.surfaceOp !== 'append') break;
-        const callId = d.message?.source?.callId;
+        const callId = resultCallId(e);
         if (typeof callId === 'string' && Object.hasOwn(pending, callId)) {
           ss.toolMs += Math.max(0, e.time - (pending[callId] as number));
           delete pending[callId];
@@ -471,7 +491,7 @@ export function statsFold(
           r.timed++;
           r.totalMs += ms;
           r.maxMs = r.maxMs === null ? ms : Math.max(r.maxMs, ms);
-          pendingTools.delete(callId);
+          pendingTools.delete(callId as string);
         }
         break;
       }

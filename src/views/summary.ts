@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../log/types.js';
+import type { CommonPayloadKeys, SessionEvent } from '../log/types.js';
 
 export interface TurnSummary {
   turn: number;
@@ -20,11 +20,12 @@ export interface SessionSummary {
   lastTime: number | null;
 }
 
-export function reasonText(reason: any): string {
+export function reasonText(reason: unknown): string {
+  const r = reason as NonNullable<CommonPayloadKeys['reason']>;
   if (!reason || typeof reason !== 'object') return String(reason);
-  const kind = String(reason.kind);
-  if (kind === 'aborted' && reason.reason) return `aborted (${reason.reason.kind}${reason.reason.reason ? `: ${reason.reason.reason}` : ''})`;
-  if (kind === 'error' && reason.error) return `error (${reason.error.code ?? ''}${reason.error.message ? `: ${reason.error.message}` : ''})`;
+  const kind = String(r.kind);
+  if (kind === 'aborted' && r.reason) return `aborted (${r.reason.kind}${r.reason.reason ? `: ${r.reason.reason}` : ''})`;
+  if (kind === 'error' && r.error) return `error (${r.error['code'] ?? ''}${r.error['message'] ? `: ${r.error['message']}` : ''})`;
   return kind;
 }
 
@@ -52,7 +53,7 @@ export class Summarizer {
       this.lastTime = e.time;
     }
     if (type === 'turn/start') {
-      this.open = { turn: e.data?.turn, startSeq: e.seq, endSeq: null, steps: 0, reason: 'open', synthetic: false };
+      this.open = { turn: e.data?.turn as number, startSeq: e.seq, endSeq: null, steps: 0, reason: 'open', synthetic: false };
       this.turns.push(this.open);
     } else if (type === 'step/start') {
       this.steps += 1;

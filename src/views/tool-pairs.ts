@@ -4,7 +4,52 @@
  * tool-call ids a surface node opens and which call a tool/result closes, and
  * which pairs a replacement splits (one half shadowed, the other surviving).
  */
-import type { SessionEvent } from '../log/types.js';
+import { read } from '../log/payloads.js';
+import type { BlockView, SessionEvent } from '../log/types.js';
+
+/*
+ * The one reader of tool calls and results in the log's payloads. A message
+ * event reaches a view only after DSH's message-shape check passed (format
+ * spec §5 B5): its content is an array; a tool/result's holds exactly one
+ * tool-result block whose `toolCallId` equals the message's tool source
+ * `callId`, a non-empty string. Nothing else (a block's id or name, a
+ * tool/call's fields) is checked, so those are read as `unknown`.
+ */
+
+/** A tool-call block an assistant message holds: its id (a string) and the block as logged. */
+export interface RequestedCall {
+  id: string;
+  block: NonNullable<BlockView>;
+}
+
+/** The tool-call blocks with a string id of a message's content, in order (none when the content is not an array). */
+export function requestedCalls(content: unknown): RequestedCall[] {
+  if (!Array.isArray(content)) return [];
+  const out: RequestedCall[] = [];
+  for (const b of content as BlockView[]) if (b?.type === 'tool-call' && typeof b.id === 'string') out.push({ id: b.id, block: b });
+  return out;
+}
+
+/** The tool-call blocks of an assistant/message (its `message.content`). */
+export function assistantCalls(e: SessionEvent): RequestedCall[] {
+  return requestedCalls(read(read(e.data, 'message'), 'content'));
+}
+
+/** The call id a tool/result answers, as its message's tool source names it (`message.source.callId`). */
+export function resultCallId(e: SessionEvent): unknown {
+  return read(read(read(e.data, 'message'), 'source'), 'callId');
+}
+
+/** A tool/result's tool-result block (its message's first content block; undefined when the content is not an array). */
+export function resultBlock(e: SessionEvent): BlockView {
+  const content = read(read(e.data, 'message'), 'content');
+  return Array.isArray(content) ? (content[0] as BlockView) : undefined;
+}
+
+/** The call id a tool/call records (`data.callId`), as logged. */
+export function toolCallId(e: SessionEvent): unknown {
+  return read(e.data, 'callId');
+}
 
 /** The tool-call ids an assistant/message opens, or the call id a tool/result answers. */
 export interface ToolPairs {
@@ -14,21 +59,13 @@ export interface ToolPairs {
 
 const NONE: ToolPairs = { calls: [], result: null };
 
-function rec(v: unknown): Record<string, any> {
-  return v !== null && typeof v === 'object' ? (v as Record<string, any>) : {};
-}
-
 export function toolPairsOf(e: SessionEvent | undefined): ToolPairs {
   if (!e) return NONE;
-  const message = rec(rec(e.data)['message']);
-  if (e.type === 'assistant/message') {
-    const content = message['content'];
-    return { calls: Array.isArray(content) ? content.filter((b: any) => b?.type === 'tool-call' && typeof b.id === 'string').map((b: any) => b.id as string) : [], result: null };
-  }
+  if (e.type === 'assistant/message') return { calls: assistantCalls(e).map((c) => c.id), result: null };
   if (e.type === 'tool/result') {
-    const block = Array.isArray(message['content']) ? rec(message['content'][0]) : {};
-    const id = typeof block['toolCallId'] === 'string' ? block['toolCallId'] : typeof rec(message['source'])['callId'] === 'string' ? (rec(message['source'])['callId'] as string) : null;
-    return { calls: [], result: id };
+    const block = read(resultBlock(e), 'toolCallId');
+    const source = resultCallId(e);
+    return { calls: [], result: typeof block === 'string' ? block : typeof source === 'string' ? source : null };
   }
   return NONE;
 }

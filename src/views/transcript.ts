@@ -4,7 +4,9 @@
  * replacements (which restate history for the model only), tool calls paired
  * with their results, and interrupted / synthetic events flagged.
  */
-import type { SessionEvent, SessionHeader } from '../log/types.js';
+import type { BlockView, KindView, MessageView, SessionEvent, SessionHeader, View } from '../log/types.js';
+import { read } from '../log/payloads.js';
+import { resultBlock, resultCallId as toolResultCallId } from './tool-pairs.js';
 import { isAppendSurfaceEvent, isReplacementSurfaceEvent } from '../log/surface.js';
 import { blocksText, foldSurfaceAt, type LoadedSession } from './messages.js';
 import type { Replacement } from '../log/surface.js';
@@ -77,17 +79,17 @@ export interface Transcript {
 /** A transcript without its entries: what a streamed one knows before its first entry. */
 export type TranscriptHead = Omit<Transcript, 'entries'>;
 
-function isCompactSource(src: any): boolean {
-  return src && typeof src === 'object' && src.kind === 'plugin' && src.plugin === 'compact';
+function isCompactSource(src: unknown): boolean {
+  return !!src && typeof src === 'object' && (src as KindView)?.kind === 'plugin' && (src as KindView)?.plugin === 'compact';
 }
 
-function sourceLabel(src: any): string {
+function sourceLabel(src: KindView): string {
   if (!src || typeof src !== 'object') return 'unknown';
   if (src.kind === 'plugin') return `plugin:${String(src.plugin)}`;
   return String(src.kind);
 }
 
-function reasonDetail(reason: any): string | null {
+function reasonDetail(reason: TurnEndReasonView): string | null {
   if (!reason || typeof reason !== 'object') return null;
   if (reason.kind === 'aborted' && reason.reason) return `${reason.reason.kind}${reason.reason.reason ? `: ${reason.reason.reason}` : ''}`;
   if (reason.kind === 'error' && reason.error) return `${reason.error.code ?? ''}${reason.error.message ? `: ${reason.error.message}` : ''}`;
@@ -95,11 +97,11 @@ function reasonDetail(reason: any): string | null {
 }
 
 function toolResultOf(e: SessionEvent, synthetic: boolean): TranscriptToolResult {
-  const block = Array.isArray(e.data?.message?.content) ? e.data.message.content[0] : undefined;
-  const err = e.data?.error;
+  const block = resultBlock(e);
+  const err = (e.data as Reads)?.error;
   return {
     seq: e.seq,
-    text: blocksText(block?.content ?? e.data?.message?.content),
+    text: blocksText(block?.content ?? (e.data as Reads)?.message?.content),
     isError: Boolean(block?.isError),
     errorCode: err ? String(err.code ?? err.name ?? 'error') : null,
     synthetic,
@@ -107,11 +109,15 @@ function toolResultOf(e: SessionEvent, synthetic: boolean): TranscriptToolResult
   };
 }
 
+/** What the transcript reads of a payload, through the views of what DSH writes. */
+type Reads = View<{ message: MessageView; error: View<{ code: unknown; name: unknown }>; source: KindView; content: unknown; summary: unknown; reason: TurnEndReasonView; interrupted: unknown }>;
+type TurnEndReasonView = KindView & View<{ reason: KindView; error: View<{ code: unknown; message: unknown }> }>;
+
 /** The entry of an append-origin user/assistant message (its tool calls start without start or result). */
 function messageEntry(e: SessionEvent, synthetic: boolean, shadowedBy: number | null): Extract<TranscriptEntry, { kind: 'message' }> {
-  const d = e.data ?? {};
-  const message = e.type === 'user/message' ? d : d.message;
-  const content = Array.isArray(message?.content) ? message.content : [];
+  const d: NonNullable<Reads> = e.data ?? {};
+  const message: MessageView = e.type === 'user/message' ? d : d.message;
+  const content: BlockView[] = Array.isArray(message?.content) ? message.content : [];
   const toolCalls: TranscriptToolCall[] = [];
   const reasoning: string[] = [];
   for (const block of content) {
@@ -132,7 +138,7 @@ function messageEntry(e: SessionEvent, synthetic: boolean, shadowedBy: number | 
     role: e.type === 'user/message' ? 'user' : 'assistant',
     id: typeof message?.id === 'string' ? message.id : null,
     source: sourceLabel(message?.source),
-    text: blocksText(content.filter((b: any) => b?.type !== 'tool-call' && b?.type !== 'reasoning')),
+    text: blocksText(content.filter((b) => b?.type !== 'tool-call' && b?.type !== 'reasoning')),
     reasoning: reasoning.length > 0 ? reasoning.join('\n') : null,
     toolCalls,
     interrupted: e.type === 'assistant/message' && d.interrupted === true,
@@ -144,8 +150,7 @@ function messageEntry(e: SessionEvent, synthetic: boolean, shadowedBy: number | 
 
 /** The tool call id a tool/result answers. */
 function resultCallId(e: SessionEvent): string {
-  const d = e.data ?? {};
-  return String(d.message?.source?.callId ?? d.message?.content?.[0]?.toolCallId ?? '');
+  return String(toolResultCallId(e) ?? read(resultBlock(e), 'toolCallId') ?? '');
 }
 
 function isCompaction(e: SessionEvent): boolean {
@@ -164,7 +169,8 @@ function sourcesOf(e: SessionEvent): unknown[] {
 }
 
 function compactionEntry(e: SessionEvent, shadowed: readonly number[], summaryEvent: SessionEvent | undefined, synthetic: boolean): TranscriptEntry {
-  const d = e.data ?? {};
+  // A compaction's replacement: its source is an object (`isCompaction`).
+  const d = (e.data ?? {}) as NonNullable<Reads> & { source: NonNullable<KindView> };
   return {
     kind: 'compaction',
     seq: e.seq,
@@ -178,27 +184,28 @@ function compactionEntry(e: SessionEvent, shadowed: readonly number[], summaryEv
 }
 
 function pruneEntry(e: SessionEvent, original: number, pruned: TranscriptToolResult, synthetic: boolean): TranscriptEntry {
-  const d = e.data ?? {};
+  const d: NonNullable<Reads> = e.data ?? {};
   return {
     kind: 'prune',
     seq: e.seq,
     time: e.time,
     originalSeq: original,
-    callId: d.message?.source?.callId !== undefined ? String(d.message.source.callId) : null,
+    callId: d.message?.source?.callId !== undefined ? String(d.message.source!.callId) : null,
     text: pruned.text,
     synthetic,
   };
 }
 
 function replacementEntry(e: SessionEvent, shadowed: readonly number[], synthetic: boolean): TranscriptEntry {
-  const d = e.data ?? {};
-  const message = e.type === 'user/message' ? d : d.message;
+  const d: NonNullable<Reads> = e.data ?? {};
+  const message: MessageView = e.type === 'user/message' ? d : d.message;
   return { kind: 'replacement', seq: e.seq, time: e.time, type: e.type, shadowedSeqs: [...shadowed], text: blocksText(message?.content), synthetic };
 }
 
 /** The entry of a turn/start or a turn/end worth showing (not completed, or synthetic); null for a completed one. */
 function turnEntry(e: SessionEvent, synthetic: boolean): TranscriptEntry | null {
-  const d = e.data ?? {};
+  // `turn` is shown as logged (typed as DSH writes it).
+  const d = (e.data ?? {}) as NonNullable<Reads> & { turn: number };
   if (e.type === 'turn/start') return { kind: 'turn', seq: e.seq, time: e.time, turn: d.turn };
   const kind = String(d.reason?.kind ?? 'unknown');
   if (kind !== 'completed' || synthetic) return { kind: 'turn-end', seq: e.seq, time: e.time, turn: d.turn, reason: kind, detail: reasonDetail(d.reason), synthetic };
@@ -324,9 +331,9 @@ export class TranscriptLinker {
         if (at !== undefined && this.out.resultSeqs[at] === null) this.out.resultSeqs[at] = e.seq;
         return;
       }
-      const d = e.data ?? {};
-      const message = e.type === 'user/message' ? d : d.message;
-      const content = Array.isArray(message?.content) ? message.content : [];
+      const d: NonNullable<Reads> = e.data ?? {};
+      const message: MessageView = e.type === 'user/message' ? d : d.message;
+      const content: BlockView[] = Array.isArray(message?.content) ? message.content : [];
       for (const block of content) {
         if (block?.type !== 'tool-call') continue;
         this.calls.set(String(block.id), this.out.callSeqs.length);

@@ -102,7 +102,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       const printer = (labels: Labels | undefined, sessionId: unknown, held?: HeldOutput) => {
         const id = toJson(String(sessionId ?? ''));
         return (e: SessionEvent, text: string | undefined, synthetic: boolean, given?: SurfaceLabel) => {
-          if (e.type === 'turn/start') currentTurn = e.data?.turn;
+          if (e.type === 'turn/start') currentTurn = e.data?.turn as number | undefined; // as logged
           const eventTurn = typeof e.data?.turn === 'number' ? e.data.turn : currentTurn;
           if (from !== undefined && e.seq < from) return;
           if (to !== undefined && e.seq > to) return;
@@ -181,7 +181,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
         if (!r.error && print) for (const c of r.closers) print(c, undefined, true);
       } else if (from !== undefined || to !== undefined) {
         r = await seqWindow(io, opts, resolved, from ?? 0, to, printer, out, (turnStart) => {
-          currentTurn = turnStart?.data?.turn;
+          currentTurn = turnStart?.data?.turn as number | undefined; // as logged
         });
       } else {
         // NDJSON of a large log (--turn reads every event's turn): validated first, then each line's

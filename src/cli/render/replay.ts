@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeControl, preview } from '../io.js';
 import { chunkGap, MAX_CHUNK_GAP_MS, type ContentBlock, type ReplayAttempt, type ReplayChunk, type ReplaySummary, type ReplayView } from '../../api/views.js';
-import { toJson, stepKey } from '../../api/log.js';
+import { toJson, stepKey, type KindView, type StreamChunkView, type UsageView } from '../../api/log.js';
 
 function blockLine(b: ContentBlock, c: ChalkInstance, width: number): string {
   switch (b.type) {
@@ -20,8 +20,9 @@ function ms(v: number | null): string {
   return v === null ? '-' : `${v}ms`;
 }
 
-function usageText(u: any): string {
-  if (!u || typeof u !== 'object') return '';
+function usageText(value: unknown): string {
+  if (!value || typeof value !== 'object') return '';
+  const u = value as NonNullable<UsageView>;
   const parts = [`in ${u.inputTokens}`, `out ${u.outputTokens}`];
   if (u.cacheReadTokens !== undefined) parts.push(`cache-read ${u.cacheReadTokens}`);
   if (u.cacheWriteTokens !== undefined) parts.push(`cache-write ${u.cacheWriteTokens}`);
@@ -130,8 +131,9 @@ export function replayFootLines(attempts: number, c: ChalkInstance): string[] {
 }
 
 /** The text a timed replay prints for one chunk (deltas verbatim, escaped; structure as dim markers). */
-export function chunkText(chunk: any, c: ChalkInstance): string {
-  if (!chunk || typeof chunk !== 'object') return '';
+export function chunkText(value: unknown, c: ChalkInstance): string {
+  if (!value || typeof value !== 'object') return '';
+  const chunk = value as NonNullable<StreamChunkView>;
   switch (chunk.type) {
     case 'text-delta':
       return escapeControl(String(chunk.text ?? ''), true);
@@ -142,7 +144,7 @@ export function chunkText(chunk: any, c: ChalkInstance): string {
     case 'block-start':
       return c.dim(`\n[${escapeControl(String(chunk.blockType))}] `);
     case 'finish':
-      return c.dim(`\n[finish ${escapeControl(typeof chunk.reason === 'string' ? chunk.reason : String(chunk.reason?.kind))}]\n`);
+      return c.dim(`\n[finish ${escapeControl(typeof chunk.reason === 'string' ? chunk.reason : String((chunk.reason as KindView)?.kind))}]\n`);
     default:
       return '';
   }

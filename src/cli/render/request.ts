@@ -1,5 +1,5 @@
 import type { ChalkInstance } from 'chalk';
-import { formatCount, type SessionEvent, deriveEventMessage, toJson, codePointLength } from '../../api/log.js';
+import { formatCount, type SessionEvent, deriveEventMessage, toJson, codePointLength, isEventOf } from '../../api/log.js';
 import { type DispatchDiff, type DispatchEntry, type DispatchSummary, type SeqResolution, type DeepSeekBody, pushAll, textLines, unifiedDiff } from '../../api/views.js';
 import { escapeControl, preview } from '../io.js';
 import { renderHunks } from './hunks.js';
@@ -161,7 +161,7 @@ export function renderRequest(v: RequestView, events: readonly SessionEvent[], c
   out.push(`${label('finish')}${finish}`);
   const streamed = streamedText(e, events);
   if (streamed) out.push(`${label('streamed')}${streamed}`);
-  out.push(`${label('answer')}${e.assistantMessageSeq !== null ? `assistant/message seq ${e.assistantMessageSeq}${events[e.assistantMessageSeq]?.data?.interrupted ? c.yellow(' (interrupted: partial answer kept on the surface)') : ''}` : c.dim('none (no assistant/message cites these chunks)')}`);
+  out.push(`${label('answer')}${e.assistantMessageSeq !== null ? `assistant/message seq ${e.assistantMessageSeq}${events[e.assistantMessageSeq]?.data?.['interrupted'] ? c.yellow(' (interrupted: partial answer kept on the surface)') : ''}` : c.dim('none (no assistant/message cites these chunks)')}`);
   out.push(`${label('usage')}${usageText(v.usage)}`);
   if (isFailure(e.finish) || e.finish === null) {
     const after: string[] = [];
@@ -238,7 +238,7 @@ export function streamedText(e: DispatchEntry, events: readonly SessionEvent[]):
   };
   for (let seq = e.firstChunkSeq; seq <= e.lastChunkSeq && seq < events.length; seq++) {
     const ev = events[seq] as SessionEvent;
-    if (ev.type !== 'assistant/chunk' || ev.data?.turn !== e.turn || ev.data?.step !== e.step) continue;
+    if (!isEventOf(ev, 'assistant/chunk') || ev.data?.turn !== e.turn || ev.data?.step !== e.step) continue;
     const ch = ev.data?.chunk;
     if (!ch || typeof ch !== 'object') continue;
     if (ch.type === 'block-start') at(ch.index, String(ch.blockType));
