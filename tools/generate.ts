@@ -346,7 +346,7 @@ class Gen {
   }
 
   event(type: string, data: unknown, surface?: { sources?: number[]; op: SurfaceOp }, time?: number): SessionEvent {
-    const e: SessionEvent = { type, seq: this.seq++, time: time ?? this.tick(1, 4), data };
+    const e = { type, seq: this.seq++, time: time ?? this.tick(1, 4), data } as SessionEvent;
     if (surface) {
       if (surface.sources) e.sourceEventSeqs = surface.sources;
       e.surfaceOp = surface.op;
@@ -397,12 +397,14 @@ class Gen {
       const e = JSON.parse(JSON.stringify(src)) as SessionEvent;
       if (e.seq !== this.seq) throw new Error(`fork seed is not contiguous at index ${this.seq}`);
       this.seq++;
+      // The generator's own events: their data is what it wrote.
+      const d = e.data as Record<string, any>;
       if (e.type === 'turn/start') {
-        this.turn = e.data.turn;
+        this.turn = d.turn;
         open = true;
       } else if (e.type === 'turn/end') open = false;
-      else if (e.type === 'request/header') this.header = JSON.parse(JSON.stringify(e.data.header));
-      else if (e.type === 'request/context') this.lastContext = e.data;
+      else if (e.type === 'request/header') this.header = JSON.parse(JSON.stringify(d.header));
+      else if (e.type === 'request/context') this.lastContext = d as typeof this.lastContext;
       else if (e.type === 'compaction/start') this.compactionCounter++;
       if (e.surfaceOp === 'append') this.nodes.push(e.seq);
       else if (e.surfaceOp) {
@@ -425,7 +427,7 @@ class Gen {
   }
 
   rememberResult(e: SessionEvent): void {
-    const block = e.data?.message?.content?.[0];
+    const block = (e.data as Record<string, any> | undefined)?.message?.content?.[0];
     const text = block?.content?.[0]?.text;
     if (typeof text !== 'string') return;
     this.toolResults.push({ seq: e.seq, data: e.data, chars: text.length, lines: text.split('\n').length - 1 });
