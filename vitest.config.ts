@@ -16,6 +16,9 @@ export const FULL_FILES = [
   'test/otlp-phoenix.test.ts', // a real Arize Phoenix started on 127.0.0.1
   'test/scale.test.ts', // DSH_SLOW_TESTS=1: a log beyond V8's longest string
   'test/huge-event-memory.test.ts', // 200 MB single-message logs and a 2 GiB frame, peak RSS per command
+  'test/export.test.ts', // every corpus session exported, read back and compared, plus the ZIP consumers
+  'test/report-stream.test.ts', // reports of generated logs of tens of MB, streamed, against the whole-log page
+  'test/bounded-memory.test.ts', // peak RSS of every streaming view on generated logs of tens of MB
 ];
 
 export default defineConfig({

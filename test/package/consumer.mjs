@@ -12,7 +12,7 @@ const inspect = value(await session.inspect());
 const trace = value(await session.trace(Number(traceSeq)));
 const request = value(await session.request(Number(requestSeq)));
 const labelled = value(await session.events({ types: ['tool/call'] }));
-const callIds = labelled.map((r) => r.event).filter((e) => isEventOf(e, 'tool/call')).map((e) => (isEventOf(e, 'tool/call') ? e.data.callId : ''));
+const callIds = labelled.map((r) => r.event).filter((e) => isEventOf(e, 'tool/call')).map((e) => (isEventOf(e, 'tool/call') && typeof e.data?.callId === 'string' ? e.data.callId : ''));
 const check = value(await session.check());
 
 const torn = value(await openSession({ bytes: new Uint8Array(await import('node:fs').then((fs) => fs.readFileSync(tornFile))), name: 'torn.jsonl.zstd' }));
