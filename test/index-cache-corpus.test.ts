@@ -9,9 +9,8 @@
  * cold, on the run that builds the index, warm, and after the log changed,
  * exactly the stdout, stderr and exit code of a run without the cache.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { corpusCases, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { dispatchFacts } from './helpers/index-facts.js';
@@ -22,17 +21,11 @@ import { CITATIONS, SESSION_FOLDS, foldOf } from '../src/views/index-folds.js';
 import { DISPATCHES } from '../src/views/dispatch-fold.js';
 import { FrameWalker } from '../src/physical/zstd-frames.js';
 import { MemorySource } from '../src/physical/source.js';
-import { commandLines, expectSameEveryWay, run, totalOf, type DispatchMark } from './helpers/index-cache-run.js';
+import { commandLines, expectSameEveryWay, run, totalOf, type DispatchMark, scratchDir } from './helpers/index-cache-run.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
-const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-index-test-'));
-afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
-let dirs = 0;
-/** A fresh, empty cache directory. */
-function freshCache(): string {
-  return path.join(TMP, `cache-${++dirs}`);
-}
+const { dir: TMP, freshCache } = scratchDir();
 
 describe.skipIf(!HAVE_CORPUS)('index cache on the corpus', () => {
   it('every indexed command: cold, building and warm runs are byte-identical on every artifact', async () => {

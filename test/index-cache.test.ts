@@ -9,9 +9,8 @@
  * cold, on the run that builds the index, warm, and after the log changed,
  * exactly the stdout, stderr and exit code of a run without the cache.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { CORPUS, HAVE_CORPUS, SKIP_REASON } from './helpers/corpus.js';
 import { dispatchFacts } from './helpers/index-facts.js';
@@ -30,17 +29,11 @@ import type { PersistentFold } from '../src/log/index/session-index.js';
 import { IndexFileReader } from '../src/log/index/codec.js';
 import { MemorySource } from '../src/physical/source.js';
 import { toJson } from '../src/core/json.js';
-import { commandLines, expectSameEveryWay, run, type DispatchMark } from './helpers/index-cache-run.js';
+import { commandLines, expectSameEveryWay, run, type DispatchMark, scratchDir } from './helpers/index-cache-run.js';
 
 if (!HAVE_CORPUS) console.warn(SKIP_REASON);
 
-const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-index-test-'));
-afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
-let dirs = 0;
-/** A fresh, empty cache directory. */
-function freshCache(): string {
-  return path.join(TMP, `cache-${++dirs}`);
-}
+const { dir: TMP, freshCache } = scratchDir();
 
 /** Every file under `dir` with its size and content hash (a snapshot of the file system). */
 function snapshot(dir: string): Record<string, string> {

@@ -2,7 +2,10 @@
  * Shared by test/index-cache.test.ts and test/index-cache-corpus.test.ts: the read commands the session
  * index serves, and the check that a cold run, the run that builds the index and a warm run print the same.
  */
-import { expect } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, expect } from 'vitest';
 import { runInProcess, type RunResult } from './cli.js';
 
 export interface DispatchMark {
@@ -67,4 +70,12 @@ export async function expectSameEveryWay(lines: string[][], cacheDir: string): P
 
 export function totalOf(expected: any): number {
   return Array.isArray(expected?.inspection?.events) ? expected.inspection.events.length : 3;
+}
+
+/** A scratch directory for one test file (removed after its tests), and fresh cache directories inside it. */
+export function scratchDir(): { dir: string; freshCache(): string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-index-test-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let dirs = 0;
+  return { dir, freshCache: () => path.join(dir, `cache-${++dirs}`) };
 }
