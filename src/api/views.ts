@@ -25,7 +25,7 @@ export { CITATIONS, MESSAGE_GROUPS, SESSION_FOLDS, SURFACE_EVENTS, TURN_STARTS, 
 export type { Citations } from '../views/index-folds.js';
 export { Labels, ShadowIndex, labelNeedsFold } from '../views/labels.js';
 export type { SurfaceLabel } from '../views/labels.js';
-export { buildLedger, descendantRows, filterExplain, lineageIds, loadPriceTable, readRootUsage, readSessionUsage } from '../views/ledger.js';
+export { buildLedger, filterExplain, loadPriceTable, readRootUsage } from '../views/ledger.js';
 export type { Cost, ExplainRow, Ledger, LedgerSession, SessionInput, Usage } from '../views/ledger.js';
 export { lineageOf } from '../views/lineage.js';
 export type { LineageNode, LineageTrace } from '../views/lineage.js';
@@ -35,7 +35,7 @@ export { EVENT_PREVIEW_WIDTH, SessionQueryError, StreamingSurface, eventSummary,
 export type { LoadedSession, SurfaceView } from '../views/messages.js';
 export { chunkGap, MAX_CHUNK_GAP_MS, planReplay, REPLAY_PLAN, replayGapTotal, streamReplay, type ReplayPlan } from '../views/replay.js';
 export type { ContentBlock, ReplayAttempt, ReplayChunk, ReplayOptions, ReplaySummary, ReplayView } from '../views/replay.js';
-export { diffDispatches, dispatchesDiffer, messagesOf, pickDispatch, pickDispatchPair, requestJson, summarizeDispatch } from '../views/requests.js';
+export { diffDispatches, dispatchesDiffer, messagesOf, requestJson, summarizeDispatch } from '../views/requests.js';
 export type { DispatchDiff, DispatchEntry, DispatchIndex, DispatchSummary, SeqResolution, StepEntry } from '../views/requests.js';
 export { AscendingNumberMap, type NumberMap } from '../core/sorted.js';
 export { compileTextFilter, searchFold } from '../views/search.js';
@@ -46,7 +46,7 @@ export { STATS_EXPLAIN, billedInput, cacheHitPercent, zero } from '../views/stat
 export type { Buckets, StatsView } from '../views/stats.js';
 export { Summarizer } from '../views/summary.js';
 export type { SessionSummary, TurnSummary } from '../views/summary.js';
-export { analysisOf, explainEvent, provenanceSources } from '../views/trace.js';
+export { analysisOf } from '../views/trace.js';
 export type { FoldLike, LogAnalysis, ProvenanceNode, ProvenanceOptions, TraceExplanation } from '../views/trace.js';
 export { streamedTranscript } from '../views/transcript.js';
 export type { Transcript, TranscriptEntry, TranscriptHead, TranscriptToolCall, TranscriptToolResult } from '../views/transcript.js';

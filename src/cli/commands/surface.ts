@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
-import { writeOut, escapeControl } from '../io.js';
-import { addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
-import { inspectTarget, LogError, UsageError, toJson } from '../../api/log.js';
-import { loadedFromInspection, SessionQueryError, type LoadedSession } from '../../api/views.js';
+import { writeOut } from '../io.js';
+import { addCommon, envFor, intOption, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
+import { LogError, UsageError, toJson } from '../../api/log.js';
+import { SessionQueryError } from '../../api/views.js';
 import type { SurfaceView } from '../../index.js';
 import { answer, sessionFor } from '../session.js';
-import { failureJson, renderFailure, renderSurface } from '../render/surface.js';
+import { renderSurface } from '../render/surface.js';
 
 /** Parse a seq argument (non-negative integer) or fail with a usage error. */
 export const seqArg = intOption;
@@ -16,22 +16,6 @@ export function queryError(error: unknown): unknown {
   if (!(error instanceof SessionQueryError)) return error;
   if (error.code === 'SESSION_QUERY_EVENT_NOT_FOUND' || error.code === 'SESSION_QUERY_SESSION_NOT_FOUND') return new UsageError(error.message);
   return new LogError(error.message, { kind: 'corrupt' });
-}
-
-/**
- * Inspect a target for a query command. On an inspection failure the DSH
- * error is printed (JSON or stderr) and `undefined` is returned (exit 1).
- */
-export async function loadForQuery(target: string, opts: CommonOptions, io: Io): Promise<LoadedSession | undefined> {
-  const resolved = await resolveCli(target, opts);
-  const r = await inspectTarget(resolved, { decoder: decoderFor(opts), collect: true });
-  if (r.error) {
-    if (opts.json) await writeOut(io.stdout, failureJson(r.error));
-    else io.stderr.write(renderFailure(r.error));
-    return undefined;
-  }
-  if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-  return loadedFromInspection(r);
 }
 
 interface SurfaceOptions extends CommonOptions {
