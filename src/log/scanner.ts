@@ -1,3 +1,5 @@
+import { StringDecoder } from 'node:string_decoder';
+import { releaseMemory } from '../core/memory.js';
 import { corrupt, LogError } from './errors.js';
 import { parseHeaderRecord } from './header.js';
 import { decodeStorageRecord, isRowRecord } from './rows.js';
@@ -40,6 +42,18 @@ function utf8(buf: Buffer, start: number, end: number): string | undefined {
   }
 }
 
+/** A line at least this long is parsed only after its pieces are freed (see `releaseMemory`). */
+const HUGE_LINE_BYTES = 32 * 1024 * 1024;
+
+/** A line's text pieces as one flat string, or undefined past V8's string limit. */
+function joined(pieces: string[]): string | undefined {
+  try {
+    return pieces.length === 1 ? pieces[0] : pieces.join('');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * DSH's shared line scanner (`SessionLogScanner`) as a push parser: complete
  * lines are parsed and row-expanded; the first defect becomes the pending
@@ -48,7 +62,13 @@ function utf8(buf: Buffer, start: number, end: number): string | undefined {
  */
 export class LogScanner {
   readonly meta: SessionHeader;
-  private fragments: Buffer[] = [];
+  /**
+   * The text of a line that began in earlier chunks, decoded as its bytes arrive (the decoder
+   * carries a character split between chunks; decoding in pieces gives the text decoding the
+   * joined bytes gives), so a long line is held as its text pieces only, never as bytes too.
+   */
+  private fragments: string[] = [];
+  private readonly fragmentDecoder = new StringDecoder('utf8');
   private fragmentBytes = 0;
   private fragmentOverflow = false;
   private inputBytes: number;
@@ -187,11 +207,26 @@ export class LogScanner {
     const start = chunkStart + lineStart - this.fragmentBytes;
     const length = this.fragmentBytes + (nl - lineStart);
     const overflow = this.fragmentOverflow || length > this.maxLineBytes;
-    const text = overflow ? undefined : utf8(Buffer.concat([...this.fragments, chunk.subarray(lineStart, nl)], length), 0, length);
+    const text = this.takeFragments(overflow ? undefined : chunk.subarray(lineStart, nl));
+    // The pieces are garbage now; free them before parsing makes the line's value (a copy as big).
+    if (length >= HUGE_LINE_BYTES) releaseMemory();
+    this.consume(text, start, chunkStart + nl + 1);
+  }
+
+  /**
+   * The pending line's text ended by `last` (undefined: the line is dropped), and a fresh start.
+   * A method of its own, so no frame still refers to the pieces when they are freed.
+   */
+  private takeFragments(last: Buffer | undefined): string | undefined {
+    let text: string | undefined;
+    if (last) {
+      this.fragments.push(this.fragmentDecoder.write(last), this.fragmentDecoder.end());
+      text = joined(this.fragments);
+    } else this.fragmentDecoder.end();
     this.fragments = [];
     this.fragmentBytes = 0;
     this.fragmentOverflow = false;
-    this.consume(text, start, chunkStart + nl + 1);
+    return text;
   }
 
   private keepFragment(chunk: Buffer, lineStart: number): void {
@@ -201,7 +236,7 @@ export class LogScanner {
         this.fragments = [];
         this.fragmentOverflow = true;
       } else {
-        this.fragments.push(Buffer.from(chunk.subarray(lineStart)));
+        this.fragments.push(this.fragmentDecoder.write(chunk.subarray(lineStart)));
       }
       this.fragmentBytes += rest;
     }
