@@ -236,19 +236,21 @@ export async function streamValidated(
       for (const line of lines) {
         // Past the stored events: a torn tail the validating pass did not commit.
         if (seq >= total) break;
-        const head = verbatimHead(line);
-        if (head) {
+        // A huge line comes as its text (see `LineSplitter`): parsed below, never written from bytes.
+        const bytes = typeof line === 'string' ? undefined : line;
+        const head = bytes && verbatimHead(bytes);
+        if (bytes && head) {
           if (head.seq !== seq) throw changed();
-          emit.verbatim(head, line);
+          emit.verbatim(head, bytes);
           seq++;
           continue;
         }
-        const row = emit.chunkBytes ? verbatimRow(line) : undefined;
-        if (row) {
+        const row = emit.chunkBytes && bytes ? verbatimRow(bytes) : undefined;
+        if (bytes && row) {
           // A canonical packed row: each member written from the line's bytes.
           const { seq0, times, mid, tokens } = row;
           if (seq0 !== seq) throw changed();
-          member.row(line, mid);
+          member.row(bytes, mid);
           for (let k = 0; k < times.length; k++) {
             const time = times[k] as number;
             member.member(seq, time, tokens[2 * k] as number, tokens[2 * k + 1] as number);
@@ -257,7 +259,7 @@ export async function streamValidated(
           }
           continue;
         }
-        const text = line.toString('utf8');
+        const text = typeof line === 'string' ? line : line.toString('utf8');
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);

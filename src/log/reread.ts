@@ -6,6 +6,8 @@
  * for. Views that need a handful of events out of a multi-GB log keep this
  * index (kilobytes per 100 MB) instead of the parsed events (gigabytes).
  */
+import { StringDecoder } from 'node:string_decoder';
+import { releaseMemory } from '../core/memory.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { PlaintextSegment } from './read.js';
@@ -155,7 +157,7 @@ export class Rereader {
       let events: SessionEvent[];
       let text: string | undefined;
       try {
-        text = line.toString('utf8');
+        text = typeof line === 'string' ? line : line.toString('utf8');
         const parsed: unknown = JSON.parse(text);
         events = decodeStorageRecord(parsed);
         if (!(events.length === 1 && events[0] === parsed)) text = undefined;
@@ -217,19 +219,19 @@ export class Rereader {
   /**
    * The stored lines in log order, from the first event's line on, in batches (one per decoded
    * segment, or per raw chunk): each line without its LF, a view of the decoded text (valid until
-   * the next batch). Lines after the stored events may follow (a torn tail the validating pass did
+   * the next batch), or a huge line's text (see `LineSplitter`). Lines after the stored events may follow (a torn tail the validating pass did
    * not commit): the caller counts events and stops at `storedEventCount`.
    */
-  async *lineBatches(): AsyncGenerator<Buffer[]> {
+  async *lineBatches(): AsyncGenerator<(Buffer | string)[]> {
     const seqs = this.index.checkpointSeqs;
     if (seqs.length === 0 || this.index.storedEventCount === 0) return;
     if (seqs[0] !== 0) throw changed();
-    let lines: Buffer[] = [];
-    const collect = (line: Buffer) => {
+    let lines: (Buffer | string)[] = [];
+    const collect = (line: Buffer | string) => {
       lines.push(line);
       return true;
     };
-    const take = (): Buffer[] => {
+    const take = (): (Buffer | string)[] => {
       const batch = lines;
       lines = [];
       return batch;
@@ -274,7 +276,7 @@ export class Rereader {
   }
 
   /** Visit complete lines from a logical offset on, until `visit` returns false or the text ends. */
-  private async scanLines(offset: number, visit: (line: Buffer) => boolean): Promise<void> {
+  private async scanLines(offset: number, visit: (line: Buffer | string) => boolean): Promise<void> {
     if (this.index.encoding === 'none') {
       const lines = new LineSplitter(visit);
       for (let at = offset; at < this.source.size && !lines.stopped; at += RAW_CHUNK) {
@@ -338,10 +340,10 @@ export class Rereader {
 }
 
 /** The events of one re-read line, which must continue the seqs at `expected` (else the log changed). */
-function lineEvents(line: Buffer, expected: number): SessionEvent[] {
+function lineEvents(line: Buffer | string, expected: number): SessionEvent[] {
   let events: SessionEvent[];
   try {
-    events = decodeStorageRecord(JSON.parse(line.toString('utf8')));
+    events = decodeStorageRecord(JSON.parse(typeof line === 'string' ? line : line.toString('utf8')));
   } catch {
     throw changed();
   }
@@ -354,21 +356,38 @@ export function changed(): UsageError {
   return new UsageError('the log changed while it was being read (its second read does not match the first)', 'io');
 }
 
-/** Splits pushed chunks into complete lines (a partial line waits for the next chunk); `visit` returning false stops it. */
+/**
+ * A line this long is handed over as its text, decoded as its pieces arrive, and the pieces are
+ * freed before the caller parses it: otherwise its bytes, the joined bytes, the text and the value
+ * would all be held at once.
+ */
+const HUGE_LINE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Splits pushed chunks into complete lines (a partial line waits for the next chunk); `visit`
+ * returning false stops it. A line is its bytes, or its text when it is huge (`HUGE_LINE_BYTES`).
+ */
 export class LineSplitter {
   /** The unterminated line so far, kept as its pieces: joined once, when its LF arrives. */
   private carry: Buffer[] = [];
+  private carryBytes = 0;
+  /** A huge unterminated line: its text pieces so far (the decoder carries a character cut between chunks). */
+  private text: { pieces: string[]; decoder: StringDecoder } | undefined;
   stopped = false;
-  constructor(private readonly visit: (line: Buffer) => boolean) {}
+  constructor(private readonly visit: (line: Buffer | string) => boolean) {}
   push(chunk: Buffer): void {
     if (this.stopped) return;
     let start = 0;
     for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
-      let line = chunk.subarray(start, nl);
-      if (this.carry.length > 0) {
+      let line: Buffer | string = chunk.subarray(start, nl);
+      if (this.text) {
+        line = this.takeText(line);
+        releaseMemory();
+      } else if (this.carry.length > 0) {
         this.carry.push(line);
         line = Buffer.concat(this.carry);
         this.carry = [];
+        this.carryBytes = 0;
       }
       if (!this.visit(line)) {
         this.stopped = true;
@@ -376,7 +395,27 @@ export class LineSplitter {
       }
       start = nl + 1;
     }
+    if (start === chunk.length) return;
+    if (this.text) {
+      this.text.pieces.push(this.text.decoder.write(chunk.subarray(start)));
+      return;
+    }
     // A copy: the caller may reuse the chunk's memory.
-    if (start < chunk.length) this.carry.push(Buffer.from(chunk.subarray(start)));
+    this.carry.push(Buffer.from(chunk.subarray(start)));
+    this.carryBytes += chunk.length - start;
+    if (this.carryBytes >= HUGE_LINE_BYTES) {
+      const decoder = new StringDecoder('utf8');
+      this.text = { pieces: this.carry.map((b) => decoder.write(b)), decoder };
+      this.carry = [];
+      this.carryBytes = 0;
+    }
+  }
+
+  /** The huge line's text, ended by `last`; a method of its own, so no frame still refers to the pieces when they are freed. */
+  private takeText(last: Buffer): string {
+    const { pieces, decoder } = this.text!;
+    this.text = undefined;
+    pieces.push(decoder.write(last), decoder.end());
+    return pieces.join('');
   }
 }
