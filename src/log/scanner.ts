@@ -233,8 +233,12 @@ export class LogScanner {
     if (lineStart < chunk.length) {
       const rest = chunk.length - lineStart;
       if (this.fragmentOverflow || this.fragmentBytes + rest > this.maxLineBytes) {
+        // Past the line limit the text so far is dropped (the line is unparsable): freed now, not
+        // when V8 next decides (a second read of the log would otherwise hold it again beside it).
+        const dropped = this.fragments.length > 0;
         this.fragments = [];
         this.fragmentOverflow = true;
+        if (dropped) releaseMemory();
       } else {
         this.fragments.push(this.fragmentDecoder.write(chunk.subarray(lineStart)));
       }

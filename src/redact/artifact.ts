@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
+import { releaseMemory } from '../core/memory.js';
 import { detectEncoding } from '../log/read.js';
 import { existsSync, promises as fsp } from 'node:fs';
 import type { ByteSource } from '../physical/source.js';
@@ -128,17 +130,19 @@ export async function splitSecretEdits(source: ByteSource, redactor: Redactor, d
 
 async function splitEdits(source: ByteSource, encoding: Encoding, decoder: FrameDecoder, redactor: Redactor): Promise<Map<number, string>> {
   const scanner = new SplitSecretScanner(redactor);
-  let carry: Buffer[] = [];
+  // An unterminated line is held as its text, decoded as it arrives (as the reader's scanner does).
+  let carry: string[] = [];
   let carryBytes = 0;
+  let text = new StringDecoder('utf8');
   // A line past the line limit cannot parse (for DSH neither): counted through, never held.
   let overlong = false;
   let header = true;
-  const line = (bytes: Buffer) => {
+  const line = (json: string) => {
     if (header) {
       header = false;
       // Learn the session cwd before any detector runs (--redact-paths).
       try {
-        const h = JSON.parse(bytes.toString('utf8')) as { cwd?: unknown };
+        const h = JSON.parse(json) as { cwd?: unknown };
         redactor.setCwd(typeof h?.cwd === 'string' ? h.cwd : undefined);
       } catch {
         /* not a header: no cwd */
@@ -147,36 +151,46 @@ async function splitEdits(source: ByteSource, encoding: Encoding, decoder: Frame
     }
     let records: SessionEvent[];
     try {
-      records = decodeStorageRecord(JSON.parse(bytes.toString('utf8')));
+      records = decodeStorageRecord(JSON.parse(json));
     } catch {
       return;
     }
     for (const e of records) if (e !== null && typeof e === 'object') scanner.observe(e);
   };
+  const drop = () => {
+    const held = carry.length > 0;
+    carry = [];
+    text = new StringDecoder('utf8');
+    // Freed now, not when V8 next decides: the verifying read that follows would hold its own copy beside it.
+    if (held) releaseMemory();
+  };
   await forEachUnit(source, encoding, decoder, (u) => {
     let from = 0;
     const b = u.plaintext;
     for (let nl = b.indexOf(0x0a); nl !== -1; nl = b.indexOf(0x0a, from)) {
-      let l = b.subarray(from, nl);
-      if (carry.length > 0) {
-        l = Buffer.concat([...carry, l]);
-        carry = [];
-      }
-      if (!overlong && carryBytes + (nl - from) <= DEFAULT_MAX_LINE_BYTES) line(l);
+      if (!overlong && carryBytes + (nl - from) <= DEFAULT_MAX_LINE_BYTES) {
+        if (carry.length === 0) line(b.toString('utf8', from, nl));
+        else {
+          carry.push(text.write(b.subarray(from, nl)), text.end());
+          const joined = carry.join('');
+          carry = [];
+          line(joined);
+        }
+      } else drop();
       carryBytes = 0;
       overlong = false;
       from = nl + 1;
     }
     if (from < b.length) {
       carryBytes += b.length - from;
-      if (carryBytes > DEFAULT_MAX_LINE_BYTES) {
-        carry = [];
+      if (carryBytes > DEFAULT_MAX_LINE_BYTES && !overlong) {
+        drop();
         overlong = true;
       }
-      if (!overlong) carry.push(Buffer.from(b.subarray(from)));
+      if (!overlong) carry.push(text.write(b.subarray(from)));
     }
     if (u.final) {
-      carry = [];
+      drop();
       carryBytes = 0;
       overlong = false;
     }

@@ -1,3 +1,4 @@
+import { ByteCarry } from '../core/carry.js';
 import { createHash } from 'node:crypto';
 import { BUILTIN_DETECTORS, cwdDetector, homeDetector, patternDetector, type Detector, type SecretSpan } from './detectors.js';
 import { toJson } from '../core/json.js';
@@ -446,7 +447,7 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
  * trailing fragment, if any. Suited to `readArtifact({ onArtifact })`.
  */
 export class RedactingText {
-  private fragments: Buffer[] = [];
+  private readonly carry = new ByteCarry();
   private fragmentBytes = 0;
   private overlong = false;
   private headerDone = false;
@@ -481,11 +482,7 @@ export class RedactingText {
     let from = 0;
     for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, from)) {
       if (this.overlong) this.refuseOverlong();
-      let line = chunk.subarray(from, nl);
-      if (this.fragments.length > 0) {
-        line = Buffer.concat([...this.fragments, line]);
-        this.fragments = [];
-      }
+      const line = this.carry.take(chunk.subarray(from, nl));
       this.fragmentBytes = 0;
       parts.push(this.one(line), NL);
       from = nl + 1;
@@ -493,11 +490,11 @@ export class RedactingText {
     if (from < chunk.length) {
       this.fragmentBytes += chunk.length - from;
       // Past the line limit a fragment is counted, never held: it can only be dropped (a torn record) or refused.
-      if (this.fragmentBytes > this.maxLineBytes) {
-        this.fragments = [];
+      if (this.fragmentBytes > this.maxLineBytes && !this.overlong) {
+        this.carry.clear();
         this.overlong = true;
       }
-      if (!this.overlong) this.fragments.push(Buffer.from(chunk.subarray(from)));
+      if (!this.overlong) this.carry.push(chunk.subarray(from));
     }
     return parts.length === 0 ? EMPTY : Buffer.concat(parts);
   }
@@ -518,7 +515,7 @@ export class RedactingText {
   /** Forget the trailing fragment (a torn record that will not be written). */
   dropFragment(): number {
     const n = this.fragmentBytes;
-    this.fragments = [];
+    this.carry.clear();
     this.fragmentBytes = 0;
     this.overlong = false;
     return n;
@@ -526,9 +523,8 @@ export class RedactingText {
 
   end(): Buffer {
     if (this.overlong) this.refuseOverlong();
-    if (this.fragments.length === 0) return EMPTY;
-    const rest = Buffer.concat(this.fragments);
-    this.fragments = [];
+    if (this.carry.length === 0) return EMPTY;
+    const rest = this.carry.take(EMPTY);
     if (!this.headerDone) return this.one(rest);
     this.line += 1;
     const text = rest.toString('utf8');
