@@ -9,7 +9,7 @@
  */
 export { LogError, UsageError, errorDocument, failureObject } from '../core/errors.js';
 export type { ErrorLocation, ErrorObject, SerializedError } from '../core/errors.js';
-export { toJson, toJsonAround } from '../core/json.js';
+export { toJson, toJsonAround, jsonText } from '../core/json.js';
 export { attemptKey, placeText, stepKey } from '../core/keys.js';
 export { codePointLength, escapeControl, formatCount, preview, textPieces } from '../core/text.js';
 export { VERSION } from '../core/version.js';

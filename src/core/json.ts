@@ -60,46 +60,150 @@ export type JsonReplacer = (this: unknown, key: string, value: unknown) => unkno
 
 /** The explicit-stack serializer (exported for tests; use `toJson`, or `toJsonReplaced` with a replacer). */
 export function toJsonIterative(value: unknown, space?: string | number, replacer?: JsonReplacer): string | undefined {
+  const out: string[] = [];
+  const pieces = jsonPieces(value, space, replacer);
+  for (let r = pieces.next(); ; r = pieces.next()) {
+    if (r.done) return r.value === CONTAINER ? out.join('') : r.value;
+    out.push(r.value);
+  }
+}
+
+/** A string this long is serialized in slices by `forEachJsonPiece` (a copy of its size at most once at a time, never whole). */
+const LONG_STRING = 1 << 20;
+
+/**
+ * The pieces of `toJson(value)` in order, with an explicit stack; a long string is given in
+ * slices (cut between, never inside, a surrogate pair: each slice escapes as it does in the
+ * whole). Returns the text itself when `value` is not an array or object.
+ */
+function* jsonPieces(value: unknown, space: string | number | undefined, replacer: JsonReplacer | undefined): Generator<string, Leaf, undefined> {
   const gap = gapOf(space);
   const replaced = (holder: unknown, key: string, v: unknown) => (replacer ? replacer.call(holder, key, v) : v);
   const top = replaced({ '': value }, '', withToJson(value, ''));
   const first = leaf(top);
   if (first !== CONTAINER) return first;
-  const out: string[] = [];
   const stack: Frame[] = [];
   const indents: string[] = [''];
   const indent = (d: number): string => (indents[d] ??= indent(d - 1) + gap);
-  const open = (v: object, depth: number) => {
+  /** Opens a container: returns its opening bracket. */
+  const open = (v: object, depth: number): string => {
     const array = Array.isArray(v);
     const keys = array ? null : Object.keys(v);
-    out.push(array ? '[' : '{');
     stack.push({ array, value: v as Frame['value'], keys, next: 0, count: array ? (v as unknown[]).length : (keys as string[]).length, wrote: false, depth });
+    return array ? '[' : '{';
   };
-  open(top as object, 0);
+  yield open(top as object, 0);
   while (stack.length > 0) {
     const f = stack[stack.length - 1] as Frame;
     if (f.next >= f.count) {
-      if (f.wrote && gap) out.push('\n' + indent(f.depth));
-      out.push(f.array ? ']' : '}');
+      if (f.wrote && gap) yield '\n' + indent(f.depth);
+      yield f.array ? ']' : '}';
       stack.pop();
       continue;
     }
     const i = f.next++;
     const key = f.array ? String(i) : (f.keys as string[])[i] as string;
     const v = replaced(f.value, key, withToJson(f.array ? (f.value as unknown[])[i] : (f.value as Record<string, unknown>)[key], key));
+    if (typeof v === 'string' && v.length > LONG_STRING) {
+      if (f.wrote) yield ',';
+      if (gap) yield '\n' + indent(f.depth + 1);
+      if (!f.array) yield JSON.stringify(key) + (gap ? ': ' : ':');
+      f.wrote = true;
+      yield* stringSlices(v);
+      continue;
+    }
     let l = leaf(v);
     if (l === undefined) {
       if (!f.array) continue;
       l = 'null';
     }
-    if (f.wrote) out.push(',');
-    if (gap) out.push('\n' + indent(f.depth + 1));
-    if (!f.array) out.push(JSON.stringify(key) + (gap ? ': ' : ':'));
+    if (f.wrote) yield ',';
+    if (gap) yield '\n' + indent(f.depth + 1);
+    if (!f.array) yield JSON.stringify(key) + (gap ? ': ' : ':');
     f.wrote = true;
-    if (l === CONTAINER) open(v as object, f.depth + 1);
-    else out.push(l);
+    yield l === CONTAINER ? open(v as object, f.depth + 1) : l;
   }
-  return out.join('');
+  return CONTAINER;
+}
+
+/** `JSON.stringify(text)` as slices: the opening quote, each slice's escaped text, the closing quote. */
+function* stringSlices(text: string): Generator<string, void, undefined> {
+  yield '"';
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + LONG_STRING);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    const quoted = JSON.stringify(text.slice(at, end));
+    yield quoted.slice(1, -1);
+    at = end;
+  }
+  yield '"';
+}
+
+/** Whether `value` holds a string longer than `LONG_STRING` at any depth (an explicit stack). */
+function holdsLongString(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.length > LONG_STRING) return true;
+    } else if (v !== null && typeof v === 'object') {
+      for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push(x);
+    }
+  }
+  return false;
+}
+
+/**
+ * `Buffer.byteLength(toJson(value))` for plain data read from a log, without building the text
+ * when it holds a long string (then measured slice by slice): a page of events one of which is a
+ * 200 MB message is sized without a second copy of it.
+ */
+export function jsonByteLength(value: unknown): number {
+  if (typeof value === 'string' ? value.length <= LONG_STRING : !holdsLongString(value)) return Buffer.byteLength(toJson(value) ?? '');
+  let bytes = 0;
+  for (const piece of jsonText(value)) bytes += Buffer.byteLength(piece);
+  return bytes;
+}
+
+/**
+ * `toJson(value)` as pieces to write one after another: the text itself in one piece, unless the
+ * value holds a long string; then in pieces of about a MiB, each long string in slices, so that
+ * writing a document with a 200 MB message never makes a second copy of it.
+ */
+export function* jsonText(value: unknown): Generator<string, void, undefined> {
+  if (typeof value === 'string' ? value.length <= LONG_STRING : !holdsLongString(value)) {
+    yield toJson(value);
+    return;
+  }
+  if (typeof value === 'string') {
+    yield* stringSlices(value);
+    return;
+  }
+  let batch: string[] = [];
+  let size = 0;
+  const pieces = jsonPieces(value, undefined, undefined);
+  for (let r = pieces.next(); ; r = pieces.next()) {
+    if (r.done) {
+      if (r.value !== CONTAINER) batch.push(r.value ?? '');
+      break;
+    }
+    if (r.value.length >= LONG_STRING) {
+      if (batch.length > 0) yield batch.join('');
+      batch = [];
+      size = 0;
+      yield r.value;
+      continue;
+    }
+    batch.push(r.value);
+    size += r.value.length;
+    if (size >= LONG_STRING) {
+      yield batch.join('');
+      batch = [];
+      size = 0;
+    }
+  }
+  if (batch.length > 0) yield batch.join('');
 }
 
 function isStackOverflow(error: unknown): boolean {

@@ -8,7 +8,7 @@
  */
 import type { SessionEvent } from '../log/types.js';
 import { isAppendSurfaceEvent } from '../log/surface.js';
-import { toJson } from '../core/json.js';
+import { jsonByteLength } from '../core/json.js';
 
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/message']);
 
@@ -105,7 +105,7 @@ export function paginate(events: readonly SessionEvent[], beforeSeq: number | un
   let bytes = 0;
   for (const e of page) {
     countsByType[e.type] = (countsByType[e.type] ?? 0) + 1;
-    bytes += Buffer.byteLength(toJson(e));
+    bytes += jsonByteLength(e);
   }
   return {
     beforeSeq: beforeSeq ?? null,

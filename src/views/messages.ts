@@ -244,7 +244,9 @@ export function blocksText(content: unknown, opts: { reasoning?: boolean } = {})
         parts.push(`[${String(block['type'])}]`);
     }
   }
-  return parts.filter((p) => p.length > 0).join(' ');
+  const shown = parts.filter((p) => p.length > 0);
+  // One block (the common case): its text itself, not a copy of it (a message may be hundreds of MB).
+  return shown.length === 1 ? (shown[0] as string) : shown.join(' ');
 }
 
 function jsonPreview(v: unknown): string {

@@ -4,7 +4,7 @@ import { progressOption } from '../progress.js';
 import { escapeControl, LineWriter } from '../io.js';
 import { addCommon, decoderFor, envFor, indexUseFor, intOption, resolveCli, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
 import { foldOf, MESSAGE_GROUPS, DEFAULT_MAX_MESSAGES, DEFAULT_SIZE_LIMITS, hostServableWarning, pageSizeWarnings, paginate, type HistoryPage } from '../../api/views.js';
-import { inspectTargetIndexed, type IndexedInspection, type SessionEvent, toJson } from '../../api/log.js';
+import { inspectTargetIndexed, type IndexedInspection, type SessionEvent, toJson, jsonText } from '../../api/log.js';
 import { renderHistoryPage } from '../render/history.js';
 import { reportLoadFailure } from './replay.js';
 
@@ -58,7 +58,11 @@ export function registerHistory(program: Command, io: Io, setExit: (code: number
         if (opts.json) await out.text(toJson({ sessionId: header.id, pages: [] }).slice(0, -2));
         for await (const p of pagesOf(indexed, beforeSeq, maxMessages, Boolean(opts.allPages))) {
           for (const w of pageSizeWarnings(p, limits)) if (warned++ < 3) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-          if (opts.json) await out.text(`${i > 0 ? ',' : ''}${toJson(p)}`);
+          if (opts.json) {
+            // In pieces: a page may hold a message of hundreds of MB, never copied whole into the output.
+            if (i > 0) await out.text(',');
+            for (const piece of jsonText(p)) await out.text(piece);
+          }
           else await out.text(`${i > 0 ? '\n' : ''}${renderHistoryPage(p, env.c, opts.allPages ? i : null)}`);
           i++;
         }
