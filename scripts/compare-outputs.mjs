@@ -34,11 +34,13 @@ const cacheOf = (bin) => (process.env.DSH_COMPARE_CACHE ? { DSH_CACHE_DIR: path.
 const run = (bin, args) =>
   new Promise((resolve) => {
     const c = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1', ...cacheOf(bin) } });
-    let o = '';
-    let e = '';
-    c.stdout.on('data', (d) => (o += d));
-    c.stderr.on('data', (d) => (e += d));
-    c.on('close', (code) => resolve({ o: o.split(rootOf(bin)).join('<dsh>/'), e: e.split(rootOf(bin)).join('<dsh>/'), code }));
+    // Bytes, joined before decoding: a character cut between two chunks must not decode differently per build.
+    const o = [];
+    const e = [];
+    c.stdout.on('data', (d) => o.push(d));
+    c.stderr.on('data', (d) => e.push(d));
+    const text = (parts) => Buffer.concat(parts).toString('latin1').split(Buffer.from(rootOf(bin)).toString('latin1')).join('<dsh>/');
+    c.on('close', (code) => resolve({ o: text(o), e: text(e), code }));
   });
 let diffs = 0;
 let done = 0;
