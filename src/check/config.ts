@@ -128,7 +128,13 @@ export function findConfig(cwd: string): CheckConfig {
     if (existsSync(own)) return readConfigFile(own);
     const pkg = path.join(dir, 'package.json');
     if (existsSync(pkg)) {
-      const doc = readJson(pkg);
+      // A package.json that cannot be read is not a config (only its `dsh` key would be).
+      let doc: unknown;
+      try {
+        doc = readJson(pkg);
+      } catch {
+        doc = null;
+      }
       if (doc !== null && typeof doc === 'object' && !Array.isArray(doc) && (doc as Record<string, unknown>)['dsh'] !== undefined) {
         return parseConfig((doc as Record<string, unknown>)['dsh'], `${pkg}#dsh`, pkg);
       }
