@@ -166,6 +166,9 @@ function resultText(block: Record<string, unknown> | undefined): string {
 }
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** A JSON object read from a log, or undefined. */
+const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
 /**
  * The per-session fold. `observe` every logical event in seq order (closers last), then `finish()`.
@@ -202,9 +205,8 @@ export class BehaviourFold {
     const before = this.dispatches.count;
     this.dispatches.observe(e);
     if (this.dispatches.count > before) this.dispatchTimes.push(e.time);
-    const d = e.data as Record<string, any> | null;
-    const prevNodes = this.surface.nodes;
-    const contextBefore = e.surfaceOp !== undefined && e.surfaceOp !== 'append' ? this.contextTokens(prevNodes) : 0;
+    const d = obj(e.data);
+    const contextBefore = e.surfaceOp !== undefined && e.surfaceOp !== 'append' ? this.contextTokens(this.surface.nodes) : 0;
     const rep = this.surface.apply(e);
     if (e.surfaceOp !== undefined && (rep || e.surfaceOp === 'append')) {
       const m = deriveEventMessage(e);
@@ -217,7 +219,7 @@ export class BehaviourFold {
         this.nodeTokens.delete(s);
         this.shadowedAt.set(s, rep.seq);
       }
-      const compactionId = (d?.['source'] as { compactionId?: unknown } | undefined)?.compactionId;
+      const compactionId = obj(d?.['source'])?.['compactionId'];
       if (e.type !== 'tool/result' && typeof compactionId === 'string') {
         this.lowYield.push({ seq: e.seq, id: compactionId, before: contextBefore, shadowed: shadowedTokens, replacement: this.nodeTokens.get(e.seq) ?? 0, shadowedSeqs: rep.shadowedSeqs.length });
       }
@@ -230,31 +232,33 @@ export class BehaviourFold {
         this.steps += 1;
         break;
       case 'request/header': {
-        const tools = d?.['header']?.['tools'];
-        this.offered = Array.isArray(tools) ? new Set(tools.map((t: any) => (typeof t?.name === 'string' ? t.name : typeof t?.function?.name === 'string' ? t.function.name : '')).filter(Boolean)) : null;
+        const tools = obj(d?.['header'])?.['tools'];
+        this.offered = Array.isArray(tools) ? new Set(tools.map((t: unknown) => str(obj(t)?.['name']) ?? str(obj(obj(t)?.['function'])?.['name']) ?? '').filter(Boolean)) : null;
         break;
       }
       case 'assistant/message': {
-        const content = d?.['message']?.['content'];
+        const content = obj(d?.['message'])?.['content'];
         if (!Array.isArray(content)) break;
-        for (const b of content) {
-          if (b?.type !== 'tool-call') continue;
-          const args = typeof b.arguments === 'string' ? b.arguments : JSON.stringify(b.arguments ?? null);
+        for (const raw of content) {
+          const b = obj(raw);
+          if (b?.['type'] !== 'tool-call') continue;
+          const a = b['arguments'];
+          const args = typeof a === 'string' ? a : JSON.stringify(a ?? null);
           let validJson = true;
-          if (typeof b.arguments === 'string' && b.arguments !== '') {
+          if (typeof a === 'string' && a !== '') {
             try {
-              JSON.parse(b.arguments);
+              JSON.parse(a);
             } catch {
               validJson = false;
             }
           }
-          const name = typeof b.name === 'string' ? b.name : '';
+          const name = str(b['name']) ?? '';
           this.asked.push({ seq: e.seq, turn: this.turn, name, offered: this.offered === null ? null : this.offered.has(name), validJson, args });
         }
         break;
       }
       case 'tool/call': {
-        const name = typeof d?.['name'] === 'string' ? (d['name'] as string) : '';
+        const name = str(d?.['name']) ?? '';
         const callId = String(d?.['callId']);
         const call: Call = { seq: e.seq, turn: num(d?.['turn']) ?? this.turn, callId, name, key: `${name} ${canonicalArgs(d?.['arguments'])}`, readOnly: this.readOnly.has(name) };
         this.calls.set(callId, call);
@@ -263,16 +267,18 @@ export class BehaviourFold {
       }
       case 'tool/result': {
         if (e.surfaceOp !== 'append') break;
-        const message = d?.['message'];
-        const block = Array.isArray(message?.content) ? (message.content.find((b: any) => b?.type === 'tool-result') as Record<string, unknown> | undefined) : undefined;
+        const message = obj(d?.['message']);
+        const content = message?.['content'];
+        const block = Array.isArray(content) ? content.map(obj).find((b) => b?.['type'] === 'tool-result') : undefined;
         const text = resultText(block);
-        const callId = String(message?.source?.callId ?? block?.['toolCallId']);
-        const code = d?.['error']?.['code'];
+        const callId = String(obj(message?.['source'])?.['callId'] ?? block?.['toolCallId']);
+        const error = d?.['error'];
+        const code = obj(error)?.['code'];
         this.results.push({
           seq: e.seq,
           turn: num(d?.['turn']) ?? this.turn,
           call: this.calls.get(callId),
-          error: block?.['isError'] === true || (d?.['error'] !== undefined && d?.['error'] !== null),
+          error: block?.['isError'] === true || (error !== undefined && error !== null),
           bytes: Buffer.byteLength(text),
           hash: createHash('sha256').update(JSON.stringify([block?.['content'] ?? null, block?.['isError'] === true])).digest('hex'),
           tokens: this.nodeTokens.get(e.seq) ?? 0,
@@ -284,7 +290,7 @@ export class BehaviourFold {
         this.retries.push({ seq: e.seq, turn: num(d?.['turn']) ?? this.turn });
         break;
       case 'compaction/start':
-        this.compactions.push({ startSeq: e.seq, id: typeof d?.['compactionId'] === 'string' ? d['compactionId'] : null, stepsBefore: this.steps, turn: this.turn });
+        this.compactions.push({ startSeq: e.seq, id: str(d?.['compactionId']) ?? null, stepsBefore: this.steps, turn: this.turn });
         break;
     }
   }
