@@ -4,7 +4,7 @@
  * Findings, their evidence and their cost figures are asserted exactly; the dispatch sets are checked
  * against `deriveDispatches` (the dispatches `dsh request` rebuilds), the prices against data/prices.json.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -245,5 +245,21 @@ describe('the CLI carries behaviour findings in every reporter', () => {
     const junit = (await runCli(['check', '--behaviour', '--format', 'junit', file])).stdout;
     expect(junit).toContain('name="DSH-X6 carried-result"');
     expect(junit).toContain('evidence: {&quot;seqs&quot;');
+  });
+});
+
+describe('dsh report --behaviour', () => {
+  it('lists the behaviour findings with their evidence in the page data; without the flag the page has none', async () => {
+    const out = mkdtempSync(path.join(os.tmpdir(), 'dsh-behaviour-report-'));
+    const withFlag = path.join(out, 'with.html');
+    const without = path.join(out, 'without.html');
+    const a = await runCli(['report', file, '-o', withFlag, '--behaviour']);
+    expect(a.code, a.stderr).toBe(0);
+    const b = await runCli(['report', file, '-o', without]);
+    expect(b.code, b.stderr).toBe(0);
+    const evidence = (html: string) => [...html.matchAll(/"evidence":\{"seqs":\[([\d,]+)\]/g)].map((m) => m[1]!.split(',').map(Number));
+    expect(evidence(readFileSync(withFlag, 'utf8'))).toEqual(findings.map((f) => f.evidence!.seqs));
+    expect(evidence(readFileSync(without, 'utf8'))).toEqual([]);
+    rmSync(out, { recursive: true, force: true });
   });
 });
