@@ -316,6 +316,12 @@ export class BehaviourFold {
     return lo;
   }
 
+  /** How many dispatches sent the surface node appended at `seq`. */
+  private sentIn(seq: number): number {
+    const r = this.shadowedAt.get(seq);
+    return Math.max(0, (r === undefined ? this.dispatches.count : this.after(r)) - this.after(seq));
+  }
+
   /**
    * The dispatches that sent the surface node appended at `seq` (until it was shadowed), and what sending it
    * again cost: every dispatch after the first, or with `wasted` every one (a copy the model already had).
@@ -357,9 +363,17 @@ export class BehaviourFold {
 
   /** Whether a call of another key to a tool outside `readOnly` lies strictly between seqs `a` and `b`. */
   private changedBetween(a: number, b: number, key: string, readOnly: ReadonlySet<string>): Call | undefined {
-    for (let i = this.callList.length - 1; i >= 0; i--) {
-      const c = this.callList[i]!;
-      if (c.seq >= b) continue;
+    // The calls are in seq order: start at the last one before `b`.
+    const list = this.callList;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]!.seq < b) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo - 1; i >= 0; i--) {
+      const c = list[i]!;
       if (c.seq <= a) return undefined;
       if (c.key !== key && !readOnly.has(c.name)) return c;
     }
@@ -490,7 +504,9 @@ export class BehaviourFold {
     for (const r of this.results) {
       if (!r.call || r.closer || !r.error) continue;
       const k = `${r.turn}\u0000${r.call.key}`;
-      byKey.set(k, [...(byKey.get(k) ?? []), r]);
+      const list = byKey.get(k);
+      if (list) list.push(r);
+      else byKey.set(k, [r]);
     }
     for (const list of byKey.values()) {
       if (list.length < min) continue;
@@ -510,7 +526,11 @@ export class BehaviourFold {
   private retryStorm(o: Record<string, OptionValue>): BehaviourFinding[] {
     const min = o['min'] as number;
     const byTurn = new Map<number, number[]>();
-    for (const r of this.retries) byTurn.set(r.turn, [...(byTurn.get(r.turn) ?? []), r.seq]);
+    for (const r of this.retries) {
+      const seqs = byTurn.get(r.turn);
+      if (seqs) seqs.push(r.seq);
+      else byTurn.set(r.turn, [r.seq]);
+    }
     const out: BehaviourFinding[] = [];
     for (const [turn, seqs] of byTurn) {
       if (seqs.length < min) continue;
@@ -525,9 +545,8 @@ export class BehaviourFold {
     const minDispatches = o['minDispatches'] as number;
     const out: BehaviourFinding[] = [];
     for (const r of this.results) {
-      if (r.bytes < minBytes || r.closer) continue;
+      if (r.bytes < minBytes || r.closer || this.sentIn(r.seq) < minDispatches) continue;
       const carried = this.carried(r.seq, r.tokens);
-      if (carried.count < minDispatches) continue;
       const removed = this.shadowedAt.get(r.seq);
       out.push({
         code: 'DSH-X6',
