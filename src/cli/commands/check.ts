@@ -103,7 +103,9 @@ export function registerCheck(program: Command, io: Io, setExit: (code: number) 
     'after',
     `
 Exit codes: 0 clean (or only findings below the failing level), 1 findings at a failing level
-(errors; warnings with --strict or over --max-warnings), 2 usage or I/O error.
+(errors; warnings with --strict or over --max-warnings; whatever --fail-on names), 2 usage or I/O
+error (a bad --rule or config file too). Rule config: dsh.config.json or package.json's "dsh" key,
+the nearest upward from the working directory; --print-config shows it.
 Severity: error = DSH refuses or fails to load the log; warning = DSH loads it but something is
 lost, repaired, or breaks an opt-in DSH invariant; info = worth knowing.
 
