@@ -49,6 +49,7 @@ import { diffSessions, diffSide, sessionsDiffer, type SessionDiff } from './view
 import { buildReplay, type ReplayView } from './views/replay.js';
 import { checkResolved, rootLookup, type Finding, type SessionReport } from './check/engine.js';
 import { RULES, type RuleMeta } from './check/rules.js';
+import { applyLevels, behaviourSettings, parseConfig, type RuleLevel } from './check/config.js';
 import { exportSession, type ExportManifest, type ExportOptions } from './export/export.js';
 import { ForkUnavailable } from './views/fork.js';
 import { forkSession, type ForkOptions, type ForkOutcome } from './export/fork.js';
@@ -99,6 +100,16 @@ export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, T
 export { sessionsDiffer };
 export type { ReplayView, ReplayAttempt, AttemptOutcome, ReplayChunk, ReplaySummary, ContentBlock as ReplayContentBlock } from './views/replay.js';
 export type { Finding, SessionReport } from './check/engine.js';
+export type { BehaviourEvidence, CarriedEvidence, OptionValue as CheckRuleOptionValue } from './check/behaviour.js';
+export type { RuleLevel } from './check/config.js';
+
+/** Options of {@link Session.check}: the keys of `dsh.config.json` that shape findings. */
+export interface CheckOptions {
+  /** Run every behaviour rule (family X) at its catalogue level. */
+  behaviour?: boolean;
+  /** By rule code or family: a level, or `[level, options]` (a behaviour rule given a level runs). */
+  rules?: Record<string, RuleLevel | [RuleLevel] | [RuleLevel, Record<string, number | string[]>]>;
+}
 export type { RuleMeta, Severity } from './check/rules.js';
 export type { ExportManifest, ExportOptions, ManifestEntry } from './export/export.js';
 export type { ForkOptions, ForkOutcome } from './export/fork.js';
@@ -552,9 +563,18 @@ export class Session {
     });
   }
 
-  /** `dsh check` for this session: findings with stable rule codes (a log DSH refuses gets its load-failure finding). */
-  async check(): Promise<Result<SessionReport>> {
-    return attemptAsync(() => checkResolved(this.target, { decoder: this.decoder, lookup: rootLookup() }));
+  /**
+   * `dsh check` for this session: findings with stable rule codes (a log DSH refuses gets its load-failure finding).
+   * `behaviour` and `rules` are `dsh.config.json`'s keys (`{ behaviour: true, rules: { 'DSH-X6': ['warning', { minBytes: 8192 }] } }`):
+   * the same findings `dsh check --json` gives with that config. A bad config fails as a usage error.
+   */
+  async check(options: CheckOptions = {}): Promise<Result<SessionReport>> {
+    return attemptAsync(async () => {
+      const config = parseConfig({ ...(options.behaviour !== undefined ? { behaviour: options.behaviour } : {}), ...(options.rules ? { rules: options.rules } : {}) }, 'check options');
+      const behaviour = behaviourSettings(config);
+      const report = await checkResolved(this.target, { decoder: this.decoder, lookup: rootLookup(), ...(behaviour ? { behaviour } : {}) });
+      return { ...report, findings: applyLevels(report.findings, config) };
+    });
   }
 
   /** The compaction audit (`dsh compactions --json`). */

@@ -20,6 +20,10 @@ import { MemorySource } from '../src/physical/source.js';
 import { corpusArtifacts, HAVE_CORPUS, PROJECT_ROOT, SKIP_REASON } from './helpers/corpus.js';
 import { baseEvents, clone, logText, sequence, type Ev } from './helpers/logtext.js';
 import { findingsOf, MUTATIONS } from './helpers/mutations.js';
+import { crashedSession, plantedSession } from './helpers/behaviour-session.js';
+import { defaultBehaviour } from '../src/check/behaviour.js';
+import { sessionPath, writeArtifactFile } from '../src/log/writer.js';
+import { resolveTarget } from '../src/log/target.js';
 
 const produced = new Map<string, string>();
 const record = (code: string, by: string) => {
@@ -144,6 +148,15 @@ describe('the rule-code catalogue', () => {
     const secretCodes = (await checkResolved(target, { secrets: {} })).findings.map((f) => f.code);
     expect(secretCodes).toEqual(['DSH-K1', 'DSH-K2']);
     for (const code of secretCodes) record(code, 'check --secrets');
+    // The behaviour rules run only with --behaviour (or a level in the config): sessions with each pattern planted.
+    const behaviourRoot = mkdtempSync(path.join(os.tmpdir(), 'dsh-rules-behaviour-'));
+    dirs.push(behaviourRoot);
+    for (const s of [plantedSession(), crashedSession('rules-crash', ['edit_file', 'read_file'])]) {
+      const file = sessionPath(behaviourRoot, s.header, 'zstd');
+      await writeArtifactFile(file, { header: s.header, encoding: 'zstd', batches: s.batches });
+      expect((await checkResolved(resolveTarget(file), {})).findings.filter((f) => f.code.startsWith('DSH-X'))).toEqual([]);
+      for (const f of (await checkResolved(resolveTarget(file), { behaviour: defaultBehaviour() })).findings) record(f.code, 'check --behaviour');
+    }
   });
 
   it('every catalogue code is produced by some input above', () => {

@@ -80,6 +80,8 @@ export interface ScriptedTurn {
   failedAttempt?: { text: string; failure: Record<string, unknown> };
   /** Turn with the 'compaction' feature: the summary that replaces the earlier turns. */
   compactionSummary?: string;
+  /** Turn with the 'retry' feature: how many failed attempts (one retry chain) precede the step's own (default 1). */
+  retries?: number;
 }
 
 export interface SessionScript {
@@ -490,7 +492,10 @@ class Gen {
         this.event('todo/write', { todos });
         this.size(300);
       }
-      if (step === 1 && f.has('retry')) this.failedAttempt(turn, step, script?.failedAttempt);
+      if (step === 1 && f.has('retry')) {
+        let retryId: string | undefined;
+        for (let k = 1; k <= (script?.retries ?? 1); k++) retryId = this.failedAttempt(turn, step, script?.failedAttempt, k, retryId);
+      }
       const calls = scripted ? (scripted.calls ?? []).length : last && !stepCrash ? 0 : stepCrash === 'mid-stream' ? 0 : r.int(1, 3) + (stepCrash ? 1 : 0);
       const attempt = this.attempt(turn, step, calls, cjk, stepCrash === 'mid-stream', scripted);
       if (!attempt) return; // crashed mid-stream
@@ -556,7 +561,8 @@ class Gen {
     return this.event('assistant/chunk', { turn, step, chunk }, undefined, this.now);
   }
 
-  failedAttempt(turn: number, step: number, scripted?: ScriptedTurn['failedAttempt']): void {
+  /** One failed attempt and its `llm/retry` (the `retry`-th of the chain `chain`, a new chain when absent); returns the chain's id. */
+  failedAttempt(turn: number, step: number, scripted?: ScriptedTurn['failedAttempt'], retry = 1, chain?: string): string {
     const r = this.rng;
     this.chunk(turn, step, { type: 'block-start', index: 0, blockType: 'text' }, 300, 2000);
     if (scripted) for (const text of this.deltas(scripted.text)) this.chunk(turn, step, { type: 'text-delta', index: 0, text });
@@ -566,17 +572,18 @@ class Gen {
       : { message: 'provider overloaded, retry later', code: 'RATE_LIMITED', status: 503, providerRetryAfterMs: 1000 };
     const failure = scripted?.failure ?? drawn;
     this.chunk(turn, step, { type: 'finish', reason: { kind: 'error', failure } });
-    const retryId = this.rng.uuid();
+    const retryId = chain ?? this.rng.uuid();
     const delayMs = r.int(200, 4000);
     this.event('llm/retry', {
       retryId, turn, step, provider: this.header.config.provider, mode: 'normal',
-      policyKey: '["normal",3,["TRANSPORT","RATE_LIMITED"],500,2,30000]', retry: 1, maxRetries: 3, delayMs, failure,
+      policyKey: '["normal",3,["TRANSPORT","RATE_LIMITED"],500,2,30000]', retry, maxRetries: Math.max(3, retry), delayMs, failure,
     });
     this.now += delayMs;
-    this.event('llm/retry-started', { retryId, turn, step, retry: 1 });
+    this.event('llm/retry-started', { retryId, turn, step, retry });
     this.retryCounter++;
     this.stats.retries++;
     this.size(1200);
+    return retryId;
   }
 
   attempt(turn: number, step: number, nCalls: number, cjk: boolean, crashMidStream: boolean, scripted?: ScriptedStep):

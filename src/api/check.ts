@@ -19,3 +19,7 @@ export { renderSarif } from '../check/reporters/sarif.js';
 export type { SarifOptions } from '../check/reporters/sarif.js';
 export { renderRuleList, renderText } from '../check/reporters/text.js';
 export { RULES, expandCodes } from '../check/rules.js';
+export { applyLevelsToReport, applyRuleFlag, behaviourSettings, emptyConfig, findConfig, levelOf, parseConfig, printableConfig, readConfigFile, CONFIG_FILE } from '../check/config.js';
+export type { CheckConfig, FailOn, RuleLevel, RuleSetting } from '../check/config.js';
+export { BEHAVIOUR_CODES, BEHAVIOUR_OPTIONS, DEFAULT_READ_ONLY_TOOLS } from '../check/behaviour.js';
+export type { BehaviourCode, BehaviourEvidence, BehaviourSettings, CarriedEvidence, OptionSpec, OptionValue } from '../check/behaviour.js';

@@ -15,6 +15,7 @@ import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
 import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
 import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../views/secrets.js';
+import { BehaviourFold, type BehaviourEvidence, type BehaviourFinding, type BehaviourSettings } from './behaviour.js';
 
 export interface Finding {
   code: RuleCode;
@@ -28,6 +29,8 @@ export interface Finding {
   offsetIn?: 'file' | 'plaintext';
   message: string;
   hint: string;
+  /** Behaviour rules (family X): the exact events and figures behind the finding. */
+  evidence?: BehaviourEvidence;
 }
 
 export interface SessionReport {
@@ -141,6 +144,8 @@ export interface CheckOptions {
   lookup?: (root: string, id: string) => string | undefined;
   /** Also run the secret rules (DSH-K1, DSH-K2) with these detector options (`--secrets`). */
   secrets?: SecretsOptions;
+  /** Also run these behaviour rules (family X) with these options (`--behaviour`, `--rule`, the config). */
+  behaviour?: BehaviourSettings;
   /**
    * Build every packed row's chunk events whole, even where no rule reads more of a chunk than
    * its turn and step (`StreamedFactsCollector.takesLeanRows`): the reference the lean read is
@@ -159,6 +164,20 @@ export interface StreamedFacts {
   seed?: SessionEvent[];
   /** The secrets fold's result (`--secrets`). */
   secrets?: SessionSecrets;
+  /** The behaviour rules' findings (`--behaviour`). */
+  behaviour?: BehaviourFinding[];
+}
+
+/** Behaviour findings as check findings: the rule's severity and hint, the evidence kept whole. */
+export function behaviourFindings(list: readonly BehaviourFinding[], base: { file: string; sessionId?: string }): Finding[] {
+  return list.map((b) => ({ ...finding(b.code, base, b.message, { seq: b.seq }), evidence: b.evidence }));
+}
+
+/** Run the behaviour rules over held events (closers included), in one pass. */
+export function behaviourOfEvents(events: Iterable<SessionEvent>, settings: BehaviourSettings): BehaviourFinding[] {
+  const fold = new BehaviourFold(settings);
+  for (const e of events) fold.observe(e);
+  return fold.finish();
 }
 
 /** DSH-K1 / DSH-K2: one finding per secret and rule, never with the secret's text (its masked token only). */
@@ -210,8 +229,15 @@ export class StreamedFactsCollector {
   private seed: SessionEvent[] | undefined;
   private secrets: SecretsFold | undefined;
   private secretsFailure: { error: unknown } | undefined;
+  private readonly behaviour: BehaviourFold | undefined;
+  private behaviourFailure: { error: unknown } | undefined;
 
-  constructor(private readonly secretsOptions?: SecretsOptions) {}
+  constructor(
+    private readonly secretsOptions?: SecretsOptions,
+    behaviour?: BehaviourSettings,
+  ) {
+    if (behaviour) this.behaviour = new BehaviourFold(behaviour);
+  }
 
   /**
    * Whether the rules read of a packed row's chunk only its type, seq, time, turn and step, so the
@@ -219,7 +245,7 @@ export class StreamedFactsCollector {
    * reads their text, nor for a fork child, whose seed is fingerprinted whole.
    */
   takesLeanRows(m: SessionHeader): boolean {
-    return this.secretsOptions === undefined && seedLengthOf(m) === undefined;
+    return this.secretsOptions === undefined && this.behaviour === undefined && seedLengthOf(m) === undefined;
   }
 
   meta(m: SessionHeader): void {
@@ -237,6 +263,13 @@ export class StreamedFactsCollector {
         this.secretsFailure = { error };
       }
     }
+    if (this.behaviour && !this.behaviourFailure) {
+      try {
+        this.behaviour.observe(e);
+      } catch (error) {
+        this.behaviourFailure = { error };
+      }
+    }
     this.eventCount += 1;
     const type = e.type;
     if (type !== 'assistant/chunk' && !KNOWN_EVENT_TYPES.has(type)) this.unknownTypes.set(e.seq, type);
@@ -246,13 +279,16 @@ export class StreamedFactsCollector {
   /** The facts of an accepted log (a secrets fold that failed throws its error here); of a refused one, none. */
   result(loaded: boolean): StreamedFacts {
     if (loaded && this.secretsFailure) throw this.secretsFailure.error;
+    if (loaded && this.behaviourFailure) throw this.behaviourFailure.error;
     const secretsResult = loaded && this.secrets ? this.secrets.finish() : undefined;
+    const behaviourResult = loaded && this.behaviour ? this.behaviour.finish() : undefined;
     return {
       relational: loaded ? this.stream.findings() : [],
       eventCount: this.eventCount,
       unknownTypes: this.unknownTypes,
       ...(this.seed ? { seed: this.seed } : {}),
       ...(secretsResult ? { secrets: secretsResult } : {}),
+      ...(behaviourResult ? { behaviour: behaviourResult } : {}),
     };
   }
 }
@@ -263,7 +299,7 @@ function seedLengthOf(m: SessionHeader): number | undefined {
 }
 
 export async function checkResolved(target: ResolvedTarget, options: CheckOptions = {}): Promise<SessionReport> {
-  const facts = new StreamedFactsCollector(options.secrets);
+  const facts = new StreamedFactsCollector(options.secrets, options.behaviour);
   let r: SessionInspection;
   try {
     r = await inspectTarget(target, {
@@ -322,6 +358,8 @@ export async function checkInspection(r: SessionInspection, target: ResolvedTarg
     report.findings.push(finding(f.code, base, message, { seq: f.seq }));
   }
   if (streamed?.secrets) report.findings.push(...secretFindings(streamed.secrets, base));
+  if (streamed?.behaviour) report.findings.push(...behaviourFindings(streamed.behaviour, base));
+  else if (!streamed && options.behaviour) report.findings.push(...behaviourFindings(behaviourOfEvents(events, options.behaviour), base));
   // Fork seed equality.
   const meta = r.meta!;
   if (meta.parentSession !== undefined && meta.seedLength !== undefined) {
@@ -498,6 +536,8 @@ export function summarize(report: CheckReport): Summary {
 }
 
 export interface Verdict {
+  /** The lowest severity that fails the check (`--fail-on`); `none`: never. Default `error`. */
+  failOn?: Severity | 'none';
   strict?: boolean;
   maxWarnings?: number;
   exitZero?: boolean;
@@ -505,8 +545,10 @@ export interface Verdict {
 
 /** 0 clean, 1 findings at a failing level. */
 export function exitCodeFor(summary: Summary, v: Verdict): 0 | 1 {
-  if (v.exitZero) return 0;
+  if (v.exitZero || v.failOn === 'none') return 0;
   if (summary.errors > 0) return 1;
+  if (v.failOn === 'warning' && summary.warnings > 0) return 1;
+  if (v.failOn === 'info' && summary.warnings + summary.infos > 0) return 1;
   if (v.strict && summary.warnings > 0) return 1;
   if (v.maxWarnings !== undefined && summary.warnings > v.maxWarnings) return 1;
   return 0;

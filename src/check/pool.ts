@@ -4,6 +4,7 @@ import type { DecoderName } from '../physical/decoders.js';
 import { createDecoder } from '../physical/decoders.js';
 import { checkResolved, rootLookup, type SessionReport } from './engine.js';
 import type { SecretsOptions } from '../views/secrets.js';
+import type { BehaviourSettings } from './behaviour.js';
 
 export interface RunOptions {
   /** Worker threads (default: available parallelism); 1 = in-process. */
@@ -12,6 +13,13 @@ export interface RunOptions {
   onProgress?: (done: number, total: number) => void;
   /** Run the secret rules too (`--secrets`). */
   secrets?: SecretsOptions;
+  /** Run these behaviour rules too (`--behaviour`, `--rule`, the config). */
+  behaviour?: BehaviourSettings;
+}
+
+/** The rule options of a run, as `checkResolved` takes them. */
+function ruleOptions(options: RunOptions): { secrets?: SecretsOptions; behaviour?: BehaviourSettings } {
+  return { ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.behaviour ? { behaviour: options.behaviour } : {}) };
 }
 
 export { defaultJobs };
@@ -21,7 +29,7 @@ async function inProcess(targets: ResolvedTarget[], options: RunOptions): Promis
   const lookup = rootLookup();
   const out: SessionReport[] = [];
   for (const t of targets) {
-    out.push(await checkResolved(t, { decoder, lookup, ...(options.secrets ? { secrets: options.secrets } : {}) }));
+    out.push(await checkResolved(t, { decoder, lookup, ...ruleOptions(options) }));
     options.onProgress?.(out.length, targets.length);
   }
   return out;
@@ -40,12 +48,12 @@ export async function checkTargets(targets: ResolvedTarget[], options: RunOption
   const { results, failed } = await runPool<{ path: string; root?: string }, SessionReport>(
     new URL('./worker.js', import.meta.url),
     targets.map((t) => ({ path: t.path, ...(t.root !== undefined ? { root: t.root } : {}) })),
-    { jobs, workerData: { decoder: options.decoder ?? 'auto', ...(options.secrets ? { secrets: options.secrets } : {}) }, ...(options.onProgress ? { onProgress: options.onProgress } : {}) },
+    { jobs, workerData: { decoder: options.decoder ?? 'auto', ...ruleOptions(options) }, ...(options.onProgress ? { onProgress: options.onProgress } : {}) },
   );
   if (failed.length > 0) {
     const decoder = createDecoder(options.decoder ?? 'auto');
     const lookup = rootLookup();
-    for (const id of failed) results[id] = await checkResolved(targets[id]!, { decoder, lookup, ...(options.secrets ? { secrets: options.secrets } : {}) });
+    for (const id of failed) results[id] = await checkResolved(targets[id]!, { decoder, lookup, ...ruleOptions(options) });
   }
   return results as SessionReport[];
 }

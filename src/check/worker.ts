@@ -4,8 +4,9 @@ import { resolveTarget } from '../log/target.js';
 import { createDecoder, type DecoderName } from '../physical/decoders.js';
 import { checkResolved, rootLookup } from './engine.js';
 import type { SecretsOptions } from '../views/secrets.js';
+import type { BehaviourSettings } from './behaviour.js';
 
-const data = workerData as { decoder?: DecoderName | 'auto'; secrets?: SecretsOptions } | undefined;
+const data = workerData as { decoder?: DecoderName | 'auto'; secrets?: SecretsOptions; behaviour?: BehaviourSettings } | undefined;
 const decoder = createDecoder(data?.decoder ?? 'auto');
 const lookup = rootLookup();
 
@@ -14,7 +15,7 @@ parentPort?.on('message', (msg: { id: number; task: { path: string; root?: strin
     try {
       const target = resolveTarget(msg.task.path);
       if (msg.task.root !== undefined) target.root = msg.task.root;
-      const result = await checkResolved(target, { decoder, lookup, ...(data?.secrets ? { secrets: data.secrets } : {}) });
+      const result = await checkResolved(target, { decoder, lookup, ...(data?.secrets ? { secrets: data.secrets } : {}), ...(data?.behaviour ? { behaviour: data.behaviour } : {}) });
       parentPort!.postMessage({ id: msg.id, result });
     } catch (error) {
       parentPort!.postMessage({ id: msg.id, error: String((error as Error)?.message ?? error) });

@@ -10,6 +10,7 @@ import { LogError } from '../log/errors.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { checkInspection, checkResolved, rootLookup, type Finding } from '../check/engine.js';
+import type { BehaviourSettings } from '../check/behaviour.js';
 import { lineageInRoot } from '../views/lineage.js';
 import { secretsOfEvents } from '../views/secrets.js';
 import { sessionKind } from '../views/listing.js';
@@ -22,6 +23,8 @@ export interface BuildOptions {
   /** Session root for lineage (default: the root the target sits in). */
   root?: string;
   version: string;
+  /** Also list the findings of these behaviour rules (`dsh report --behaviour`). */
+  behaviour?: BehaviourSettings;
 }
 
 export interface BuiltReport {
@@ -85,7 +88,7 @@ export async function buildReport(target: ResolvedTarget, options: BuildOptions)
   let findings: Finding[];
   try {
     r = await inspectTarget(target, { ...decoder, collect: true, keepReplacements: true });
-    findings = (await checkInspection(r, target, { ...decoder, lookup: rootLookup() })).findings;
+    findings = (await checkInspection(r, target, { ...decoder, lookup: rootLookup(), ...(options.behaviour ? { behaviour: options.behaviour } : {}) })).findings;
   } catch (error) {
     if (!(error instanceof LogError)) throw error;
     r = thrownInspection(target, error);

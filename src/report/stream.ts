@@ -30,6 +30,7 @@ import { isIgnorableUnknown } from '../log/logical.js';
 import type { SeqRange } from '../log/reread.js';
 import type { SessionEvent } from '../log/types.js';
 import { checkInspection, rootLookup, StreamedFactsCollector, type StreamedFacts } from '../check/engine.js';
+import type { BehaviourSettings } from '../check/behaviour.js';
 import { SecretsFold, secretsOfFold, type SecretsReport } from '../views/secrets.js';
 import { Summarizer, type SessionSummary } from '../views/summary.js';
 import { DISPATCHES, type Dispatches } from '../views/dispatch-fold.js';
@@ -64,6 +65,8 @@ export interface StreamOptions {
   /** The session index to use (and save); `cold`: the same folds with the cache turned off. */
   use: IndexUse;
   cold: IndexUse;
+  /** Also list the findings of these behaviour rules (`dsh report --behaviour`). */
+  behaviour?: BehaviourSettings;
 }
 
 export interface StreamedReport {
@@ -205,7 +208,7 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
   const total = base.storedEventCount + base.closers.length;
   const dispatches = foldOf(indexed.folds, DISPATCHES);
   const lineage = await lineageOf(target, meta, options);
-  const walked = await walkLog(target, indexed, dispatches);
+  const walked = await walkLog(target, indexed, dispatches, options.behaviour);
   const { audit } = walked;
   let auditFailure = walked.auditFailure;
 
@@ -271,7 +274,7 @@ interface Walked {
  * dispatch differ's window) is collectable while the document is built: that is when a large
  * report peaks.
  */
-async function walkLog(target: ResolvedTarget, indexed: IndexedInspection, dispatches: Dispatches): Promise<Walked> {
+async function walkLog(target: ResolvedTarget, indexed: IndexedInspection, dispatches: Dispatches, behaviour?: BehaviourSettings): Promise<Walked> {
   const base = indexed.inspection;
   const meta = base.meta!;
   const surface = base.surface!;
@@ -283,7 +286,7 @@ async function walkLog(target: ResolvedTarget, indexed: IndexedInspection, dispa
   const summary = new Summarizer(base.storedEventCount);
   const title = new TitleOf();
   const retries = new RetryCounts();
-  const checks = new StreamedFactsCollector();
+  const checks = new StreamedFactsCollector(undefined, behaviour);
   checks.meta(meta);
   const secrets = new SecretsFold(meta.id, meta);
   const linker = new TranscriptLinker(surface.replacements);

@@ -23,7 +23,7 @@ export interface JunitOptions {
 
 function describe(f: Finding): string {
   const where = [f.seq !== undefined ? `seq ${f.seq}` : '', f.byteOffset !== undefined ? `byte ${f.byteOffset}` : ''].filter(Boolean).join(', ');
-  return `${f.severity} ${f.code}${where ? ` [${where}]` : ''}: ${f.message}\nfile: ${f.file}\nhint: ${f.hint}`;
+  return `${f.severity} ${f.code}${where ? ` [${where}]` : ''}: ${f.message}\nfile: ${f.file}\nhint: ${f.hint}${f.evidence ? `\nevidence: ${JSON.stringify(f.evidence)}` : ''}`;
 }
 
 function suite(name: string, file: string | undefined, findings: Finding[], rules: readonly RuleMeta[], failWarnings: boolean): { xml: string; tests: number; failures: number } {

@@ -4,6 +4,14 @@ import { pathToFileURL } from 'node:url';
 import { allFindings, type CheckReport, type Finding } from '../engine.js';
 import { RULES, type RuleMeta, type Severity } from '../rules.js';
 import { toJson } from '../../core/json.js';
+import { BEHAVIOUR_OPTIONS, isBehaviourCode } from '../behaviour.js';
+
+/** A rule's help: its hint, and for a behaviour rule its options with their defaults. */
+function helpText(r: RuleMeta): string {
+  if (!isBehaviourCode(r.code)) return r.hint;
+  const opts = Object.entries(BEHAVIOUR_OPTIONS[r.code]).map(([k, o]) => `${k} (default ${Array.isArray(o.default) ? o.default.join(',') : o.default}): ${o.doc}`);
+  return opts.length > 0 ? `${r.hint}. Options (--rule ${r.code}:option=value): ${opts.join('; ')}.` : r.hint;
+}
 
 const LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', info: 'note' };
 
@@ -58,6 +66,7 @@ export function checkSarif(report: CheckReport, options: SarifOptions = {}): unk
       properties['offsetIn'] = f.offsetIn ?? 'file';
     }
     properties['hint'] = f.hint;
+    if (f.evidence) properties['evidence'] = f.evidence;
     const result: Record<string, unknown> = {
       ruleId: f.code,
       level: LEVEL[f.severity],
@@ -85,7 +94,7 @@ export function checkSarif(report: CheckReport, options: SarifOptions = {}): unk
               name: r.name,
               shortDescription: { text: r.title },
               fullDescription: { text: `${r.title}. Source: ${r.source}.` },
-              help: { text: r.hint },
+              help: { text: helpText(r) },
               defaultConfiguration: { level: LEVEL[r.severity] },
               properties: { source: r.source, tags: ['dsh', r.code.replace(/^DSH-([A-Z]).*$/, 'family-$1')] },
             })),

@@ -7,17 +7,26 @@ import { buildReport, reportParts, compareReportHtml, streamReport } from '../..
 import { CITATIONS, DISPATCHES, SURFACE_EVENTS } from '../../api/views.js';
 import { abandonNewFile, prepareNewFile, writeNewFile, writeNewFileAsync, type NewFile } from '../../api/export.js';
 import { compareSides } from './diff.js';
+import { behaviourSettings, findConfig } from '../../api/check.js';
 
 interface ReportOptions extends CommonOptions {
   output?: string;
   force?: boolean;
   compare?: string;
+  behaviour?: boolean;
 }
 
 function resolvedId(data: unknown): string | null {
   const d = data as { session?: { id?: unknown }; header?: { id?: unknown } };
   const id = d.session?.id ?? d.header?.id;
   return typeof id === 'string' ? id : null;
+}
+
+/** `--behaviour`: every behaviour rule the config does not turn off, at its thresholds. */
+function behaviourOf(opts: ReportOptions): { behaviour?: ReturnType<typeof behaviourSettings> } {
+  if (!opts.behaviour) return {};
+  const behaviour = behaviourSettings({ ...findConfig(process.cwd()), behaviour: true });
+  return behaviour ? { behaviour } : {};
 }
 
 export function registerReport(program: Command, io: Io, setExit: (code: number) => void): void {
@@ -27,6 +36,7 @@ export function registerReport(program: Command, io: Io, setExit: (code: number)
     .argument('<target>', 'session.jsonl[.zstd] file, session directory, session id (under --root), or - for stdin')
     .requiredOption('-o, --output <file>', 'the NEW .html file to write (- for stdout)')
     .option('--force', 'replace the output file if it exists')
+    .option('--behaviour', "also list dsh check's behaviour findings (DSH-X*) with their evidence, at the thresholds of the nearest dsh.config.json or package.json#dsh")
     .option('--compare <target>', 'compare mode: the two dispatch timelines side by side (this session as a, <target> as b), the first divergent dispatch highlighted, surface and transcript diffs (as dsh diff)');
   addCommon(cmd, { json: 'print a manifest {output, bytes, sessionId, health} on stdout (not with -o -)' });
   cmd.addHelpText(
@@ -72,6 +82,7 @@ Examples:
           version: VERSION,
           use,
           cold: { ...use, cache: cacheFor(io, { ...opts, cache: false }) },
+          ...behaviourOf(opts),
         });
         if (streamed) {
           try {
@@ -91,7 +102,7 @@ Examples:
           }
         }
         // A log DSH refuses (or without a header): the report shows the refusal.
-        const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION });
+        const built = await buildReport(resolved, { decoder: decoderFor(opts), ...(opts.root ? { root: opts.root } : {}), version: VERSION, ...behaviourOf(opts) });
         for (const w of built.data.health.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
         const parts = reportParts(built.data, built.events, built.facts);
         if (out) {

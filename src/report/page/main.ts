@@ -959,9 +959,35 @@ function renderSecrets(root: HTMLElement): void {
     add(tr, add(el('td'), badge(s.exposure, EXPOSURE_KIND[s.exposure])), add(el('td'), el('div', 'code', s.token), el('div', 'muted', s.detector)), el('td', null, String(s.dispatchCount)), evs, el('td', null, s.verdict));
   }
 }
+/** Behaviour findings (`dsh report --behaviour`): each finding's events linked, and what re-sending cost. */
+function renderBehaviour(root: HTMLElement): void {
+  const list = D.findings.filter((f) => f.evidence);
+  if (!list.length) return;
+  const sec = put(root, el('div', 'behaviour'));
+  sec.id = 'behaviour';
+  add(sec, el('h2', null, 'Agent behaviour'));
+  const t = put(sec, el('table', 'grid'));
+  add(t, headRow('code', 'events', 'dispatches', 'tokens re-sent', 'cost re-sent (USD, cache miss / hit)'));
+  for (const f of list) {
+    const ev = f.evidence!;
+    const evs = el('td');
+    ev.seqs.forEach((s, i) => add(evs, i ? ' ' : null, seqLink(s)));
+    const c = ev.carried;
+    const cost = !c ? '-' : c.costResent ? c.costResent.cacheMiss + ' / ' + c.costResent.cacheHit : c.unpriced + ' unpriced';
+    add(
+      navItem(put(t, el('tr', 'finding sev-' + f.severity))),
+      el('td', 'code', f.code),
+      evs,
+      el('td', null, c ? num(c.count) + (c.first ? ' (' + c.first + (c.last !== c.first ? ' to ' + c.last : '') + ')' : '') : '-'),
+      el('td', null, c ? num(c.tokensResent) : '-'),
+      el('td', null, cost),
+    );
+  }
+}
 function renderFindings(): void {
   const root = $('s-findings');
   renderSecrets(root);
+  renderBehaviour(root);
   if (!D.findings.length) {
     add(root, el('p', 'empty', 'dsh check found nothing.'));
     return;

@@ -251,6 +251,18 @@ export interface PageFinding {
   offsetIn?: 'file' | 'plaintext';
   message: string;
   hint: string;
+  /** Behaviour rules (`dsh report --behaviour`): the events and figures behind the finding. */
+  evidence?: PageEvidence;
+}
+
+/** dsh check's evidence of a behaviour finding, as the page reads it. */
+export interface PageEvidence {
+  seqs: number[];
+  turn?: number;
+  tool?: string;
+  count?: number;
+  bytes?: number;
+  carried?: { count: number; first: string | null; last: string | null; tokensEach: number; tokensResent: number; costResent: { currency: string; cacheMiss: string; cacheHit: string } | null; unpriced: number };
 }
 
 export interface PageSecret {
