@@ -57,6 +57,8 @@ export interface ContextChange {
   category?: ContextCategory;
   /** The surface nodes it shadowed (compaction, prune, rewrite) or that left without a replacement (removed). */
   replaced?: number[];
+  /** Replacements between the two dispatches that this one shadowed in turn (never sent): a prune compacted before the next request. */
+  via?: { kind: 'prune' | 'rewrite'; seq: number; pruneSeq?: number; shadowed: number }[];
   /** Header fields changed (kind header). */
   fields?: string[];
   addedBytes: number;
@@ -303,9 +305,19 @@ export async function contextIndexed(dispatches: Dispatches, reread: Reread, ses
   const extra = new Set<number>();
   for (const s of nodeSeqs) {
     const e = events[s];
-    if (e && typeof e.surfaceOp === 'object' && s > 0 && !events[s - 1]) extra.add(s - 1);
+    if (!e || typeof e.surfaceOp !== 'object' || e.surfaceOp === null) continue;
+    if (s > 0 && !events[s - 1]) extra.add(s - 1);
+    // A replacement it shadowed that no dispatch was sent (a prune compacted before the next request).
+    for (const t of Array.isArray(e.sourceEventSeqs) ? e.sourceEventSeqs : []) if (typeof t === 'number' && t < s && !nodeSeqs.has(t) && !events[t]) extra.add(t);
   }
   if (extra.size > 0) await reread(rangesOf(extra), events);
+  // Their prune records.
+  const before = new Set<number>();
+  for (const t of extra) {
+    const e = events[t];
+    if (e && typeof e.surfaceOp === 'object' && e.surfaceOp !== null && t > 0 && !events[t - 1]) before.add(t - 1);
+  }
+  if (before.size > 0) await reread(rangesOf(before), events);
   return contextOf(entries, events, sessionId, options);
 }
 
@@ -415,6 +427,23 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
         changes.push({ kind, seq: s, ...(kind === 'prune' ? { pruneSeq: s - 1 } : {}), type: e.type, category: messageCategory(m), replaced, addedBytes: added, removedBytes });
       } else {
         changes.push({ kind: 'entered', seq: s, type: e?.type ?? '?', category: m === null ? 'other' : messageCategory(m), addedBytes: added, removedBytes: 0 });
+      }
+    }
+    // A node shadowed by a replacement that was itself shadowed before this dispatch (never sent): the later one took it.
+    for (const r of removed) {
+      if (claimed.has(r)) continue;
+      for (const c of changes) {
+        if (!c.replaced || c.seq === null) continue;
+        const via = (events[c.seq]?.sourceEventSeqs ?? []).filter((t): t is number => typeof t === 'number' && !prevNodes.has(t) && !curNodes.has(t) && typeof events[t]?.surfaceOp === 'object' && (events[t]?.sourceEventSeqs ?? []).includes(r));
+        if (via.length === 0) continue;
+        claimed.add(r);
+        c.replaced.push(r);
+        c.removedBytes += messageOf(r) === null ? 0 : bytesOfNode(r).total;
+        for (const t of via) {
+          const how = events[t - 1]?.type === 'compaction/prune' ? { kind: 'prune' as const, seq: t, pruneSeq: t - 1, shadowed: r } : { kind: 'rewrite' as const, seq: t, shadowed: r };
+          (c.via ??= []).push(how);
+        }
+        break;
       }
     }
     const left = removed.filter((r) => !claimed.has(r));
@@ -608,7 +637,11 @@ function breakCause(
   // The node left the surface: who shadowed it?
   for (const c of changes) {
     if (!c.replaced?.includes(seq)) continue;
-    if (c.kind === 'compaction') return { cause: 'compaction', causeSeq: c.seq, detail: `compaction checkpoint seq ${c.seq} replaced seq ${seq}${c.replaced.length > 1 ? ` and ${c.replaced.length - 1} more` : ''}` };
+    if (c.kind === 'compaction') {
+      const via = c.via?.find((x) => x.shadowed === seq);
+      const how = via ? ` (${via.kind === 'prune' ? `pruned at seq ${via.pruneSeq}` : `rewritten at seq ${via.seq}`} first)` : '';
+      return { cause: 'compaction', causeSeq: c.seq, detail: `compaction checkpoint seq ${c.seq} replaced seq ${seq}${how}${c.replaced.length > 1 ? ` and ${c.replaced.length - 1} more` : ''}` };
+    }
     if (c.kind === 'prune') return { cause: 'prune', causeSeq: c.pruneSeq ?? c.seq, detail: `compaction/prune seq ${c.pruneSeq} pruned tool result seq ${seq} (replacement seq ${c.seq})` };
     if (c.kind === 'rewrite') return { cause: 'rewrite', causeSeq: c.seq, detail: `seq ${c.seq} (${c.type}) rewrote seq ${seq}` };
     return { cause: 'removed', causeSeq: null, detail: `seq ${seq} left the context without a replacement that was sent` };

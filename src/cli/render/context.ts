@@ -59,7 +59,7 @@ function changeText(ch: ContextChange): string {
   const size = `${ch.addedBytes > 0 ? `+${n(ch.addedBytes)}` : ''}${ch.removedBytes > 0 ? `${ch.addedBytes > 0 ? ' ' : ''}-${n(ch.removedBytes)}` : ''} B`;
   switch (ch.kind) {
     case 'compaction':
-      return `compaction checkpoint seq ${ch.seq} replaced ${ch.replaced?.length ?? 0} message(s) (${size})`;
+      return `compaction checkpoint seq ${ch.seq} replaced ${ch.replaced?.length ?? 0} message(s) (${size})${(ch.via ?? []).map((x) => (x.kind === 'prune' ? `; seq ${x.shadowed} pruned at seq ${x.pruneSeq} first` : `; seq ${x.shadowed} rewritten at seq ${x.seq} first`)).join('')}`;
     case 'prune':
       return `pruned at seq ${ch.pruneSeq}: tool result seq ${ch.replaced?.join(', ')} replaced by seq ${ch.seq} (${size})`;
     case 'rewrite':
