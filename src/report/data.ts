@@ -21,7 +21,9 @@ import type { SecretReport } from '../views/secrets.js';
 import { toJson } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
 import { codePointLength, headCodePoints } from '../core/text.js';
-import type { PageCompaction, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
+import { CONTEXT_CATEGORIES, contextOf, type ContextView } from '../views/context.js';
+import { shippedPriceTable } from '../views/prices.js';
+import type { PageCompaction, PageContext, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
 
 /** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
 export const TEXT_LIMIT = 4000;
@@ -286,6 +288,7 @@ export function reportBase(input: ReportInput, summary: SessionSummary, title: s
     transcript: [],
     surface: { nodes: [], replacements: [], entries: [] },
     compactions: [],
+    context: null,
     audit: null,
     auditError: null,
     findings: input.findings,
@@ -432,6 +435,27 @@ export function surfaceSection(view: SurfaceView): ReportData['surface'] {
   };
 }
 
+/** The Context view's data from `dsh context`'s view (numbers only, and each break's cause in words). */
+export function pageContext(v: ContextView): PageContext {
+  return {
+    tokens: v.tokens,
+    categories: [...CONTEXT_CATEGORIES],
+    rows: v.dispatches.map((r) => ({
+      i: r.index,
+      time: r.time,
+      bytes: r.bytes,
+      cats: CONTEXT_CATEGORIES.map((c) => r.byCategory[c]),
+      tokens: r.promptTokens,
+      window: r.contextWindow,
+      prompt: r.cache.promptBytes,
+      shared: r.cache.sharedBytes,
+      cacheRead: r.cache.cacheReadTokens,
+      brk: r.break,
+    })),
+    breaks: v.breaks.map((b) => ({ i: b.index, key: b.key, cause: b.cause, causeSeq: b.causeSeq, detail: b.detail, resentTokens: b.resentTokens })),
+  };
+}
+
 /** The members of the compaction audit the report keeps, in its order. */
 export const AUDIT_MEMBERS = ['counts', 'attempts', 'verdicts', 'foldError'] as const;
 
@@ -471,6 +495,7 @@ export function buildReportData(input: ReportInput): ReportData {
   data.surface = surfaceSection(view);
   // --- compactions
   data.compactions = deriveCompactions(events, (seq) => events[seq], view.surface.replacements, r.storedEventCount);
+  data.context = pageContext(contextOf(index.requests, events, session.sessionId, { prices: shippedPriceTable() }));
   const audit = auditSection(() => auditCompactions(events, { sessionId: session.sessionId }));
   data.audit = audit.audit;
   data.auditError = audit.auditError;

@@ -79,6 +79,7 @@ export function contentSecurityPolicy(): string {
 const TABS: [string, string][] = [
   ['overview', 'Overview'],
   ['timeline', 'Timeline'],
+  ['context', 'Context'],
   ['conversation', 'User vs model'],
   ['compactions', 'Compactions'],
   ['findings', 'Findings'],
@@ -120,7 +121,7 @@ export function reportOpening(data: Pick<ReportData, 'session' | 'tool'>): strin
 ${sections}
 </main>
 <aside id="inspector" hidden><button type="button" id="insp-close" title="close (Esc)">×</button><div id="insp-body"></div></aside>
-<footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–7 tabs.</footer>
+<footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–8 tabs.</footer>
 <script type="application/json" id="dsh-data">`;
 }
 

@@ -15,7 +15,7 @@ import type { SeqRange } from '../log/reread.js';
 import { deriveEventMessage } from '../log/surface.js';
 import { toJson } from '../core/json.js';
 import type { Dispatches } from './dispatch-fold.js';
-import { IndexedDispatches, type Reread } from './dispatch-view.js';
+import type { Reread } from './dispatch-view.js';
 import { dispatchModel, dispatchProvider, requestJson, type DispatchEntry } from './requests.js';
 import { headerChanges, type EpochHeader } from './header.js';
 import { serializeMessages } from './deepseek-body.js';
@@ -295,9 +295,8 @@ export function headerCacheBreaks(view: Pick<ContextView, 'breaks'>): CacheBreak
 
 /** The context of every dispatch of a session, from the store's dispatch index and a re-reader. */
 export async function contextIndexed(dispatches: Dispatches, reread: Reread, sessionId: string | null, options: ContextOptions = {}): Promise<ContextView> {
-  const view = new IndexedDispatches(dispatches, reread);
-  await view.list(); // hydrates every entry's header, context and usage
-  const entries = view.index.requests as DispatchEntry[];
+  const entries = dispatches.index.requests as DispatchEntry[];
+  await dispatches.hydrate(entries, (ranges) => reread(ranges)); // every entry's header, context and usage
   const nodeSeqs = new Set<number>();
   for (const e of entries) for (const s of e.surfaceNodes) nodeSeqs.add(s);
   const events = await reread(rangesOf(nodeSeqs));
