@@ -212,7 +212,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     expect(await page.isVisible('#inspector')).toBe(true);
     await page.keyboard.press('Escape');
     expect(await page.isVisible('#inspector')).toBe(false);
-    await page.keyboard.press('6');
+    await page.keyboard.press('7');
     await page.click('#ev-viewport [data-row="3"]');
     await page.keyboard.press('j');
     await page.keyboard.press('j');
@@ -225,7 +225,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
       // The README picture: both columns around the compaction and the prune, synchronized on the checkpoint.
       const s = await open(path.join(dir, 'keys.html'));
       await s.page.setViewportSize({ width: 1600, height: 1000 });
-      await s.page.keyboard.press('3');
+      await s.page.keyboard.press('4');
       await s.page.click('#s-conversation .sf[data-sf="422"]', { position: { x: 5, y: 5 } });
       await s.page.keyboard.press('Escape');
       await s.page.$eval('#s-conversation .tx[data-tx="419"]', (n) => {

@@ -1148,9 +1148,9 @@ const CATEGORY_LABEL: Record<string, string> = {
   compaction: 'compaction summaries',
   other: 'other',
 };
-/** Chart width: the section's, at least 1,000 px, and 3 px per dispatch when there are many. */
+/** Chart width: the section's (at least 1,000 px), and 1.5 px per dispatch past that (it then scrolls). */
 function chartWidth(root: HTMLElement, n: number): number {
-  return Math.max(1000, Math.floor(root.clientWidth || 1360) - 8, n * 3 + 80);
+  return Math.max(1000, Math.floor(root.clientWidth || 1360) - 8, Math.ceil(n * 1.5) + 80);
 }
 function renderContext(): void {
   const root = $('s-context');
