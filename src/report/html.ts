@@ -119,6 +119,7 @@ export function reportOpening(data: Pick<ReportData, 'session' | 'tool'>): strin
 <main>
 <noscript><p class="empty">This report needs JavaScript (inline, offline; nothing is fetched). The data is in the application/json script elements of this file.</p></noscript>
 ${sections}
+<svg id="svg-ns" width="0" height="0" aria-hidden="true"></svg>
 </main>
 <aside id="inspector" hidden><button type="button" id="insp-close" title="close (Esc)">×</button><div id="insp-body"></div></aside>
 <footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–8 tabs.</footer>

@@ -1127,9 +1127,10 @@ function openDispatch(i: number): void {
 }
 
 // ------------------------------------------------------------ context (dsh context) and the time axis
-const SVG_NS = 'http://www.w3.org/2000/svg';
+/** The SVG namespace, from an empty inline <svg> of the page (the HTML parser gives it; the page spells no URL). */
+const SVG_NS = $('svg-ns').namespaceURI ?? '';
 function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, parent?: Element): SVGElementTagNameMap[K] {
-  const n = document.createElementNS(SVG_NS, tag);
+  const n = document.createElementNS(SVG_NS, tag) as SVGElementTagNameMap[K];
   for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
   if (parent) parent.appendChild(n);
   return n;
