@@ -347,7 +347,7 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
       warnings.push(`${target.path}: context not written: the view holds the log's surface events (${logicalBytes} logical bytes) and that exceeds this process's budget (DSH_MAX_HELD_BYTES or a fifth of the heap); run with a larger --max-old-space-size`);
     } else {
       const events = held ?? (await inspectTarget(target, { ...(options.decoder ? { decoder: options.decoder } : {}), collect: true, keepReplacements: false })).events ?? [];
-      const view = contextOf(index.requests, events, sessionId, { prices: shippedPriceTable(), currency: 'USD' });
+      const view = await contextOf(index.requests, async () => events, sessionId, { prices: shippedPriceTable(), currency: 'USD' });
       sink('context', contextRows(sessionId, view));
       sink('cache_breaks', breakRows(sessionId, view));
     }

@@ -21,8 +21,7 @@ import type { SecretReport } from '../views/secrets.js';
 import { toJson } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
 import { codePointLength, headCodePoints } from '../core/text.js';
-import { CONTEXT_CATEGORIES, contextOf, type ContextView } from '../views/context.js';
-import { shippedPriceTable } from '../views/prices.js';
+import { CONTEXT_CATEGORIES, type ContextView } from '../views/context.js';
 import type { PageCompaction, PageContext, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
 
 /** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
@@ -495,7 +494,6 @@ export function buildReportData(input: ReportInput): ReportData {
   data.surface = surfaceSection(view);
   // --- compactions
   data.compactions = deriveCompactions(events, (seq) => events[seq], view.surface.replacements, r.storedEventCount);
-  data.context = pageContext(contextOf(index.requests, events, session.sessionId, { prices: shippedPriceTable() }));
   const audit = auditSection(() => auditCompactions(events, { sessionId: session.sessionId }));
   data.audit = audit.audit;
   data.auditError = audit.auditError;

@@ -212,15 +212,15 @@ export function messageBytes(message: unknown): { total: number; byCategory: Par
 
 /** The request's bytes (`dsh request --json`) split by category; the categories sum to `bytes`. */
 export function requestBytes(entry: DispatchEntry, messages: readonly unknown[], perMessage?: (i: number) => { total: number; byCategory: Partial<CategoryBytes> }): { bytes: number; byCategory: CategoryBytes } {
-  const bytes = utf8(toJson(requestJson(entry, messages as unknown[])));
+  // The document with no messages, plus each message's JSON and the commas between them: the same bytes
+  // as the whole document's JSON (compact), without building that string.
+  const per = messages.map((m, i) => (perMessage ? perMessage(i) : messageBytes(m)));
+  const bytes = utf8(toJson(requestJson(entry, []))) + per.reduce((a, m) => a + m.total, 0) + Math.max(0, messages.length - 1);
   const by = zeroBytes();
   const h = entry.header as (EpochHeader & { system?: unknown; tools?: unknown }) | null;
   if (h && h.system !== undefined) by.system += utf8(toJson(h.system));
   if (h && h.tools !== undefined) by.tools += utf8(toJson(h.tools));
-  for (let i = 0; i < messages.length; i++) {
-    const m = perMessage ? perMessage(i) : messageBytes(messages[i]);
-    for (const [c, n] of Object.entries(m.byCategory)) by[c as ContextCategory] += n as number;
-  }
+  for (const m of per) for (const [c, n] of Object.entries(m.byCategory)) by[c as ContextCategory] += n as number;
   let known = 0;
   for (const c of CONTEXT_CATEGORIES) if (c !== 'other') known += by[c];
   by.other = bytes - known;
@@ -250,8 +250,9 @@ const scaled = (tokens: number | null, bytes: number, of: number): number | null
 /** One element of a prompt: its JSON text's digest and bytes, and where it came from. */
 interface Element {
   digest: string;
-  text: string;
   bytes: number;
+  /** A message element: which of the node's wire messages (a user message with tool results sends several). */
+  part: number;
   kind: 'system' | 'tools' | 'message';
   seq: number | null;
   role: string | null;
@@ -293,77 +294,116 @@ export function headerCacheBreaks(view: Pick<ContextView, 'breaks'>): CacheBreak
   return view.breaks.filter((b) => b.cause === 'system' || b.cause === 'tools' || b.cause === 'model');
 }
 
-/** The context of every dispatch of a session, from the store's dispatch index and a re-reader. */
-export async function contextIndexed(dispatches: Dispatches, reread: Reread, sessionId: string | null, options: ContextOptions = {}): Promise<ContextView> {
-  const entries = dispatches.index.requests as DispatchEntry[];
-  await dispatches.hydrate(entries, (ranges) => reread(ranges)); // every entry's header, context and usage
-  const nodeSeqs = new Set<number>();
-  for (const e of entries) for (const s of e.surfaceNodes) nodeSeqs.add(s);
-  const events = await reread(rangesOf(nodeSeqs));
-  // A replacement's prune record sits right before it; a removed node's replacer may be transient: read the replacers' neighbours.
-  const extra = new Set<number>();
-  for (const s of nodeSeqs) {
-    const e = events[s];
-    if (!e || typeof e.surfaceOp !== 'object' || e.surfaceOp === null) continue;
-    if (s > 0 && !events[s - 1]) extra.add(s - 1);
-    // A replacement it shadowed that no dispatch was sent (a prune compacted before the next request).
-    for (const t of Array.isArray(e.sourceEventSeqs) ? e.sourceEventSeqs : []) if (typeof t === 'number' && t < s && !nodeSeqs.has(t) && !events[t]) extra.add(t);
-  }
-  if (extra.size > 0) await reread(rangesOf(extra), events);
-  // Their prune records.
-  const before = new Set<number>();
-  for (const t of extra) {
-    const e = events[t];
-    if (e && typeof e.surfaceOp === 'object' && e.surfaceOp !== null && t > 0 && !events[t - 1]) before.add(t - 1);
-  }
-  if (before.size > 0) await reread(rangesOf(before), events);
-  return contextOf(entries, events, sessionId, options);
+/** Reads the logical events of some seq ranges: a sparse array by seq (it may hold more). */
+export type ReadEvents = (ranges: readonly SeqRange[]) => Promise<readonly SessionEvent[]>;
+
+/** Fills and lets go of the text-valued fields of dispatch entries (the store's index); absent: the entries hold them. */
+export interface EntryTexts {
+  hydrate(entries: readonly DispatchEntry[]): Promise<void>;
+  release(entries: readonly DispatchEntry[]): void;
 }
 
-/** The context view over hydrated dispatch entries and the events their surfaces cite (sparse by seq). */
-export function contextOf(entries: readonly DispatchEntry[], events: readonly SessionEvent[], sessionId: string | null, options: ContextOptions = {}): ContextView {
+/** Dispatches hydrated at a time. */
+const BATCH = 256;
+
+/** The context of every dispatch of a session, from the store's dispatch index and a re-reader. */
+export async function contextIndexed(dispatches: Dispatches, reread: Reread, sessionId: string | null, options: ContextOptions = {}): Promise<ContextView> {
+  return contextOf(dispatches.index.requests, (ranges) => reread(ranges), sessionId, options, {
+    hydrate: (batch) => dispatches.hydrate(batch, (ranges) => reread(ranges)),
+    release: (batch) => dispatches.release(batch),
+  });
+}
+
+/** The events a walk over the dispatches holds: the current surface's, and what a dispatch reads beside them. */
+class EventWindow {
+  private readonly held = new Map<number, SessionEvent | null>();
+  constructor(private readonly read: ReadEvents) {}
+  get(seq: number): SessionEvent | undefined {
+    return this.held.get(seq) ?? undefined;
+  }
+  async ensure(seqs: Iterable<number>): Promise<void> {
+    const missing = [...new Set(seqs)].filter((s) => s >= 0 && !this.held.has(s));
+    if (missing.length === 0) return;
+    const got = await this.read(rangesOf(missing));
+    for (const s of missing) this.held.set(s, got[s] ?? null);
+  }
+  /** Let go of every event but these. */
+  keep(seqs: ReadonlySet<number>): void {
+    for (const s of this.held.keys()) if (!seqs.has(s)) this.held.delete(s);
+  }
+}
+
+const isReplacement = (e: SessionEvent | undefined): e is SessionEvent => !!e && typeof e.surfaceOp === 'object' && e.surfaceOp !== null;
+const sourcesOf = (e: SessionEvent | undefined): number[] => (Array.isArray(e?.sourceEventSeqs) ? e.sourceEventSeqs.filter((t): t is number => typeof t === 'number') : []);
+
+/**
+ * The context view over dispatch entries in order, reading the events their surfaces cite with `read`.
+ * It holds the events of one surface at a time (and numbers and digests of every message it saw), so
+ * what it holds follows the surface, not the log; `texts`, when given, hydrates the entries a batch at
+ * a time and lets them go again.
+ */
+export async function contextOf(entries: readonly DispatchEntry[], read: ReadEvents, sessionId: string | null, options: ContextOptions = {}, texts?: EntryTexts): Promise<ContextView> {
   const prices = options.prices ?? null;
   const currency = (options.currency ?? 'USD').toUpperCase();
-  // Per surface node: its message, the message's bytes by category, and its prompt elements.
-  const nodeMessage = new Map<number, unknown | null>();
+  const win = new EventWindow(read);
+  const events = { get: (seq: number) => win.get(seq) };
   const messageOf = (seq: number): unknown | null => {
-    let m = nodeMessage.get(seq);
-    if (m === undefined) {
-      const e = events[seq];
-      m = e ? deriveEventMessage(e) : null;
-      nodeMessage.set(seq, m ?? null);
-    }
-    return m ?? null;
+    const e = win.get(seq);
+    return e ? (deriveEventMessage(e) ?? null) : null;
   };
+  // Per surface node (numbers only, kept for every node seen): its message's bytes by category, and its prompt elements.
   const nodeBytes = new Map<number, { total: number; byCategory: Partial<CategoryBytes> }>();
   const bytesOfNode = (seq: number) => {
     let b = nodeBytes.get(seq);
     if (!b) nodeBytes.set(seq, (b = messageBytes(messageOf(seq))));
     return b;
   };
+  const sizeOf = (seq: number) => nodeBytes.get(seq)?.total ?? 0;
+  const wireOf = (seq: number): string[] => {
+    const m = messageOf(seq);
+    return m === null ? [] : serializeMessages([m]).map((w) => toJson(w));
+  };
   const nodeElements = new Map<number, Element[]>();
   const elementsOfNode = (seq: number): Element[] => {
     let els = nodeElements.get(seq);
     if (!els) {
       const m = messageOf(seq);
-      els = m === null ? [] : serializeMessages([m]).map((w) => element(toJson(w), 'message', seq, String(w['role'] ?? '')));
+      els = m === null ? [] : serializeMessages([m]).map((w, part) => element(toJson(w), 'message', seq, String(w['role'] ?? ''), part));
       nodeElements.set(seq, els);
     }
     return els;
   };
-  const headerElements = new Map<string, { system: Element | null; tools: Element | null }>();
-  const element = (text: string, kind: Element['kind'], seq: number | null, role: string | null): Element => ({ digest: digestOf(text), text, bytes: utf8(text), kind, seq, role });
+  // Header elements keep their text (one per request/header).
+  const headerElements = new Map<string, { system: Element | null; tools: Element | null; text: Map<Element, string> }>();
+  const element = (text: string, kind: Element['kind'], seq: number | null, role: string | null, part = 0): Element => ({ digest: digestOf(text), bytes: utf8(text), part, kind, seq, role });
   const headerEls = (e: DispatchEntry) => {
     const k = String(e.headerSeq);
     let h = headerElements.get(k);
     if (!h) {
       const header = e.header as (EpochHeader & { system?: unknown; tools?: unknown }) | null;
-      const system = header && header.system !== undefined ? element(toJson({ role: 'system', content: header.system }), 'system', e.headerSeq, 'system') : null;
+      const text = new Map<Element, string>();
+      const systemText = header && header.system !== undefined ? toJson({ role: 'system', content: header.system }) : null;
+      const system = systemText !== null ? element(systemText, 'system', e.headerSeq, 'system') : null;
+      if (system) text.set(system, systemText as string);
       const toolList = header && Array.isArray(header.tools) && header.tools.length > 0 ? header.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) : null;
-      const tools = toolList ? element(toJson(toolList), 'tools', e.headerSeq, null) : null;
-      headerElements.set(k, (h = { system, tools }));
+      const toolsText = toolList ? toJson(toolList) : null;
+      const tools = toolsText !== null ? element(toolsText, 'tools', e.headerSeq, null) : null;
+      if (tools) text.set(tools, toolsText as string);
+      headerElements.set(k, (h = { system, tools, text }));
     }
     return h;
+  };
+  /** An element's JSON text (a message's is re-read when its event is no longer held). */
+  const textOf = async (el: Element): Promise<string | null> => {
+    if (el.kind !== 'message') {
+      for (const h of headerElements.values()) {
+        const t = h.text.get(el);
+        if (t !== undefined) return t;
+      }
+      return null;
+    }
+    await win.ensure([el.seq as number]);
+    return wireOf(el.seq as number)[el.part] ?? null;
   };
   const promptOf = (e: DispatchEntry): Element[] => {
     const h = headerEls(e);
@@ -374,13 +414,28 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
     return out;
   };
 
-  // Earlier prompts by (model, chain digest of their first k elements): which dispatches had that prefix.
+  // Earlier prompts by (model, chain digest of their first k elements): which dispatches had that prefix
+  // (the latest few); a prompt is kept while some list names its dispatch.
   const chains = new Map<string, number[]>();
-  const prompts: Element[][] = [];
+  const prompts = new Map<number, { elements: Element[]; lists: number }>();
   const rows: ContextRow[] = [];
   const breaks: CacheBreak[] = [];
-  let prev: DispatchEntry | null = null;
-  for (const entry of entries) {
+  let prev: (Pick<DispatchEntry, 'index' | 'key' | 'surfaceNodes' | 'header' | 'requestContext' | 'headerSeq'> & { prompt: Element[] }) | null = null;
+  for (let b = 0; b < entries.length; b += BATCH) {
+   const batch = entries.slice(b, b + BATCH);
+   if (texts) await texts.hydrate(batch);
+   for (const entry of batch) {
+    // The events this dispatch reads: its surface, a replacement's prune record, what a replacement shadowed that was never sent.
+    await win.ensure(entry.surfaceNodes);
+    const prevSet = new Set(prev?.surfaceNodes ?? []);
+    const around: number[] = [];
+    for (const s of entry.surfaceNodes) {
+      const e = win.get(s);
+      if (prevSet.has(s) || !isReplacement(e)) continue;
+      around.push(s - 1, ...sourcesOf(e).filter((t) => t < s));
+    }
+    await win.ensure(around);
+    await win.ensure(around.filter((t) => isReplacement(win.get(t))).map((t) => t - 1));
     const messages: unknown[] = [];
     const perMessage: { total: number; byCategory: Partial<CategoryBytes> }[] = [];
     for (const s of entry.surfaceNodes) {
@@ -414,15 +469,15 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
     }
     for (const s of entry.surfaceNodes) {
       if (prevNodes.has(s)) continue;
-      const e = events[s];
+      const e = events.get(s);
       const m = messageOf(s);
       const added = m === null ? 0 : bytesOfNode(s).total;
       if (e && typeof e.surfaceOp === 'object' && e.surfaceOp !== null) {
         const sources = new Set(Array.isArray(e.sourceEventSeqs) ? e.sourceEventSeqs : []);
         const replaced = removed.filter((r) => sources.has(r) && !claimed.has(r));
         for (const r of replaced) claimed.add(r);
-        const removedBytes = replaced.reduce((a, r) => a + (messageOf(r) === null ? 0 : bytesOfNode(r).total), 0);
-        const kind: ContextChangeKind = isCompaction(m) ? 'compaction' : e.type === 'tool/result' && events[s - 1]?.type === 'compaction/prune' ? 'prune' : 'rewrite';
+        const removedBytes = replaced.reduce((a, r) => a + sizeOf(r), 0);
+        const kind: ContextChangeKind = isCompaction(m) ? 'compaction' : e.type === 'tool/result' && events.get(s - 1)?.type === 'compaction/prune' ? 'prune' : 'rewrite';
         changes.push({ kind, seq: s, ...(kind === 'prune' ? { pruneSeq: s - 1 } : {}), type: e.type, category: messageCategory(m), replaced, addedBytes: added, removedBytes });
       } else {
         changes.push({ kind: 'entered', seq: s, type: e?.type ?? '?', category: m === null ? 'other' : messageCategory(m), addedBytes: added, removedBytes: 0 });
@@ -433,13 +488,13 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
       if (claimed.has(r)) continue;
       for (const c of changes) {
         if (!c.replaced || c.seq === null) continue;
-        const via = (events[c.seq]?.sourceEventSeqs ?? []).filter((t): t is number => typeof t === 'number' && !prevNodes.has(t) && !curNodes.has(t) && typeof events[t]?.surfaceOp === 'object' && (events[t]?.sourceEventSeqs ?? []).includes(r));
+        const via = sourcesOf(events.get(c.seq)).filter((t) => !prevNodes.has(t) && !curNodes.has(t) && isReplacement(events.get(t)) && sourcesOf(events.get(t)).includes(r));
         if (via.length === 0) continue;
         claimed.add(r);
         c.replaced.push(r);
-        c.removedBytes += messageOf(r) === null ? 0 : bytesOfNode(r).total;
+        c.removedBytes += sizeOf(r);
         for (const t of via) {
-          const how = events[t - 1]?.type === 'compaction/prune' ? { kind: 'prune' as const, seq: t, pruneSeq: t - 1, shadowed: r } : { kind: 'rewrite' as const, seq: t, shadowed: r };
+          const how = events.get(t - 1)?.type === 'compaction/prune' ? { kind: 'prune' as const, seq: t, pruneSeq: t - 1, shadowed: r } : { kind: 'rewrite' as const, seq: t, shadowed: r };
           (c.via ??= []).push(how);
         }
         break;
@@ -447,18 +502,18 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
     }
     const left = removed.filter((r) => !claimed.has(r));
     if (left.length > 0) {
-      changes.push({ kind: 'removed', seq: null, type: 'surface', replaced: left, addedBytes: 0, removedBytes: left.reduce((a, r) => a + (messageOf(r) === null ? 0 : bytesOfNode(r).total), 0) });
+      changes.push({ kind: 'removed', seq: null, type: 'surface', replaced: left, addedBytes: 0, removedBytes: left.reduce((a, r) => a + sizeOf(r), 0) });
     }
 
     // Prompt-cache attribution.
     const prompt = promptOf(entry);
     const promptBytes = prompt.reduce((a, el) => a + el.bytes, 0);
-    const part = `${provider ?? '?'}\u0000${model ?? '?'}`;
-    let chain = createHash('sha1').update(part);
-    let digest = chain.copy().digest('base64');
+    const partition = `${provider ?? '?'}\u0000${model ?? '?'}`;
+    const chain = createHash('sha1').update(partition);
+    const digest = chain.copy().digest('base64');
     let k = 0;
     let sharedBytes = 0;
-    let holders = chains.get(digest);
+    const holders = chains.get(digest);
     const keys: string[] = [digest];
     let candidates = holders ? [...holders] : [];
     for (; k < prompt.length; k++) {
@@ -478,10 +533,13 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
     let sharedWith: number | null = candidates.length > 0 ? candidates[candidates.length - 1]! : null;
     if (k < prompt.length && candidates.length > 0) {
       let best = -1;
+      const mine = await textOf(prompt[k]!);
       for (const c of candidates) {
-        const other = prompts[c]![k];
-        if (!other) continue;
-        const n = commonPrefixBytes(prompt[k]!.text, other.text);
+        const other = prompts.get(c)?.elements[k];
+        if (!other || mine === null) continue;
+        const theirs = await textOf(other);
+        if (theirs === null) continue;
+        const n = commonPrefixBytes(mine, theirs);
         if (n > best) {
           best = n;
           sharedWith = c;
@@ -490,25 +548,31 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
       if (best > 0) sharedBytes += best;
     }
     if (sharedBytes === 0) sharedWith = null;
+    const mineKept = { elements: prompt, lists: 0 };
+    prompts.set(entry.index, mineKept);
     for (const key of keys) {
       const list = chains.get(key) ?? [];
       list.push(entry.index);
-      if (list.length > 4) list.shift();
+      mineKept.lists += 1;
+      if (list.length > 4) {
+        const gone = list.shift() as number;
+        const kept = prompts.get(gone);
+        if (kept && --kept.lists === 0) prompts.delete(gone);
+      }
       chains.set(key, list);
     }
-    prompts[entry.index] = prompt;
 
     // Does it extend the dispatch before?
     let extendsPrevious: boolean | null = null;
     let breakAt: number | null = null;
     if (prev) {
-      const before = prompts[prev.index]!;
+      const before = prev.prompt;
       const samePartition = dispatchProvider(prev.header, prev.requestContext) === provider && dispatchModel(prev.header, prev.requestContext) === model;
       let i = 0;
       if (samePartition) while (i < before.length && i < prompt.length && before[i]!.digest === prompt[i]!.digest) i++;
       extendsPrevious = samePartition && i === before.length;
       if (!extendsPrevious) {
-        const cause = breakCause(prev, entry, before, prompt, i, samePartition, changes, events);
+        const cause = breakCause(prev, entry, before, prompt, i, samePartition, changes);
         const inBefore = new Set(before.map((el) => el.digest));
         let resentBytes = 0;
         for (let j = i; j < prompt.length; j++) if (inBefore.has(prompt[j]!.digest)) resentBytes += prompt[j]!.bytes;
@@ -568,7 +632,10 @@ export function contextOf(entries: readonly DispatchEntry[], events: readonly Se
       },
       break: breakAt,
     });
-    prev = entry;
+    prev = { index: entry.index, key: entry.key, surfaceNodes: entry.surfaceNodes, header: entry.header, requestContext: entry.requestContext, headerSeq: entry.headerSeq, prompt };
+    win.keep(curNodes);
+   }
+   if (texts) texts.release(batch);
   }
   let extra = 0n;
   let priced = false;
@@ -607,14 +674,13 @@ function attoOf(text: string): bigint {
 }
 
 function breakCause(
-  prev: DispatchEntry,
+  prev: Pick<DispatchEntry, 'header' | 'requestContext'>,
   cur: DispatchEntry,
   before: readonly Element[],
   prompt: readonly Element[],
   i: number,
   samePartition: boolean,
   changes: readonly ContextChange[],
-  events: readonly SessionEvent[],
 ): Pick<CacheBreak, 'cause' | 'causeSeq' | 'fields' | 'detail'> {
   const fields = headerChanges(prev.header, cur.header).map((c) => c.field);
   if (!samePartition) {
@@ -646,8 +712,7 @@ function breakCause(
     return { cause: 'removed', causeSeq: null, detail: `seq ${seq} left the context without a replacement that was sent` };
   }
   // Shadowed by a replacement that was itself shadowed before this dispatch (never sent).
-  const e = events[seq];
-  return { cause: 'removed', causeSeq: null, detail: `seq ${seq}${e ? ` (${e.type})` : ''} left the context` };
+  return { cause: 'removed', causeSeq: null, detail: `seq ${seq} (a ${el.role ?? '?'} message) left the context` };
 }
 
 /** One row per turn: its dispatches' largest request, summed tokens and breaks (`dsh context --by turn`). */
