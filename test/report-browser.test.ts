@@ -295,7 +295,10 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
       // Readable at 1,400 px: the chart fits the window.
       expect(Number(await page.getAttribute('#s-context svg.ctx-chart', 'width')), name).toBeLessThanOrEqual(1400);
       expect(await page.$$eval('#s-context .tl-bar', (ns) => ns.length), name).toBeGreaterThan(list.length);
-      const shot = path.join(dir, `${name}.png`);
+      // Kept after the run (the test's scratch directory is removed): the screenshots are the test's output.
+      const shots = path.join(os.tmpdir(), 'dsh-report-screenshots');
+      mkdirSync(shots, { recursive: true });
+      const shot = path.join(shots, `${name}.png`);
       await page.screenshot({ path: shot });
       console.info(`report-browser.test: Context view screenshot ${shot}`);
       if (name === 'context-incident' && process.env['DSH_CONTEXT_SCREENSHOT']) await page.screenshot({ path: path.resolve(PROJECT_ROOT, process.env['DSH_CONTEXT_SCREENSHOT']) });
