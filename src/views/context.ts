@@ -287,8 +287,11 @@ function rangesOf(seqs: Iterable<number>): SeqRange[] {
 const ratio = (num: number, den: number) => Math.round((num / den) * 1000) / 10;
 
 /**
- * The header (`system`, `tools[...]`, `config.*`) cache breaks of a context view that happened in the
- * middle of a session (not at its first dispatch): the facts a `check` info rule reports.
+ * The cache breaks a header change caused (the system prompt, the tool list, the model): every break
+ * is in the middle of a session (it needs a dispatch before it). The facts for a `check` info rule:
+ * over held events, `headerCacheBreaks(await contextOf(deriveDispatches(events).requests, async () => events, id))`;
+ * each break names the dispatch (`key`, `firstChunkSeq`), the `request/header` seq (`causeSeq`), the
+ * fields and what it re-sent.
  */
 export function headerCacheBreaks(view: Pick<ContextView, 'breaks'>): CacheBreak[] {
   return view.breaks.filter((b) => b.cause === 'system' || b.cause === 'tools' || b.cause === 'model');
