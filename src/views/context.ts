@@ -427,6 +427,10 @@ export async function contextOf(entries: readonly DispatchEntry[], read: ReadEve
   for (let b = 0; b < entries.length; b += BATCH) {
    const batch = entries.slice(b, b + BATCH);
    if (texts) await texts.hydrate(batch);
+   // The batch's surfaces in one re-read (each re-read decodes whole frames).
+   const batchNodes = new Set<number>();
+   for (const entry of batch) for (const s of entry.surfaceNodes) batchNodes.add(s);
+   await win.ensure(batchNodes);
    for (const entry of batch) {
     // The events this dispatch reads: its surface, a replacement's prune record, what a replacement shadowed that was never sent.
     await win.ensure(entry.surfaceNodes);
@@ -636,8 +640,9 @@ export async function contextOf(entries: readonly DispatchEntry[], read: ReadEve
       break: breakAt,
     });
     prev = { index: entry.index, key: entry.key, surfaceNodes: entry.surfaceNodes, header: entry.header, requestContext: entry.requestContext, headerSeq: entry.headerSeq, prompt };
-    win.keep(curNodes);
+    win.keep(batchNodes);
    }
+   win.keep(new Set(prev?.surfaceNodes ?? []));
    if (texts) texts.release(batch);
   }
   let extra = 0n;
