@@ -32,6 +32,7 @@ import type { ReadProgress } from './log/read.js';
 import { heldBytesBudget } from './log/inspect.js';
 import { CITATIONS, SESSION_FOLDS, SURFACE_EVENTS, foldOf } from './views/index-folds.js';
 import { DISPATCHES } from './views/dispatch-fold.js';
+import { contextIndexed, type ContextView } from './views/context.js';
 import { IndexedDispatches, type DispatchDetail, type DispatchPair, type DispatchReads } from './views/dispatch-view.js';
 import type { SessionEvent, SessionHeader, Encoding } from './log/types.js';
 import { Labels, type SurfaceLabel } from './views/labels.js';
@@ -68,6 +69,8 @@ export type { SurfaceView, SurfaceEntry, DerivedSurface } from './views/messages
 export type { EventTrace, TraceExplanation, ProvenanceNode } from './views/trace.js';
 export type { RequestDocument, DispatchSummary, DispatchDiff, DispatchEntry, RequestContext, DiffMessage, DiffRemoved } from './views/requests.js';
 export type { HeaderChange } from './views/header.js';
+export { contextByTurn, headerCacheBreaks, CONTEXT_CATEGORIES } from './views/context.js';
+export type { ContextView, ContextRow, ContextChange, ContextChangeKind, CacheBreak, CacheBreakCause, ContextCategory, CategoryBytes, ContextTurnRow, PromptElementRef } from './views/context.js';
 export type { LineageTrace, LineageNode } from './views/lineage.js';
 export type { SessionRecord, ListingProblem } from './views/listing.js';
 export type { StatsDocument } from './views/stats-report.js';
@@ -506,6 +509,19 @@ export class Session {
   async requestDiff(at: number | { step: string }): Promise<Result<DispatchDiff>> {
     const d = await this.dispatch(at, { diff: true });
     return d.ok ? ok(diffDispatches(d.value.previous, d.value.entry, d.value.events)) : d;
+  }
+
+  /**
+   * Where the context went (`dsh context --json`): every dispatch's request bytes by category, its prompt
+   * tokens split in proportion, window fill, what changed since the dispatch before, and prompt-cache
+   * attribution with every cache break priced (`prices`: a price table file, default the shipped one).
+   */
+  async context(options: { prices?: string; currency?: string } = {}): Promise<Result<ContextView>> {
+    return attemptAsync(async () => {
+      const prices = loadPriceTable(options.prices);
+      const store = await this.accepted([DISPATCHES]);
+      return contextIndexed(foldOf(store.folds, DISPATCHES), store.events, store.inspection.meta?.id ?? null, { prices, ...(options.currency !== undefined ? { currency: options.currency } : {}) });
+    });
   }
 
   /** Compare with another session (`dsh diff <this> <other> --json`): this session is side a. */

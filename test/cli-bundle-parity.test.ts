@@ -32,6 +32,7 @@ const COMMANDS = [
   ['history', '--json'],
   ['replay', '--json'],
   ['compactions', '--json'],
+  ['context', '--json'],
   ['stats', '--json'],
   ['lineage', '--json'],
   ['secrets', '--json'],

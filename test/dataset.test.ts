@@ -46,6 +46,8 @@ describe.skipIf(!HAVE_CORPUS || !HAVE_DUCKDB)('dsh dataset equals the views, for
       const dispatches = await duckRows(out, 'dispatches', 'session_id, "index"');
       const findings = await duckRows(out, 'findings', 'file, code, seq, message');
       const compactions = await duckRows(out, 'compactions', 'session_id, "index"');
+      const contextRows = await duckRows(out, 'context', 'session_id, dispatch_index, category');
+      const breakRows = await duckRows(out, 'cache_breaks', 'session_id, dispatch_index');
       const check = JSON.parse((await runInProcess(['check', root, '--json'])).stdout);
       for (const s of sessions) {
         const artifact = s['path'] as string;
@@ -75,6 +77,15 @@ describe.skipIf(!HAVE_CORPUS || !HAVE_DUCKDB)('dsh dataset equals the views, for
           const audit = JSON.parse((await runInProcess(['compactions', artifact, '--json'])).stdout);
           expect(compactions.filter((c) => c['session_id'] === id).map((c) => [c['index'], c['kind'], c['compaction_id'], c['outcome'], c['trigger']])).toEqual(
             audit.attempts.map((a: any) => [a.index, a.kind, a.compactionId, a.outcome, a.trigger.kind]),
+          );
+          // context (dispatch x category) and cache_breaks: exactly `dsh context --json`.
+          const ctx = JSON.parse((await runInProcess(['context', artifact, '--json'])).stdout);
+          const cats = ['assistantReasoning', 'assistantText', 'assistantToolCalls', 'compaction', 'other', 'system', 'toolResults', 'tools', 'user'];
+          expect(contextRows.filter((r) => r['session_id'] === id).map((r) => [r['dispatch_index'], r['key'], r['category'], r['bytes'], r['tokens'] ?? null, r['request_bytes'], r['shared_prefix_bytes']])).toEqual(
+            ctx.dispatches.flatMap((d: any) => cats.map((c) => [d.index, d.key, c, d.byCategory[c], d.tokensByCategory?.[c] ?? null, d.bytes, d.cache.sharedBytes])),
+          );
+          expect(breakRows.filter((r) => r['session_id'] === id).map((r) => [r['key'], r['cause'], r['cause_seq'] ?? null, r['resent_bytes'], r['extra_cost_usd'] ?? null])).toEqual(
+            ctx.breaks.map((b: any) => [b.key, b.cause, b.causeSeq, b.resentBytes, b.cost?.priced ? Number(b.cost.extra) : null]),
           );
         }
         // Findings: exactly `dsh check --json` for this artifact.

@@ -38,6 +38,7 @@ const COMMANDS: string[][] = [
   ['stats'],
   ['transcript', '--format', 'json'],
   ['compactions'],
+  ['context'],
   ['history'],
   ['secrets'],
   ['replay'],

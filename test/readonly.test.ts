@@ -34,6 +34,7 @@ const COMMAND_LINES: string[][] = [
   ['stats', '--json'],
   ['history', '--json'],
   ['compactions', '--json'],
+  ['context', '--json'],
   ['secrets', '--json'],
   ['fork', '--dry-run', '--json'],
   ['search', 'e', '{target}', '--json'],

@@ -4,7 +4,8 @@
  * missing; .ci/run installs both. The reports are built in-process (no dist/
  * needed); only chromium is a separate process.
  *
- * DSH_REPORT_SCREENSHOT=docs/report.png also saves the README screenshot.
+ * DSH_REPORT_SCREENSHOT=docs/report.png also saves the README screenshot, and
+ * DSH_CONTEXT_SCREENSHOT=docs/context.png the Context view's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -212,7 +213,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     expect(await page.isVisible('#inspector')).toBe(true);
     await page.keyboard.press('Escape');
     expect(await page.isVisible('#inspector')).toBe(false);
-    await page.keyboard.press('6');
+    await page.keyboard.press('7');
     await page.click('#ev-viewport [data-row="3"]');
     await page.keyboard.press('j');
     await page.keyboard.press('j');
@@ -225,7 +226,7 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
       // The README picture: both columns around the compaction and the prune, synchronized on the checkpoint.
       const s = await open(path.join(dir, 'keys.html'));
       await s.page.setViewportSize({ width: 1600, height: 1000 });
-      await s.page.keyboard.press('3');
+      await s.page.keyboard.press('4');
       await s.page.click('#s-conversation .sf[data-sf="422"]', { position: { x: 5, y: 5 } });
       await s.page.keyboard.press('Escape');
       await s.page.$eval('#s-conversation .tx[data-tx="419"]', (n) => {
@@ -269,6 +270,49 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     expect(await f.page.textContent('#s-findings')).toContain('DSH-');
     clean(f);
     await f.page.close();
+  });
+
+  it('the Context view: one bar per dispatch, one marker per compaction and prune that opens its trace (the incident and a 200-turn session)', async () => {
+    const art = path.join(dir, 'turns', '--home-dev-project--', 'turns-200', 'session.jsonl.zstd');
+    mkdirSync(path.dirname(art), { recursive: true });
+    await writeGeneratedArtifact(art, { seed: 7, id: 'turns-200', encoding: 'zstd', turns: 200, toolOutputBytes: [200, 2000] });
+    for (const [target, name] of [
+      [INCIDENT, 'context-incident'],
+      [art, 'context-200'],
+    ] as const) {
+      const o = await open(await report(target, `${name}.html`));
+      const { page } = o;
+      const list = JSON.parse((await runInProcess(['request', target, '--list', '--json'])).stdout).requests as unknown[];
+      const ctx = JSON.parse((await runInProcess(['context', target, '--json'])).stdout);
+      const data = await page.evaluate(() => JSON.parse(document.getElementById('dsh-data')!.textContent ?? '{}'));
+      const firsts = (data.dispatches as { first: number }[]).map((d) => d.first);
+      const markers = (data.compactions as { seq: number | null; kind: string }[]).filter((c) => c.seq !== null && (c.kind === 'compaction' || c.kind === 'prune') && firsts.some((f) => f > (c.seq as number)));
+      await page.click('#tab-context');
+      expect(await page.$$eval('#s-context .ctx-bar', (ns) => ns.length), name).toBe(list.length);
+      expect(await page.$$eval('#s-context .ctx-marker', (ns) => ns.map((n) => Number((n as SVGElement).dataset['seq']))), name).toEqual(markers.map((m) => m.seq));
+      expect(await page.$$eval('#s-context .ctx-break', (ns) => ns.length), name).toBe(ctx.breaks.length);
+      expect(markers.length, name).toBeGreaterThan(0);
+      // Readable at 1,400 px: the chart fits the window.
+      expect(Number(await page.getAttribute('#s-context svg.ctx-chart', 'width')), name).toBeLessThanOrEqual(1400);
+      expect(await page.$$eval('#s-context .tl-bar', (ns) => ns.length), name).toBeGreaterThan(list.length);
+      // Kept after the run (the test's scratch directory is removed): the screenshots are the test's output.
+      const shots = path.join(os.tmpdir(), 'dsh-report-screenshots');
+      mkdirSync(shots, { recursive: true });
+      const shot = path.join(shots, `${name}.png`);
+      await page.screenshot({ path: shot });
+      console.info(`report-browser.test: Context view screenshot ${shot}`);
+      if (name === 'context-incident' && process.env['DSH_CONTEXT_SCREENSHOT']) await page.screenshot({ path: path.resolve(PROJECT_ROOT, process.env['DSH_CONTEXT_SCREENSHOT']) });
+      // A marker opens its event's trace in the inspector; a bar opens its dispatch on the timeline.
+      const seq = markers[0]!.seq as number;
+      await page.click(`#s-context .ctx-marker[data-seq="${seq}"] circle`, { force: true });
+      await page.waitForSelector(`#inspector[data-seq="${seq}"]`);
+      expect(await page.textContent('#insp-body')).toContain('Trace');
+      await page.keyboard.press('Escape');
+      await page.click('#s-context .ctx-bar >> nth=0', { force: true });
+      expect(await page.getAttribute('#tab-timeline', 'aria-selected')).toBe('true');
+      clean(o);
+      await page.close();
+    }
   });
 
   it('a 200k-event session opens with a bounded document and stays usable', async () => {

@@ -251,6 +251,15 @@ describe('dsh report (CLI)', () => {
       expect(c.sourceEventSeqs).toEqual(t.sourceEventSeqs);
     }
     expect(data.compactions.map((c: any) => c.kind).sort()).toEqual(['compaction', 'prune']);
+    // The Context view's numbers are `dsh context --json`'s.
+    const ctx = JSON.parse((await runInProcess(['context', INCIDENT, '--json'])).stdout);
+    expect(data.context.rows.map((r: any) => [r.i, r.bytes, r.cats, r.tokens, r.window, r.prompt, r.shared, r.cacheRead, r.brk])).toEqual(
+      ctx.dispatches.map((d: any) => [d.index, d.bytes, data.context.categories.map((c: string) => d.byCategory[c]), d.promptTokens, d.contextWindow, d.cache.promptBytes, d.cache.sharedBytes, d.cache.cacheReadTokens, d.break]),
+    );
+    expect(data.context.breaks.map((b: any) => [b.key, b.cause, b.causeSeq])).toEqual([
+      ['2/1#0', 'model', 245],
+      ['3/1#0', 'compaction', 422],
+    ]);
     await expectFactsMatchApi(readFileSync(out, 'utf8'), INCIDENT, 'incident');
     const check = JSON.parse((await runInProcess(['check', INCIDENT, '--format', 'json'])).stdout);
     expect(data.findings.map((f: any) => f.code)).toEqual(check.sessions[0].findings.map((f: any) => f.code));

@@ -7,7 +7,7 @@ import { toJson } from '../core/json.js';
  * `dsh dataset` then rewrites every file of an older dataset.
  */
 
-export const DATASET_SCHEMA_VERSION = 1;
+export const DATASET_SCHEMA_VERSION = 2;
 export const DATASET_SCHEMA_ID = `dsh-dataset/${DATASET_SCHEMA_VERSION}`;
 
 /** Column kinds, mapped to Parquet physical/logical types by the writer (all columns nullable). */
@@ -27,7 +27,7 @@ export interface TableDef {
   columns: ColumnDef[];
 }
 
-export type TableName = 'sessions' | 'events' | 'dispatches' | 'tool_calls' | 'compactions' | 'findings' | 'lineage';
+export type TableName = 'sessions' | 'events' | 'dispatches' | 'tool_calls' | 'compactions' | 'findings' | 'lineage' | 'context' | 'cache_breaks';
 
 const S = (name: string, doc: string): ColumnDef => ({ name, kind: 'string', doc });
 const I = (name: string, doc: string): ColumnDef => ({ name, kind: 'int32', doc });
@@ -189,6 +189,51 @@ export const TABLES: readonly TableDef[] = [
       I('delegation_depth', 'header delegationDepth'),
       S('agent_preset', 'header agentPreset'),
       B('parent_found', 'the parent is a session of the same root'),
+    ],
+  },
+  {
+    name: 'context',
+    doc: 'one row per model dispatch and context category, as `dsh context --json` (bytes exact, tokens proportional)',
+    columns: [
+      SESSION,
+      I('dispatch_index', 'dispatch index in the session'),
+      S('key', 'turn/step#attempt'),
+      I('turn', 'turn'),
+      I('first_chunk_seq', 'first assistant/chunk'),
+      T('time', 'first chunk time'),
+      S('model', 'model'),
+      S('category', 'system | tools | user | assistantText | assistantReasoning | assistantToolCalls | toolResults | compaction | other'),
+      L('bytes', 'bytes of the category in the request `dsh request --json` rebuilds'),
+      L('tokens', "the dispatch's logged prompt tokens split in proportion to bytes (null: no usage logged)"),
+      L('request_bytes', 'bytes of the whole request (the sum of its categories)'),
+      L('prompt_tokens', 'logged prompt tokens: input + cache read + cache write'),
+      L('context_window', 'request/context contextWindow'),
+      D('fill_percent', 'prompt_tokens / context_window in percent'),
+      L('shared_prefix_bytes', 'longest prompt prefix shared with an earlier dispatch (DeepSeek body, chat-template order)'),
+      L('cache_read_tokens', 'logged cache-read tokens'),
+    ],
+  },
+  {
+    name: 'cache_breaks',
+    doc: 'one row per prompt-cache break: a request that does not repeat the whole prompt of the dispatch before it, as `dsh context --breaks --json`',
+    columns: [
+      SESSION,
+      I('dispatch_index', 'the dispatch that broke the cache'),
+      S('key', 'turn/step#attempt'),
+      I('first_chunk_seq', 'first assistant/chunk'),
+      T('time', 'first chunk time'),
+      S('previous_key', 'the dispatch before it'),
+      S('cause', 'compaction | prune | rewrite | system | tools | model | removed | other'),
+      I('cause_seq', 'the event that caused it (compaction checkpoint, compaction/prune, rewriting event, request/header)'),
+      S('fields', 'header fields changed, comma-separated'),
+      I('position', 'the first prompt element of the previous request not repeated'),
+      S('element', 'system | tools | message | end'),
+      I('element_seq', 'the surface node of that element (a message)'),
+      L('resent_bytes', 'bytes after the break the previous prompt already held (sent again, uncached)'),
+      L('resent_tokens', 'resent_bytes in proportional tokens'),
+      D('uncached_cost_usd', 'the re-sent tokens at the uncached input price (shipped price table); null: unpriced'),
+      D('extra_cost_usd', 'the re-sent tokens at the uncached price minus at the cache-hit price; null: unpriced'),
+      S('detail', 'why, in words'),
     ],
   },
 ];

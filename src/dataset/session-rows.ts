@@ -18,6 +18,7 @@ import { auditCompactions, type CompactionAttempt } from '../views/compactions.j
 import { healthOf, sessionKind } from '../views/listing.js';
 import { isErrorResult } from '../views/stats.js';
 import { priceDispatch, shippedPriceTable } from '../views/prices.js';
+import { CONTEXT_CATEGORIES, contextOf, type ContextView } from '../views/context.js';
 import { extractSessionEventText } from '../views/search.js';
 import type { Redactor } from '../views/redactor.js';
 import type { Row, TableName } from './schema.js';
@@ -143,6 +144,55 @@ function dispatchRow(sessionId: string | null, entry: DispatchEntry, prev: Dispa
     start_time: s.startTime,
     cost_usd: dispatchCostUsd(entry),
   };
+}
+
+function contextRows(sessionId: string | null, v: ContextView): Row[] {
+  const out: Row[] = [];
+  for (const r of v.dispatches) {
+    for (const c of CONTEXT_CATEGORIES) {
+      out.push({
+        session_id: sessionId,
+        dispatch_index: r.index,
+        key: r.key,
+        turn: r.turn,
+        first_chunk_seq: r.firstChunkSeq,
+        time: num(r.time),
+        model: r.model,
+        category: c,
+        bytes: r.byCategory[c],
+        tokens: r.tokensByCategory ? r.tokensByCategory[c] : null,
+        request_bytes: r.bytes,
+        prompt_tokens: r.promptTokens,
+        context_window: r.contextWindow,
+        fill_percent: r.fillPercent,
+        shared_prefix_bytes: r.cache.sharedBytes,
+        cache_read_tokens: r.cache.cacheReadTokens,
+      });
+    }
+  }
+  return out;
+}
+
+function breakRows(sessionId: string | null, v: ContextView): Row[] {
+  return v.breaks.map((b) => ({
+    session_id: sessionId,
+    dispatch_index: b.index,
+    key: b.key,
+    first_chunk_seq: b.firstChunkSeq,
+    time: num(b.time),
+    previous_key: b.previous,
+    cause: b.cause,
+    cause_seq: b.causeSeq,
+    fields: b.fields ? b.fields.join(',') : null,
+    position: b.at.position,
+    element: b.at.element,
+    element_seq: b.at.seq,
+    resent_bytes: b.resentBytes,
+    resent_tokens: b.resentTokens,
+    uncached_cost_usd: b.cost?.priced ? Number(b.cost.uncached) : null,
+    extra_cost_usd: b.cost?.priced ? Number(b.cost.extra) : null,
+    detail: b.detail,
+  }));
 }
 
 function compactionRow(sessionId: string | null, a: CompactionAttempt): Row {
@@ -292,6 +342,16 @@ export async function sessionRows(target: ResolvedTarget, options: SessionRowsOp
     index.requests.map((e, i) => dispatchRow(sessionId, e, i > 0 ? (index.requests[i - 1] as DispatchEntry) : null)),
   );
   sink('tool_calls', tools ? tools.finish() : []);
+  if (index.requests.length > 0) {
+    if (!held && logicalBytes > heldBytesBudget()) {
+      warnings.push(`${target.path}: context not written: the view holds the log's surface events (${logicalBytes} logical bytes) and that exceeds this process's budget (DSH_MAX_HELD_BYTES or a fifth of the heap); run with a larger --max-old-space-size`);
+    } else {
+      const events = held ?? (await inspectTarget(target, { ...(options.decoder ? { decoder: options.decoder } : {}), collect: true, keepReplacements: false })).events ?? [];
+      const view = await contextOf(index.requests, async () => events, sessionId, { prices: shippedPriceTable(), currency: 'USD' });
+      sink('context', contextRows(sessionId, view));
+      sink('cache_breaks', breakRows(sessionId, view));
+    }
+  }
   if (compactionActivity && !held && logicalBytes > heldBytesBudget()) {
     warnings.push(`${target.path}: compactions not audited: the audit holds the whole log (${logicalBytes} logical bytes) and that exceeds this process's budget (DSH_MAX_HELD_BYTES or a fifth of the heap); run with a larger --max-old-space-size`);
   } else if (compactionActivity) {

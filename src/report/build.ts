@@ -14,7 +14,10 @@ import type { BehaviourSettings } from '../check/behaviour.js';
 import { lineageInRoot } from '../views/lineage.js';
 import { secretsOfEvents } from '../views/secrets.js';
 import { sessionKind } from '../views/listing.js';
-import { buildReportData, reportLineage, type ReportData, type ReportLineage } from './data.js';
+import { contextOf } from '../views/context.js';
+import { deriveDispatches } from '../views/requests.js';
+import { shippedPriceTable } from '../views/prices.js';
+import { buildReportData, pageContext, reportLineage, type ReportData, type ReportLineage } from './data.js';
 import { emptyFacts, eventFacts } from './facts.js';
 import type { PageEventFacts } from './page/model.js';
 
@@ -99,6 +102,10 @@ export async function buildReport(target: ResolvedTarget, options: BuildOptions)
   let secrets = null;
   if (!r.error && r.events && header) secrets = secretsOfEvents(secretsInfo(target, header), header, r.events).secrets;
   const data = buildReportData({ inspection: r, findings, lineage, version: options.version, secrets });
+  if (!r.error && r.events && r.meta) {
+    const held = r.events;
+    data.context = pageContext(await contextOf(deriveDispatches(held, { lazy: held }).requests, async () => held, r.meta.id, { prices: shippedPriceTable() }));
+  }
   const events = r.error ? [] : (r.events ?? []);
   const facts = r.error || events.length === 0 ? emptyFacts() : eventFacts(events, r.surface);
   return { data, events, facts, failed: r.error !== undefined };

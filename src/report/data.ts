@@ -21,7 +21,8 @@ import type { SecretReport } from '../views/secrets.js';
 import { toJson } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
 import { codePointLength, headCodePoints } from '../core/text.js';
-import type { PageCompaction, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
+import { CONTEXT_CATEGORIES, type ContextView } from '../views/context.js';
+import type { PageCompaction, PageContext, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
 
 /** Long texts in the reading columns are cut here; the full text is in the event's raw JSON. */
 export const TEXT_LIMIT = 4000;
@@ -286,6 +287,7 @@ export function reportBase(input: ReportInput, summary: SessionSummary, title: s
     transcript: [],
     surface: { nodes: [], replacements: [], entries: [] },
     compactions: [],
+    context: null,
     audit: null,
     auditError: null,
     findings: input.findings,
@@ -429,6 +431,27 @@ export function surfaceSection(view: SurfaceView): ReportData['surface'] {
         synthetic: x.synthetic,
       };
     }),
+  };
+}
+
+/** The Context view's data from `dsh context`'s view (numbers only, and each break's cause in words). */
+export function pageContext(v: ContextView): PageContext {
+  return {
+    tokens: v.tokens,
+    categories: [...CONTEXT_CATEGORIES],
+    rows: v.dispatches.map((r) => ({
+      i: r.index,
+      time: r.time,
+      bytes: r.bytes,
+      cats: CONTEXT_CATEGORIES.map((c) => r.byCategory[c]),
+      tokens: r.promptTokens,
+      window: r.contextWindow,
+      prompt: r.cache.promptBytes,
+      shared: r.cache.sharedBytes,
+      cacheRead: r.cache.cacheReadTokens,
+      brk: r.break,
+    })),
+    breaks: v.breaks.map((b) => ({ i: b.index, key: b.key, cause: b.cause, causeSeq: b.causeSeq, detail: b.detail, resentTokens: b.resentTokens })),
   };
 }
 

@@ -79,6 +79,7 @@ export function contentSecurityPolicy(): string {
 const TABS: [string, string][] = [
   ['overview', 'Overview'],
   ['timeline', 'Timeline'],
+  ['context', 'Context'],
   ['conversation', 'User vs model'],
   ['compactions', 'Compactions'],
   ['findings', 'Findings'],
@@ -118,9 +119,10 @@ export function reportOpening(data: Pick<ReportData, 'session' | 'tool'>): strin
 <main>
 <noscript><p class="empty">This report needs JavaScript (inline, offline; nothing is fetched). The data is in the application/json script elements of this file.</p></noscript>
 ${sections}
+<svg id="svg-ns" width="0" height="0" aria-hidden="true"></svg>
 </main>
 <aside id="inspector" hidden><button type="button" id="insp-close" title="close (Esc)">×</button><div id="insp-body"></div></aside>
-<footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–7 tabs.</footer>
+<footer class="muted">Generated offline by dsh ${escapeHtml(data.tool.version)} from ${escapeHtml(data.session.file.split(/[\\/]/).pop() ?? '')}. Keys: / search · j/k move · Enter open · Esc close · 1–8 tabs.</footer>
 <script type="application/json" id="dsh-data">`;
 }
 

@@ -39,8 +39,11 @@ import { diffDispatches, releaseSurfaceNodes, type DispatchEntry } from '../view
 import { streamedTranscript, TranscriptLinker } from '../views/transcript.js';
 import { StreamingSurface } from '../views/messages.js';
 import { CompactionAudit, compactionsJson, priceAudit, type AuditedCompactions } from '../views/compactions.js';
+import { contextIndexed } from '../views/context.js';
+import { shippedPriceTable } from '../views/prices.js';
 import {
   AUDIT_MEMBERS,
+  pageContext,
   deriveCompactions,
   DispatchRows,
   isCompactionRecord,
@@ -78,7 +81,7 @@ export interface StreamedReport {
 }
 
 /** The report document's keys, in the order the page's JSON has them (the writer splices three of them in). */
-const DATA_KEYS = ['v', 'tool', 'session', 'health', 'lineage', 'turns', 'dispatches', 'headers', 'contexts', 'transcript', 'surface', 'compactions', 'audit', 'auditError', 'findings', 'secrets', 'textLimit'];
+const DATA_KEYS = ['v', 'tool', 'session', 'health', 'lineage', 'turns', 'dispatches', 'headers', 'contexts', 'transcript', 'surface', 'compactions', 'context', 'audit', 'auditError', 'findings', 'secrets', 'textLimit'];
 
 /**
  * The streamed report of `target`, or undefined when DSH refuses the log (or it has no header):
@@ -243,6 +246,9 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
     }
   }
   doc.auditError = audited ? null : auditFailure;
+  // The Context view: every dispatch hydrated once more and its surface events re-read, then let go.
+  doc.context = pageContext(await contextIndexed(dispatches, (ranges, into) => fetch(ranges, into), meta.id, { prices: shippedPriceTable() }));
+  dispatches.release(dispatches.index.requests);
   if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
   const a = audited;
   return { doc, dispatches: walked.texts, linker: walked.linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations: walked.citations, saved: walked.saved };

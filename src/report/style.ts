@@ -128,4 +128,36 @@ ul.results { list-style: none; padding: 0; }
   table.grid th, .col h3 { position: static; }
   a, button.seq-link { color: inherit; }
 }
+.chart-wrap { overflow-x: auto; margin: 6px 0 10px; }
+.ctx-chart, .tl-chart { display: block; font: 11px system-ui, sans-serif; }
+.ctx-grid { stroke: #e5e7eb; stroke-width: 1; }
+.ctx-axis { fill: var(--muted); font-size: 11px; }
+.ctx-bar, .ctx-break, .ctx-marker, .tl-bar { cursor: pointer; }
+.ctx-bar.est { opacity: .45; }
+.ctx-bar:hover rect { opacity: .8; }
+.cx-system { fill: #6366f1; background: #6366f1; }
+.cx-tools { fill: #a78bfa; background: #a78bfa; }
+.cx-user { fill: #0ea5e9; background: #0ea5e9; }
+.cx-assistantText { fill: #22c55e; background: #22c55e; }
+.cx-assistantReasoning { fill: #86efac; background: #86efac; }
+.cx-assistantToolCalls { fill: #15803d; background: #15803d; }
+.cx-toolResults { fill: #f59e0b; background: #f59e0b; }
+.cx-compaction { fill: #ec4899; background: #ec4899; }
+.cx-other { fill: #cbd5e1; background: #cbd5e1; }
+.ctx-shared { fill: #0f172a; opacity: .18; }
+.ctx-shared-sw { background: rgba(15, 23, 42, .3); }
+.ctx-read { fill: #0f172a; }
+.ctx-window { fill: none; stroke: var(--bad); stroke-width: 1.5; stroke-dasharray: 5 3; }
+.ctx-marker .ctx-mline { stroke: #334155; stroke-dasharray: 2 2; }
+.ctx-marker circle { fill: #fff; stroke: #334155; }
+.ctx-marker.m-compaction circle { stroke: #ec4899; }
+.ctx-marker text, .ctx-marker line { font-size: 10px; font-weight: 700; fill: #334155; pointer-events: none; }
+.ctx-break path { fill: var(--bad); }
+.ctx-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; list-style: none; padding: 0; margin: 0 0 8px; font-size: 12px; }
+.ctx-legend .sw { display: inline-block; width: 10px; height: 10px; border-radius: 2px; vertical-align: -1px; }
+.ctx-breaks { padding-left: 18px; }
+.tl-bar rect { fill: #94a3b8; }
+.tl-bar.r-completed rect { fill: #64748b; }
+.tl-bar.failed rect { fill: var(--bad); }
+.tl-bar.synthetic rect, .tl-bar.r-interrupted rect { fill: #fbbf24; stroke: #b45309; stroke-dasharray: 3 2; }
 `;

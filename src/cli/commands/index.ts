@@ -31,6 +31,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'fork', load: async () => (await import('./fork.js')).registerFork },
   { name: 'stats', load: async () => (await import('./stats.js')).registerStats },
   { name: 'report', load: async () => (await import('./report.js')).registerReport },
+  { name: 'context', load: async () => (await import('./context.js')).registerContext },
   { name: 'compactions', load: async () => (await import('./compactions.js')).registerCompactions },
   { name: 'diff', load: async () => (await import('./diff.js')).registerDiff },
   { name: 'secrets', load: async () => (await import('./secrets.js')).registerSecrets },

@@ -12,6 +12,7 @@
  */
 import type {
   HealthStatus,
+  PageContext,
   PageData,
   PageDispatch,
   PageEvent,
@@ -297,7 +298,7 @@ function messagesOf(i: number): { seq: number; message: unknown }[] {
 }
 
 // ------------------------------------------------------------ tabs
-const TABS = ['overview', 'timeline', 'conversation', 'compactions', 'findings', 'events', 'search'] as const;
+const TABS = ['overview', 'timeline', 'context', 'conversation', 'compactions', 'findings', 'events', 'search'] as const;
 type Tab = (typeof TABS)[number];
 const rendered = new Set<Tab>();
 let active: Tab = 'overview';
@@ -321,6 +322,7 @@ function render(tab: Tab): void {
   rendered.add(tab);
   if (tab === 'overview') renderOverview();
   else if (tab === 'timeline') renderTimeline();
+  else if (tab === 'context') renderContext();
   else if (tab === 'conversation') renderConversation();
   else if (tab === 'compactions') renderCompactions();
   else if (tab === 'findings') renderFindings();
@@ -1150,6 +1152,224 @@ function openDispatch(i: number): void {
   }
 }
 
+// ------------------------------------------------------------ context (dsh context) and the time axis
+/** The SVG namespace, from an empty inline <svg> of the page (the HTML parser gives it; the page spells no URL). */
+const SVG_NS = $('svg-ns').namespaceURI ?? '';
+function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, parent?: Element): SVGElementTagNameMap[K] {
+  const n = document.createElementNS(SVG_NS, tag) as SVGElementTagNameMap[K];
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+  if (parent) parent.appendChild(n);
+  return n;
+}
+function svgTitle(n: Element, text: string): void {
+  svg('title', {}, n).textContent = text;
+}
+const CATEGORY_LABEL: Record<string, string> = {
+  system: 'system prompt',
+  tools: 'tool schemas',
+  user: 'user',
+  assistantText: 'assistant text',
+  assistantReasoning: 'reasoning',
+  assistantToolCalls: 'tool calls',
+  toolResults: 'tool results',
+  compaction: 'compaction summaries',
+  other: 'other',
+};
+/** Chart width: the section's (at least 1,000 px), and 1.5 px per dispatch past that (it then scrolls). */
+function chartWidth(root: HTMLElement, n: number): number {
+  return Math.max(1000, Math.floor(root.clientWidth || 1360) - 8, Math.ceil(n * 1.5) + 80);
+}
+function renderContext(): void {
+  const root = $('s-context');
+  const C = D.context as PageContext | null;
+  if (!C || C.rows.length === 0) {
+    add(root, el('p', 'empty', D.health.error ? 'DSH refuses this log: no context.' : 'No model dispatches.'));
+    return;
+  }
+  const withTokens = C.rows.filter((r) => r.tokens !== null && r.bytes > 0);
+  const unit = withTokens.length > 0 ? 'tokens' : 'bytes';
+  const ratio = withTokens.length > 0 ? withTokens.reduce((a, r) => a + (r.tokens as number) / r.bytes, 0) / withTokens.length : 1;
+  const scaleOf = (r: PageContext['rows'][number]) => (unit === 'bytes' ? 1 : r.tokens !== null && r.bytes > 0 ? r.tokens / r.bytes : ratio);
+  add(
+    root,
+    el(
+      'p',
+      'muted',
+      `Each bar is one model dispatch's request (dsh context), stacked by what filled it; height in ${unit === 'tokens' ? 'prompt tokens (logged, split in proportion to bytes; a dispatch without usage is estimated from the session\u2019s tokens per byte and drawn pale)' : 'bytes (no usage logged)'}. Dashed red: the context window. Dark overlay: the prompt prefix shared with an earlier dispatch; dot: logged cache-read tokens. Red triangles mark cache breaks, C/P markers compactions and prunes (click for the trace); click a bar for its request.`,
+    ),
+  );
+  const n = C.rows.length;
+  const W = chartWidth(root, n);
+  const H = 340;
+  const left = 70;
+  const right = 10;
+  // Compaction and prune markers, at the first dispatch after them (stacked where several fall on one).
+  const firstAfter = (seq: number) => C.rows.findIndex((r) => (D.dispatches[r.i]?.first ?? -1) > seq);
+  const markers: { c: (typeof D.compactions)[number]; j: number; k: number }[] = [];
+  const stack = new Map<number, number>();
+  for (const c of D.compactions) {
+    if (c.seq === null || (c.kind !== 'compaction' && c.kind !== 'prune')) continue;
+    const j = firstAfter(c.seq);
+    if (j < 0) continue;
+    const k = stack.get(j) ?? 0;
+    stack.set(j, k + 1);
+    markers.push({ c, j, k });
+  }
+  const top = 28 + 16 * Math.max(0, ...[...stack.values()].map((v) => v - 1));
+  const bottom = 30;
+  const plotW = W - left - right;
+  const plotH = H - top - bottom;
+  let yMax = 1;
+  for (const r of C.rows) {
+    yMax = Math.max(yMax, r.bytes * scaleOf(r));
+    if (unit === 'tokens' && r.window !== null) yMax = Math.max(yMax, r.window);
+  }
+  yMax *= 1.05;
+  const y = (v: number) => top + plotH - (v / yMax) * plotH;
+  const step = plotW / n;
+  const bw = Math.max(1, step * 0.8);
+  const x = (i: number) => left + i * step;
+  const chart = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: 'ctx-chart', role: 'img', 'aria-label': `context of ${n} dispatches` });
+  const wrap = put(root, el('div', 'chart-wrap'));
+  wrap.appendChild(chart);
+  for (let k = 0; k <= 4; k++) {
+    const v = (yMax / 1.05) * (k / 4);
+    svg('line', { x1: left, x2: W - right, y1: y(v), y2: y(v), class: 'ctx-grid' }, chart);
+    svg('text', { x: left - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'ctx-axis' }, chart).textContent = num(Math.round(v));
+  }
+  svg('text', { x: 4, y: 14, class: 'ctx-axis' }, chart).textContent = unit;
+  const bars = svg('g', { class: 'ctx-bars' }, chart);
+  let lastTurn = -1;
+  for (const [j, r] of C.rows.entries()) {
+    const d = D.dispatches[r.i];
+    const s = scaleOf(r);
+    const g = svg('g', { class: 'ctx-bar' + (r.tokens === null && unit === 'tokens' ? ' est' : ''), 'data-dispatch-link': r.i }, bars);
+    let acc = 0;
+    for (const [k, cat] of C.categories.entries()) {
+      const v = (r.cats[k] ?? 0) * s;
+      if (v <= 0) continue;
+      svg('rect', { x: x(j), y: y(acc + v), width: bw, height: Math.max(0, y(acc) - y(acc + v)), class: 'cx-' + cat }, g);
+      acc += v;
+    }
+    if (r.shared > 0 && r.prompt > 0) {
+      const sharedV = unit === 'tokens' && r.tokens !== null ? (r.tokens * r.shared) / r.prompt : r.bytes * s * (r.shared / r.prompt);
+      svg('rect', { x: x(j), y: y(sharedV), width: bw, height: Math.max(0, y(0) - y(sharedV)), class: 'ctx-shared' }, g);
+    }
+    if (unit === 'tokens' && r.cacheRead !== null && r.cacheRead > 0) svg('circle', { cx: x(j) + bw / 2, cy: y(r.cacheRead), r: Math.min(3, Math.max(1.5, bw / 2)), class: 'ctx-read' }, g);
+    const cats = C.categories.map((c, k) => `${CATEGORY_LABEL[c] ?? c} ${num(r.cats[k] ?? 0)} B`).join(', ');
+    svgTitle(g, `${d?.key ?? r.i}: ${num(r.bytes)} bytes${r.tokens !== null ? `, ${num(r.tokens)} prompt tokens` : ''}${r.window !== null ? ` of ${num(r.window)}` : ''}; ${cats}; shared prefix ${num(r.shared)} of ${num(r.prompt)} prompt bytes${r.cacheRead !== null ? `, cache-read ${num(r.cacheRead)}` : ''}`);
+    if (d && d.turn !== lastTurn) {
+      lastTurn = d.turn;
+      if (n <= 60 || d.turn % Math.ceil(n / 60) === 0) svg('text', { x: x(j), y: H - bottom + 14, class: 'ctx-axis' }, chart).textContent = String(d.turn);
+    }
+  }
+  svg('text', { x: left, y: H - 4, class: 'ctx-axis' }, chart).textContent = 'turn \u2192';
+  // The window, as a step line.
+  if (unit === 'tokens') {
+    let path = '';
+    for (const [j, r] of C.rows.entries()) if (r.window !== null) path += `${path === '' || C.rows[j - 1]?.window === null ? 'M' : 'L'}${x(j)},${y(r.window)} L${x(j) + step},${y(r.window)} `;
+    if (path) svgTitle(svg('path', { d: path, class: 'ctx-window' }, chart), 'context window');
+  }
+  for (const { c, j, k } of markers) {
+    const g = svg('g', { class: 'ctx-marker seq-link m-' + c.kind, 'data-seq': c.seq as number }, chart);
+    const cy = top - 12 - 16 * k;
+    svg('line', { x1: x(j) - 1, x2: x(j) - 1, y1: cy + 7, y2: top + plotH, class: 'ctx-mline' }, g);
+    svg('circle', { cx: x(j) - 1, cy, r: 7 }, g);
+    svg('text', { x: x(j) - 1, y: cy + 4, 'text-anchor': 'middle' }, g).textContent = c.kind === 'compaction' ? 'C' : 'P';
+    svgTitle(g, `${c.kind} seq ${c.seq}${c.kind === 'prune' && c.pruneSeq !== null ? ` (compaction/prune seq ${c.pruneSeq})` : ''}: replaced ${c.shadowedSeqs.length} event(s); click for its trace`);
+  }
+  for (const b of C.breaks) {
+    const j = C.rows.findIndex((r) => r.i === b.i);
+    if (j < 0) continue;
+    const r = C.rows[j]!;
+    const top0 = y(r.bytes * scaleOf(r)) - 3;
+    const g = svg('g', { class: 'ctx-break', 'data-dispatch-link': b.i }, chart);
+    svg('path', { d: `M${x(j) + bw / 2},${top0} l-5,-8 l10,0 z` }, g);
+    svgTitle(g, `cache break at ${b.key}: ${b.cause}${b.causeSeq !== null ? ` (seq ${b.causeSeq})` : ''}: ${b.detail}${b.resentTokens !== null ? `; ${num(b.resentTokens)} tokens re-sent uncached` : ''}`);
+  }
+  const legend = put(root, el('ul', 'ctx-legend'));
+  for (const c of C.categories) add(put(legend, el('li')), el('span', 'sw cx-' + c), ' ' + (CATEGORY_LABEL[c] ?? c));
+  add(put(legend, el('li')), el('span', 'sw ctx-shared-sw'), ' shared prefix');
+  if (C.breaks.length > 0) {
+    add(root, el('h3', null, `Cache breaks (${C.breaks.length})`));
+    const ul = put(root, el('ul', 'ctx-breaks'));
+    for (const b of C.breaks) {
+      const li = put(ul, el('li', 'nav-item'));
+      const link = el('button', 'link', D.dispatches[b.i]?.key ?? String(b.i));
+      link.type = 'button';
+      link.dataset['dispatchLink'] = String(b.i);
+      add(li, link, ' ', badge(b.cause, 'bad'), ' ', b.causeSeq !== null ? seqLink(b.causeSeq) : '', ' ', b.detail, b.resentTokens !== null ? ` \u00b7 ${num(b.resentTokens)} tokens re-sent uncached` : '');
+    }
+  }
+  renderTimeAxis(root);
+}
+/** Turns, steps, dispatches and tool calls as bars on one time axis. */
+function renderTimeAxis(root: HTMLElement): void {
+  const t0 = D.session.firstTime;
+  const t1 = D.session.lastTime;
+  if (t0 === null || t1 === null || t1 <= t0) return;
+  add(root, el('h3', null, 'Timeline'));
+  add(root, el('p', 'muted', `Turns, steps, model dispatches (failed attempts red) and tool calls on a time axis, ${iso(t0)} .. ${iso(t1)} (${dur(t1 - t0)}); synthetic closers and interrupted turns hatched. Click a bar to open it.`));
+  const ev = events();
+  const lanes = ['turns', 'steps', 'dispatches', 'tool calls'];
+  const W = chartWidth(root, 0);
+  const left = 80;
+  const laneH = 22;
+  const H = lanes.length * laneH + 30;
+  const plotW = W - left - 10;
+  const x = (t: number) => left + ((t - t0) / (t1 - t0)) * plotW;
+  const chart = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: 'tl-chart', role: 'img', 'aria-label': 'timeline' });
+  put(root, el('div', 'chart-wrap')).appendChild(chart);
+  lanes.forEach((l, k) => (svg('text', { x: 4, y: k * laneH + 15, class: 'ctx-axis' }, chart).textContent = l));
+  for (let k = 0; k <= 4; k++) {
+    const t = t0 + ((t1 - t0) * k) / 4;
+    svg('line', { x1: x(t), x2: x(t), y1: 0, y2: lanes.length * laneH, class: 'ctx-grid' }, chart);
+    svg('text', { x: x(t), y: H - 8, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle', class: 'ctx-axis' }, chart).textContent = clock(t).slice(0, 8);
+  }
+  const bar = (lane: number, a: number, b: number, cls: string, title: string, attrs: Record<string, string | number>) => {
+    const g = svg('g', { ...attrs, class: `tl-bar ${cls} ${attrs['class'] ?? ''}`.trim() }, chart);
+    svg('rect', { x: x(a), y: lane * laneH + 3, width: Math.max(1.5, x(b) - x(a)), height: laneH - 6 }, g);
+    svgTitle(g, title);
+  };
+  for (const t of D.turns) {
+    if (t.startTime === null) continue;
+    const end = t.durationMs !== null ? t.startTime + t.durationMs : t1;
+    bar(0, t.startTime, end, (t.synthetic ? 'synthetic ' : '') + 'r-' + t.reason, `turn ${t.turn}: ${t.reason}${t.synthetic ? ' (synthetic closer)' : ''}, ${dur(t.durationMs)}`, { class: 'seq-link', 'data-seq': t.startSeq });
+    for (const st of t.steps) {
+      const a = ev[st.startSeq]?.time;
+      if (a === undefined) continue;
+      bar(1, a, st.durationMs !== null ? a + st.durationMs : end, st.endSeq === null ? 'synthetic' : '', `step ${t.turn}/${st.step}: ${st.endReason ?? '-'}, ${dur(st.durationMs)}${st.retries ? `, ${st.retries} retries` : ''}`, { class: 'seq-link', 'data-seq': st.startSeq });
+    }
+  }
+  for (const d of D.dispatches) {
+    const a = ev[d.first]?.time;
+    if (a === undefined) continue;
+    const failed = d.finish !== null && /^error/.test(d.finish);
+    bar(2, a, a + d.durationMs, failed ? 'failed' : d.finish === null ? 'synthetic' : '', `${d.key}: ${d.finish ?? 'no finish'}, ${dur(d.durationMs)}`, { 'data-dispatch-link': d.i });
+  }
+  const open = new Map<string, PageEvent>();
+  const callIdOf = (e: PageEvent): string | null => {
+    const data = e.data as { callId?: unknown; message?: { content?: { toolCallId?: unknown }[] } } | undefined;
+    const id = data?.callId ?? data?.message?.content?.[0]?.toolCallId;
+    return typeof id === 'string' ? id : null;
+  };
+  for (const e of ev) {
+    if (!e) continue;
+    if (e.type === 'tool/call') {
+      const id = callIdOf(e);
+      if (id !== null) open.set(id, e);
+    } else if (e.type === 'tool/result') {
+      const id = callIdOf(e);
+      const c = id !== null ? open.get(id) : undefined;
+      if (!c) continue;
+      open.delete(id as string);
+      const name = (c.data as { name?: unknown } | undefined)?.name;
+      bar(3, c.time, e.time, e.seq >= D.session.storedEventCount ? 'synthetic' : '', `${typeof name === 'string' ? name : 'tool'} (seq ${c.seq} \u2192 ${e.seq}), ${dur(e.time - c.time)}`, { class: 'seq-link', 'data-seq': c.seq });
+    }
+  }
+  for (const c of open.values()) bar(3, c.time, t1, 'synthetic', `tool call seq ${c.seq}: no result`, { class: 'seq-link', 'data-seq': c.seq });
+}
+
 // ------------------------------------------------------------ search
 let hay: string[] | null = null;
 let results: number[] = [];
@@ -1258,7 +1478,7 @@ document.addEventListener('keydown', (e) => {
   else if (e.key === 'N') nextResult(-1);
   else if (e.key === 'Enter' && active === 'events' && evSel >= 0) openEvent(evSel);
   else if (e.key === 'Enter' && t && t.classList.contains('nav-item') && t.tagName !== 'SUMMARY') t.click();
-  else if (/^[1-7]$/.test(e.key)) show(TABS[Number(e.key) - 1]);
+  else if (/^[1-8]$/.test(e.key)) show(TABS[Number(e.key) - 1]);
 });
 
 // ------------------------------------------------------------ wiring
@@ -1280,7 +1500,7 @@ document.addEventListener('click', (e) => {
 $('insp-close').addEventListener('click', closeInspector);
 window.addEventListener('resize', () => requestAnimationFrame(evRender));
 window.addEventListener('beforeprint', () => {
-  for (const t of ['timeline', 'conversation', 'compactions', 'findings'] as const) render(t);
+  for (const t of ['timeline', 'context', 'conversation', 'compactions', 'findings'] as const) render(t);
   txList?.all();
   sfList?.all();
 });

@@ -277,6 +277,42 @@ export interface PageSecret {
 export type HealthStatus = 'ok' | 'torn' | 'needs-repair' | 'refused' | 'corrupt';
 
 /** The report document (`dsh-data`). */
+/** One dispatch of the Context view: its request by category and its prompt-cache facts (`dsh context`). */
+export interface PageContextRow {
+  /** Dispatch index (into `dispatches`). */
+  i: number;
+  time: number;
+  /** Request bytes, and by category in `PageContext.categories` order. */
+  bytes: number;
+  cats: number[];
+  /** Logged prompt tokens (null: no usage logged). */
+  tokens: number | null;
+  window: number | null;
+  /** Prompt bytes and the prefix shared with an earlier dispatch. */
+  prompt: number;
+  shared: number;
+  cacheRead: number | null;
+  /** Index into `PageContext.breaks`. */
+  brk: number | null;
+}
+
+export interface PageContextBreak {
+  i: number;
+  key: string;
+  cause: string;
+  causeSeq: number | null;
+  detail: string;
+  resentTokens: number | null;
+}
+
+/** `dsh context` as the page draws it. */
+export interface PageContext {
+  tokens: 'proportional';
+  categories: string[];
+  rows: PageContextRow[];
+  breaks: PageContextBreak[];
+}
+
 export interface PageData {
   session: {
     id: string | null;
@@ -311,6 +347,8 @@ export interface PageData {
   transcript: PageTranscriptEntry[];
   surface: { nodes: number[]; replacements: PageReplacement[]; entries: PageSurfaceEntry[] };
   compactions: PageCompaction[];
+  /** The Context view (null: the log did not load). */
+  context: PageContext | null;
   audit: PageAudit | null;
   auditError: string | null;
   findings: PageFinding[];
