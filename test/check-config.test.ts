@@ -73,7 +73,7 @@ describe('dsh.config.json', () => {
     expect(c.rules['DSH-X2'].level).toBe('off');
     expect(c.rules['DSH-X6']).toEqual({ level: 'warning', options: { minBytes: 30000, minDispatches: 9 } });
     expect(c.rules['DSH-X9']).toEqual({ level: 'warning', options: { readOnlyTools: ['read_file', 'grep', 'glob', 'list_dir', 'ls', 'search', 'web_search', 'web_fetch'] } });
-    expect(Object.keys(c.rules)).toHaveLength(11);
+    expect(Object.keys(c.rules)).toHaveLength(12);
   });
 });
 

@@ -198,6 +198,54 @@ describe('dsh context on a generated session with planted changes', () => {
     s.close();
   });
 
+  it('check --behaviour: one DSH-X12 info finding per header cache break (system prompt, tool list), none for the first header, none without --behaviour', async () => {
+    const p = planted();
+    const file = await write('x12', p.header, p.events);
+    const opened = await openSession(file, noCache);
+    if (!opened.ok) throw new Error(opened.error.message);
+    const s = opened.value;
+    const v = await s.context();
+    if (!v.ok) throw new Error(v.error.message);
+    const breaks = headerCacheBreaks(v.value);
+    const checked = await s.check({ behaviour: true });
+    if (!checked.ok) throw new Error(checked.error.message);
+    const x12 = checked.value.findings.filter((f) => f.code === 'DSH-X12');
+    expect(x12.map((f) => [f.seq, f.severity, f.evidence!.details!['fields'], f.evidence!.details!['dispatch']])).toEqual([
+      [p.seqs.system, 'info', 'system', breaks[0]!.key],
+      [p.seqs.tools, 'info', 'tools[list_dir]', breaks[1]!.key],
+    ]);
+    const first = p.events.find((e) => e.type === 'request/header')!.seq;
+    expect(x12.map((f) => f.seq)).not.toContain(first);
+    for (const [i, f] of x12.entries()) {
+      const b = breaks[i]!;
+      expect(b.cost).toMatchObject({ priced: true });
+      if (!b.cost?.priced) continue;
+      expect(f.evidence).toEqual({
+        seqs: [b.causeSeq, b.firstChunkSeq],
+        details: { dispatch: b.key, previous: b.previous, cause: b.cause, fields: b.fields!.join(','), resentBytes: b.resentBytes, resentTokens: b.resentTokens, currency: 'USD', costUncached: b.cost.uncached, costExtra: b.cost.extra },
+      });
+      expect(f.message).toContain(`request/header seq ${b.causeSeq}`);
+      expect(f.message).toContain(`re-sent ${b.resentTokens} tokens (${b.resentBytes} bytes), ${b.cost.uncached} USD uncached`);
+    }
+    // Off by default; the CLI gives the same findings with --behaviour.
+    const plainCheck = await s.check();
+    expect(plainCheck.ok && plainCheck.value.findings.filter((f) => f.code.startsWith('DSH-X'))).toEqual([]);
+    const off = await runInProcess(['check', file, '--json']);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).not.toContain('DSH-X12');
+    const cli = await runInProcess(['check', file, '--json', '--behaviour']);
+    expect(cli.code, cli.stderr).toBe(0);
+    const cliFindings = JSON.stringify(JSON.parse(cli.stdout));
+    for (const f of x12) expect(cliFindings).toContain(JSON.stringify(f.message));
+    // Over the held events (the report's path when DSH refuses streaming) the same findings.
+    const { headerBreaksOfEvents } = await import('../src/check/engine.js');
+    const { inspectTarget } = await import('../src/log/session.js');
+    const { resolveTarget } = await import('../src/log/target.js');
+    const held = await inspectTarget(resolveTarget(file), { collect: true });
+    expect((await headerBreaksOfEvents(held.events!, 'ctx-planted')).map((f) => [f.seq, f.message])).toEqual(x12.map((f) => [f.seq, f.message]));
+    s.close();
+  });
+
   it('over a root: one summary row per session; exit codes 1 (refused) and 2 (usage)', async () => {
     const root = path.join(dir, 'root');
     const s = collectSession({ seed: 3, id: 'ctx-root', turns: 2, randomFeatures: false, toolOutputBytes: [300, 600] });

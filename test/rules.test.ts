@@ -24,6 +24,7 @@ import { crashedSession, plantedSession } from './helpers/behaviour-session.js';
 import { defaultBehaviour } from '../src/check/behaviour.js';
 import { sessionPath, writeArtifactFile } from '../src/log/writer.js';
 import { resolveTarget } from '../src/log/target.js';
+import { collectSession } from '../tools/generate.js';
 
 const produced = new Map<string, string>();
 const record = (code: string, by: string) => {
@@ -151,7 +152,9 @@ describe('the rule-code catalogue', () => {
     // The behaviour rules run only with --behaviour (or a level in the config): sessions with each pattern planted.
     const behaviourRoot = mkdtempSync(path.join(os.tmpdir(), 'dsh-rules-behaviour-'));
     dirs.push(behaviourRoot);
-    for (const s of [plantedSession(), crashedSession('rules-crash', ['edit_file', 'read_file'])]) {
+    // X12: a generated session whose header changes (a model switch) at turn 3 breaks the prompt cache.
+    const switched = collectSession({ seed: 5, id: 'rules-header', turns: 4, randomFeatures: false, features: { 3: ['header-change'] } });
+    for (const s of [plantedSession(), crashedSession('rules-crash', ['edit_file', 'read_file']), { header: switched.header, batches: [switched.events] }]) {
       const file = sessionPath(behaviourRoot, s.header, 'zstd');
       await writeArtifactFile(file, { header: s.header, encoding: 'zstd', batches: s.batches });
       expect((await checkResolved(resolveTarget(file), {})).findings.filter((f) => f.code.startsWith('DSH-X'))).toEqual([]);

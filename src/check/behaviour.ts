@@ -18,9 +18,10 @@ import { estimateMessage } from '../views/compactions.js';
 import { formatAtto, priceUsage, shippedPriceTable, type PriceTable } from '../views/prices.js';
 import { zero } from '../views/stats.js';
 import type { RuleCode } from '../core/rules.js';
+import type { CacheBreak } from '../views/context.js';
 
 /** The behaviour rules, in catalogue order. */
-export const BEHAVIOUR_CODES = ['DSH-X1', 'DSH-X2', 'DSH-X3', 'DSH-X4', 'DSH-X5', 'DSH-X6', 'DSH-X7', 'DSH-X8', 'DSH-X9', 'DSH-X10', 'DSH-X11'] as const satisfies readonly RuleCode[];
+export const BEHAVIOUR_CODES = ['DSH-X1', 'DSH-X2', 'DSH-X3', 'DSH-X4', 'DSH-X5', 'DSH-X6', 'DSH-X7', 'DSH-X8', 'DSH-X9', 'DSH-X10', 'DSH-X11', 'DSH-X12'] as const satisfies readonly RuleCode[];
 export type BehaviourCode = (typeof BEHAVIOUR_CODES)[number];
 
 export function isBehaviourCode(code: string): code is BehaviourCode {
@@ -58,6 +59,7 @@ export const BEHAVIOUR_OPTIONS: Readonly<Record<BehaviourCode, Readonly<Record<s
   'DSH-X9': { readOnlyTools: readOnly },
   'DSH-X10': {},
   'DSH-X11': {},
+  'DSH-X12': {},
 };
 
 /** The enabled behaviour rules with their options (defaults filled in). Plain data: it crosses to worker threads. */
@@ -654,4 +656,39 @@ function costText(c: CarriedEvidence, resends: number): string {
   if (resends <= 0) return '';
   if (c.costResent) return `, USD ${c.costResent.cacheMiss} at the cache-miss rate (${c.costResent.cacheHit} if cached)`;
   return `, ${c.unpriced} dispatch(es) unpriced`;
+}
+
+// ---------------------------------------------------------------- X12
+
+/**
+ * X12: a prompt-cache break a header change caused in the middle of a session (the system prompt, the
+ * tool list, the model), one finding per break of `headerCacheBreaks` (the `dsh context --breaks` view,
+ * computed by the engine from the dispatch index, not by the fold): the `request/header` that changed,
+ * the dispatch that re-sent the prompt, the fields and what re-sending cost.
+ */
+export function headerBreakFindings(breaks: readonly CacheBreak[]): BehaviourFinding[] {
+  return breaks.map((b) => {
+    const fields = b.fields && b.fields.length > 0 ? b.fields : [b.cause];
+    const seq = b.causeSeq ?? b.firstChunkSeq;
+    const tokens = b.resentTokens === null ? `${b.resentBytes} bytes` : `${b.resentTokens} tokens (${b.resentBytes} bytes)`;
+    const cost = b.cost?.priced ? `, ${b.cost.uncached} ${b.cost.currency} uncached (${b.cost.extra} more than a cache hit)` : '';
+    const where = b.causeSeq === null ? '' : ` at request/header seq ${b.causeSeq}`;
+    return {
+      code: 'DSH-X12' as const,
+      seq,
+      message: `${fields.join(', ')} changed${where} mid-session: dispatch ${b.key} (seq ${b.firstChunkSeq}) broke the prompt cache of ${b.previous} and re-sent ${tokens}${cost}`,
+      evidence: {
+        seqs: [...new Set([seq, b.firstChunkSeq])].sort((x, y) => x - y),
+        details: {
+          dispatch: b.key,
+          previous: b.previous,
+          cause: b.cause,
+          fields: fields.join(','),
+          resentBytes: b.resentBytes,
+          resentTokens: b.resentTokens,
+          ...(b.cost?.priced ? { currency: b.cost.currency, costUncached: b.cost.uncached, costExtra: b.cost.extra } : b.cost ? { currency: b.cost.currency, unpriced: b.cost.reason } : {}),
+        },
+      },
+    };
+  });
 }

@@ -4,7 +4,7 @@
  */
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { inspectTarget, type SessionInspection } from '../log/session.js';
+import { inspectTarget, inspectTargetIndexed, type SessionInspection } from '../log/session.js';
 import { ARTIFACT_NAMES, resolveTarget, scanRoot, type ResolvedTarget, type ResolveOptions } from '../log/target.js';
 import { compareForkSeed, seedFingerprint } from '../log/seed.js';
 import { LogError } from '../log/errors.js';
@@ -15,7 +15,12 @@ import type { RuleCode } from '../core/rules.js';
 import { relationalFindings, RelationalStream, type RelationalFinding } from './relational.js';
 import { KNOWN_EVENT_TYPES } from '../log/vocabulary.js';
 import { SecretsFold, type SecretsOptions, type SessionSecrets } from '../views/secrets.js';
-import { BehaviourFold, type BehaviourEvidence, type BehaviourFinding, type BehaviourSettings } from './behaviour.js';
+import { contextIndexed, contextOf, headerCacheBreaks } from '../views/context.js';
+import { DISPATCHES } from '../views/dispatch-fold.js';
+import { foldOf } from '../views/index-folds.js';
+import { deriveDispatches } from '../views/requests.js';
+import { shippedPriceTable } from '../views/prices.js';
+import { BehaviourFold, headerBreakFindings, type BehaviourEvidence, type BehaviourFinding, type BehaviourSettings } from './behaviour.js';
 
 export interface Finding {
   code: RuleCode;
@@ -180,6 +185,31 @@ export function behaviourOfEvents(events: Iterable<SessionEvent>, settings: Beha
   return fold.finish();
 }
 
+/**
+ * DSH-X12 over held events: the header cache breaks of `dsh context` (priced with the shipped table).
+ * The fold cannot see them (a break is a byte comparison of two rebuilt requests), so it runs after it.
+ */
+export async function headerBreaksOfEvents(events: readonly SessionEvent[], sessionId: string | null): Promise<BehaviourFinding[]> {
+  const view = await contextOf(deriveDispatches(events).requests, async () => events, sessionId, { prices: shippedPriceTable() });
+  return headerBreakFindings(headerCacheBreaks(view));
+}
+
+/**
+ * DSH-X12 over a log on disk in bounded memory: a second indexed pass (no index cache) builds the
+ * dispatch index, and the context view re-reads only the events each dispatch needs.
+ */
+export async function headerBreaksOfTarget(target: ResolvedTarget, decoder?: FrameDecoder): Promise<BehaviourFinding[]> {
+  const noCache = { dir: '', enabled: false, maxBytes: 0, note: () => {} };
+  const indexed = await inspectTargetIndexed(target, decoder ? { decoder } : {}, { cache: noCache, folds: [DISPATCHES], needs: [DISPATCHES] });
+  try {
+    if (indexed.inspection.error || !indexed.events) return [];
+    const view = await contextIndexed(foldOf(indexed.folds, DISPATCHES), indexed.events, indexed.inspection.meta?.id ?? null, { prices: shippedPriceTable() });
+    return headerBreakFindings(headerCacheBreaks(view));
+  } finally {
+    indexed.close();
+  }
+}
+
 /** DSH-K1 / DSH-K2: one finding per secret and rule, never with the secret's text (its masked token only). */
 export function secretFindings(s: SessionSecrets, base: { file: string; sessionId?: string }): Finding[] {
   const out: Finding[] = [];
@@ -324,7 +354,9 @@ export async function checkResolved(target: ResolvedTarget, options: CheckOption
       findings: [finding(code, base, `${prefix}${error.message}`, error.byteOffset !== undefined ? { byteOffset: error.byteOffset } : {})],
     };
   }
-  return checkInspection(r, target, options, facts.result(!r.error));
+  const streamed = facts.result(!r.error);
+  if (!r.error && options.behaviour?.['DSH-X12'] && streamed.behaviour) streamed.behaviour.push(...(await headerBreaksOfTarget(target, options.decoder)));
+  return checkInspection(r, target, options, streamed);
 }
 
 /**
@@ -359,7 +391,10 @@ export async function checkInspection(r: SessionInspection, target: ResolvedTarg
   }
   if (streamed?.secrets) report.findings.push(...secretFindings(streamed.secrets, base));
   if (streamed?.behaviour) report.findings.push(...behaviourFindings(streamed.behaviour, base));
-  else if (!streamed && options.behaviour) report.findings.push(...behaviourFindings(behaviourOfEvents(events, options.behaviour), base));
+  else if (!streamed && options.behaviour) {
+    report.findings.push(...behaviourFindings(behaviourOfEvents(events, options.behaviour), base));
+    if (options.behaviour['DSH-X12']) report.findings.push(...behaviourFindings(await headerBreaksOfEvents(events, sessionId ?? null), base));
+  }
   // Fork seed equality.
   const meta = r.meta!;
   if (meta.parentSession !== undefined && meta.seedLength !== undefined) {

@@ -112,6 +112,7 @@ export const RULES: readonly RuleMeta[] = [
   r('DSH-X9', 'warning', 'interrupted-side-effect', 'A turn ended interrupted after a tool that may have side effects started (TOOL_OUTCOME_UNKNOWN)', 'verify the external state the tool may have changed before resuming; list read-only tools with readOnlyTools', "crash closers' TOOL_OUTCOME_UNKNOWN (format.md §8); issue 50"),
   r('DSH-X10', 'warning', 'unoffered-tool', 'The model asked for a tool the request header in force did not offer', 'the model hallucinated a tool or the tool list changed under it; check the header (dsh request)', 'assistant/message tool-call blocks, request/header tools; issue 50'),
   r('DSH-X11', 'warning', 'invalid-arguments', 'The model called a tool with arguments that are not valid JSON', 'the call cannot have run as the model meant it; check the model, its max tokens and the tool schema', 'assistant/message tool-call blocks; issue 50'),
+  r('DSH-X12', 'info', 'header-cache-break', 'A request/header change in the middle of a session (system prompt, tool list, model) broke the prompt cache: the next dispatch re-sent its prompt uncached', 'keep the system prompt and tool schemas fixed for a session, or change them only where the context is rebuilt anyway; see dsh context --breaks for what it cost', 'request/header, the dispatch index and the DeepSeek body order (dsh context); data/prices.json; issue 49'),
 ];
 
 export const RULE_BY_CODE: ReadonlyMap<string, RuleMeta> = new Map(RULES.map((x) => [x.code, x]));

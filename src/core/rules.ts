@@ -22,7 +22,7 @@ export const RULE_CODES = [
   // K. secrets (dsh's own; only with `dsh check --secrets`)
   'DSH-K1', 'DSH-K2',
   // X. agent behaviour (dsh's own; only with `dsh check --behaviour` or a rule level set in the config)
-  'DSH-X1', 'DSH-X2', 'DSH-X3', 'DSH-X4', 'DSH-X5', 'DSH-X6', 'DSH-X7', 'DSH-X8', 'DSH-X9', 'DSH-X10', 'DSH-X11',
+  'DSH-X1', 'DSH-X2', 'DSH-X3', 'DSH-X4', 'DSH-X5', 'DSH-X6', 'DSH-X7', 'DSH-X8', 'DSH-X9', 'DSH-X10', 'DSH-X11', 'DSH-X12',
 ] as const;
 
 export type RuleCode = (typeof RULE_CODES)[number];
