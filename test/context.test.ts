@@ -4,7 +4,10 @@
  * each dispatch's byte split against the request `dsh request --json` rebuilds, the exact cache-break
  * list with causes and seqs, that every shared prefix equals a byte comparison of the two
  * `--body deepseek` requests (and is the longest over the earlier dispatches), and that the CLI prints
- * what `openSession` answers. Then every corpus artifact: no crash, bytes add up, library = CLI.
+ * what `openSession` answers; `check --behaviour`'s DSH-X12 finding for each header break. A tool result
+ * rewritten without a prune record (cause rewrite) and a fork child (the generator's and `dsh fork`'s)
+ * have their exact break lists and byte splits checked the same way. Then every corpus artifact: no
+ * crash, bytes add up, library = CLI.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -86,6 +89,31 @@ function sumsUp(v: ContextView, name: string): void {
     expect(total, `${name} ${r.key}`).toBe(r.bytes);
     for (const c of CONTEXT_CATEGORIES) expect(r.byCategory[c], `${name} ${r.key} ${c}`).toBeGreaterThanOrEqual(0);
     if (r.tokensByCategory) expect(CONTEXT_CATEGORIES.reduce((a, c) => a + r.tokensByCategory![c], 0), `${name} ${r.key} tokens`).toBe(r.promptTokens);
+  }
+}
+
+async function contextOfFile(file: string): Promise<ContextView> {
+  const opened = await openSession(file, noCache);
+  if (!opened.ok) throw new Error(opened.error.message);
+  try {
+    const v = await opened.value.context();
+    if (!v.ok) throw new Error(v.error.message);
+    sumsUp(v.value, file);
+    return v.value;
+  } finally {
+    opened.value.close();
+  }
+}
+
+/** Every dispatch's bytes are the size of the request `dsh request --json` rebuilds; system and tools are the header's JSON. */
+async function splitsMatchRequests(file: string, v: ContextView): Promise<void> {
+  for (const r of v.dispatches) {
+    const req = await runInProcess(['request', file, String(r.firstChunkSeq), '--json', '--no-cache']);
+    expect(req.code, req.stderr).toBe(0);
+    expect(Buffer.byteLength(req.stdout) - 1, r.key).toBe(r.bytes);
+    const doc = JSON.parse(req.stdout);
+    expect(r.byCategory.system, r.key).toBe(Buffer.byteLength(JSON.stringify(doc.header.system)));
+    expect(r.byCategory.tools, r.key).toBe(Buffer.byteLength(JSON.stringify(doc.header.tools)));
   }
 }
 
@@ -244,6 +272,60 @@ describe('dsh context on a generated session with planted changes', () => {
     const held = await inspectTarget(resolveTarget(file), { collect: true });
     expect((await headerBreaksOfEvents(held.events!, 'ctx-planted')).map((f) => [f.seq, f.message])).toEqual(x12.map((f) => [f.seq, f.message]));
     s.close();
+  });
+
+  it('a tool result rewritten (no prune record before it): one break, cause rewrite, at the replacing tool/result', async () => {
+    const g = collectSession({ seed: 5, id: 'ctx-rewrite', turns: 4, randomFeatures: false, toolOutputBytes: [300, 900], features: { 2: ['prune'] } });
+    const events = clone(g.events);
+    const at = events.findIndex((e) => e.type === 'compaction/prune');
+    const pruneSeq = events[at]!.seq;
+    // The same replacement without its compaction/prune record is a rewrite: the record becomes a title event.
+    const firstUser = events.find((e) => e.type === 'user/message')!.seq;
+    events[at] = { ...events[at]!, type: 'session/title', data: { title: 'rewritten result', messageSeqs: [firstUser], source: { kind: 'fallback' } } } as SessionEvent;
+    const rewrite = events[at + 1]!;
+    expect(rewrite.type).toBe('tool/result');
+    expect(rewrite.surfaceOp).toMatchObject({ op: 'replace' });
+    const file = await write('rewrite', g.header, events);
+    const v = await contextOfFile(file);
+    const after = v.dispatches.find((r) => r.firstChunkSeq > rewrite.seq)!;
+    expect(v.breaks.map((b) => [b.key, b.cause, b.causeSeq, b.fields ?? null, b.at.element, b.at.role])).toEqual([[after.key, 'rewrite', rewrite.seq, null, 'message', 'tool']]);
+    expect(v.breaks[0]!.detail).toBe(`seq ${rewrite.seq} (tool/result) rewrote seq ${(rewrite.surfaceOp as { start: number }).start}`);
+    expect(after.changes.find((c) => c.kind === 'rewrite')).toMatchObject({ seq: rewrite.seq, type: 'tool/result', replaced: [(rewrite.surfaceOp as { start: number }).start] });
+    expect(after.changes.some((c) => c.kind === 'prune' || c.pruneSeq === pruneSeq)).toBe(false);
+    expect(headerCacheBreaks(v)).toEqual([]);
+    await splitsMatchRequests(file, v);
+  });
+
+  it('a fork child: the seed keeps the parent\'s breaks at the same seqs, its own header change adds one; splits equal dsh request', async () => {
+    const parent = collectSession({ seed: 11, id: 'ctx-parent', turns: 3, randomFeatures: false, toolOutputBytes: [300, 900], features: { 2: ['prune'] } });
+    const parentFile = await write('fork-parent', parent.header, parent.events);
+    const pv = await contextOfFile(parentFile);
+    const end2 = parent.events.find((e) => e.type === 'turn/end' && (e.data as { turn?: number }).turn === 2)!.seq;
+    const seed = parent.events.filter((e) => e.seq <= end2);
+    const child = collectSession({ seed: 12, id: 'ctx-child', turns: 2, randomFeatures: false, toolOutputBytes: [300, 900], fork: { parentId: 'ctx-parent', seed }, features: { 4: ['header-change'] } });
+    expect(child.header).toMatchObject({ parentSession: 'ctx-parent', seedLength: seed.length });
+    const childFile = await write('fork-child', child.header, child.events);
+    const v = await contextOfFile(childFile);
+    // The seed's dispatches are the parent's (same keys and sizes), and so are its breaks.
+    const seeded = pv.dispatches.filter((r) => r.firstChunkSeq <= end2);
+    expect(v.dispatches.slice(0, seeded.length).map((r) => [r.key, r.firstChunkSeq, r.bytes])).toEqual(seeded.map((r) => [r.key, r.firstChunkSeq, r.bytes]));
+    const parentBreaks = pv.breaks.filter((b) => b.firstChunkSeq <= end2).map((b) => [b.key, b.cause, b.causeSeq]);
+    const pruneSeq = parent.events.find((e) => e.type === 'compaction/prune')!.seq;
+    expect(parentBreaks).toEqual([[pv.dispatches.find((r) => r.firstChunkSeq > pruneSeq)!.key, 'prune', pruneSeq]]);
+    // The child's own turn 4 switches the model (the generator's header change): a break of cause model.
+    const headers = child.events.filter((e) => e.type === 'request/header' && e.seq > end2);
+    const model = (e: SessionEvent) => (e.data as any).header.config.model;
+    const switched = child.events.find((e) => e.type === 'request/header' && e.seq > end2 && model(e) !== model(headers[0]!))!;
+    expect(switched).toBeDefined();
+    expect(v.breaks.map((b) => [b.key, b.cause, b.causeSeq])).toEqual([...parentBreaks, [v.dispatches.find((r) => r.firstChunkSeq > switched.seq)!.key, 'model', switched.seq]]);
+    await splitsMatchRequests(childFile, v);
+    // `dsh fork` at the same turn writes a child whose context is the seed's: the parent's dispatches and breaks.
+    const forked = await runCli(['fork', parentFile, '--at', String(end2), '--id', 'ctx-cli-child', '--created-at', '1', '--out', path.join(dir, 'fork-out'), '--json']);
+    expect(forked.code, forked.stderr).toBe(0);
+    const cv = await contextOfFile(JSON.parse(forked.stdout).path);
+    expect(cv.dispatches.map((r) => [r.key, r.firstChunkSeq, r.bytes])).toEqual(seeded.map((r) => [r.key, r.firstChunkSeq, r.bytes]));
+    expect(cv.breaks.map((b) => [b.key, b.cause, b.causeSeq])).toEqual(parentBreaks);
+    await splitsMatchRequests(JSON.parse(forked.stdout).path, cv);
   });
 
   it('over a root: one summary row per session; exit codes 1 (refused) and 2 (usage)', async () => {
