@@ -31,6 +31,7 @@ import type { PersistentFold } from './log/index/session-index.js';
 import type { ReadProgress } from './log/read.js';
 import { heldBytesBudget } from './log/inspect.js';
 import { CITATIONS, SESSION_FOLDS, SURFACE_EVENTS, foldOf } from './views/index-folds.js';
+import { stepKey } from './core/keys.js';
 import { DISPATCHES } from './views/dispatch-fold.js';
 import { IndexedDispatches, type DispatchDetail, type DispatchPair, type DispatchReads } from './views/dispatch-view.js';
 import type { SessionEvent, SessionHeader, Encoding } from './log/types.js';
@@ -39,14 +40,14 @@ import { loadedFromInspection, SessionQueryError, surfaceIndexed, type LoadedSes
 import { traceIndexed, type EventTrace, type TraceExplanation } from './views/trace.js';
 import { deriveDispatches, diffDispatches, messagesOf, requestJson, type DispatchDiff, type DispatchIndex, type DispatchSummary, type RequestDocument } from './views/requests.js';
 import { lineageOf, type LineageTrace } from './views/lineage.js';
-import type { ListingProblem } from './views/listing.js';
+import { readHeaderFromSource, type ListingProblem } from './views/listing.js';
 import { sessionStatsReport, type StatsDocument } from './views/stats-report.js';
 import { loadPriceTable } from './views/prices.js';
-import { auditCompactions, type CompactionsReport } from './views/compactions.js';
+import { auditCompactionsStreamed, type AuditedCompactions, type CompactionsReport } from './views/compactions.js';
 import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './views/secrets.js';
-import { buildTranscript, type Transcript } from './views/transcript.js';
+import { streamedTranscript, type Transcript, type TranscriptEntry, type TranscriptHead } from './views/transcript.js';
 import { diffSessions, diffSide, sessionsDiffer, type SessionDiff } from './views/diff.js';
-import { buildReplay, type ReplayView } from './views/replay.js';
+import { planReplay, REPLAY_PLAN, replayGapTotal, streamReplay, type ReplayAttempt, type ReplayPlan, type ReplaySummary, type ReplayView } from './views/replay.js';
 import { checkResolved, rootLookup, type Finding, type SessionReport } from './check/engine.js';
 import { RULES, type RuleMeta } from './check/rules.js';
 import { exportSession, type ExportManifest, type ExportOptions } from './export/export.js';
@@ -73,6 +74,7 @@ export type { StatsDocument } from './views/stats-report.js';
 export type { StatsView, ModelStats, SessionStatsFigures, StepStats, ToolStats, TurnStats } from './views/stats.js';
 export type {
   CompactionsReport,
+  AuditedCompactions,
   CompactionAttempt,
   AttemptKind,
   BudgetInfo,
@@ -94,7 +96,7 @@ export type {
   UsagePoint,
 } from './views/compactions.js';
 export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './views/secrets.js';
-export type { Transcript, TranscriptEntry, TranscriptToolCall, TranscriptToolResult } from './views/transcript.js';
+export type { Transcript, TranscriptEntry, TranscriptHead, TranscriptToolCall, TranscriptToolResult } from './views/transcript.js';
 export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, ToolCallFact, DivergenceReason } from './views/diff.js';
 export { sessionsDiffer };
 export type { ReplayView, ReplayAttempt, AttemptOutcome, ReplayChunk, ReplaySummary, ContentBlock as ReplayContentBlock } from './views/replay.js';
@@ -318,6 +320,15 @@ class VerdictFailure extends Error {
   }
 }
 
+/** A replay played attempt by attempt ({@link Session.replayAttempts}). */
+export interface ReplayAttempts {
+  sessionId: string;
+  /** Milliseconds between the chunks of the attempts asked for, as a timed replay paces them before scaling. */
+  gapTotal: number;
+  /** One re-read of the log: each attempt asked for to `emit`, in order; the summary of all attempts. */
+  play(emit: (attempt: ReplayAttempt) => void | Promise<void>): Promise<ReplaySummary>;
+}
+
 /** An opened session: a handle on its log and DSH's views of it, each read through the session's event store. */
 export class Session {
   private readonly cache: CacheConfig;
@@ -520,15 +531,22 @@ export class Session {
     return p.ok ? ok(diffDispatches(p.value.a, p.value.b, p.value.events)) : p;
   }
 
-  /** session-query's `traceSession` among the sessions of the root (`dsh lineage --json`). */
+  /**
+   * session-query's `traceSession` among the sessions of the root (`dsh lineage --json`; `root`: another
+   * root to search). Reads the log's header only; a log without one fails with DSH's reason (`verdict`).
+   */
   async lineage(options: { root?: string } = {}): Promise<Result<{ trace: LineageTrace; problems: ListingProblem[] }>> {
     return attemptAsync(async () => {
-      const { header } = await this.verdict();
-      if (!header) {
-        await this.loaded(); // DSH's verdict first, when it refuses the log
-        throw new UsageError('the log has no header');
+      // Only the header is read: the lineage is its ids and the headers of the root's sessions.
+      const source = this.target.open();
+      let read;
+      try {
+        read = await readHeaderFromSource(source, undefined, this.decoder);
+      } finally {
+        source.close();
       }
-      return lineageOf(header, options.root ?? this.target.root, this.decoder);
+      if (!read.header) throw new VerdictFailure({ class: 'Error', message: `${this.target.path}: ${read.reason}`, kind: 'corrupt', verdict: true });
+      return lineageOf(read.header, options.root ?? this.target.root, this.decoder);
     });
   }
 
@@ -559,9 +577,23 @@ export class Session {
 
   /** The compaction audit (`dsh compactions --json`). */
   async compactions(): Promise<Result<CompactionsReport>> {
+    const audit = await this.compactionAudit();
+    if (!audit.ok) return audit;
+    const { report, full } = audit.value;
+    return ok({ ...report, attempts: report.attempts.map(full) });
+  }
+
+  /**
+   * The compaction audit as `dsh compactions` prints it: walked over a re-read of the log with the
+   * store's dispatch index, never holding the log; each attempt's origin list is filled in as it is
+   * printed (`full`, or `json` in pieces), since over a log whose checkpoints re-compact each other
+   * those lists grow with the log squared.
+   */
+  async compactionAudit(): Promise<Result<AuditedCompactions>> {
     return attemptAsync(async () => {
-      const s = await this.loaded();
-      return auditCompactions(s.events, { sessionId: s.sessionId });
+      const store = await this.accepted([DISPATCHES]);
+      const events = store.events;
+      return auditCompactionsStreamed(store.stream!(), foldOf(store.folds, DISPATCHES), (ranges) => events(ranges), { sessionId: store.inspection.meta?.id ?? null });
     });
   }
 
@@ -580,14 +612,63 @@ export class Session {
 
   /** What the user saw (`dsh transcript --format json`). */
   async transcript(): Promise<Result<Transcript>> {
-    return attemptAsync(async () => buildTranscript(await this.loaded()));
+    const streamed = await this.transcriptEntries();
+    if (!streamed.ok) return streamed;
+    return attemptAsync(async () => {
+      const entries: TranscriptEntry[] = [];
+      for await (const e of streamed.value.entries) entries.push(e);
+      return { ...streamed.value.head, entries };
+    });
+  }
+
+  /**
+   * The transcript as `dsh transcript` prints it: its head, then each entry once it is final, as the
+   * log is re-read (never held). Iterate the entries before `close()` or another view.
+   */
+  async transcriptEntries(): Promise<Result<{ head: TranscriptHead; entries: AsyncIterable<TranscriptEntry> }>> {
+    return attemptAsync(async () => streamedTranscript(await this.accepted([])));
   }
 
   /** Every model attempt rebuilt from its chunks (`dsh replay --json`). */
   async replay(): Promise<Result<ReplayView>> {
+    const replay = await this.replayAttempts();
+    if (!replay.ok) return replay;
     return attemptAsync(async () => {
-      const s = await this.loaded();
-      return buildReplay(s.sessionId, s.events);
+      const attempts: ReplayAttempt[] = [];
+      const summary = await replay.value.play((a) => {
+        attempts.push(a);
+      });
+      return { sessionId: replay.value.sessionId, attempts, summary };
+    });
+  }
+
+  /**
+   * The replay as `dsh replay` prints it, attempt by attempt: `play` re-reads the log once, hands
+   * `emit` each attempt asked for (those of `step` `{ turn, step }`, default all; with their raw
+   * chunks when `chunks`) and resolves to the summary of every attempt. `gapTotal`: the recorded
+   * delays between the chunks asked for, each capped as a timed replay caps it. A `step` with no
+   * attempt fails with `UsageError` naming the steps that have some. Play before `close()`.
+   */
+  async replayAttempts(options: { step?: { turn: number; step: number }; chunks?: boolean } = {}): Promise<Result<ReplayAttempts>> {
+    return attemptAsync(async () => {
+      const store = await this.accepted([REPLAY_PLAN]);
+      const meta = store.inspection.meta;
+      if (!meta) throw new VerdictFailure(verdictError({ class: 'Error', message: 'session events were not collected', kind: 'corrupt' } as NonNullable<SessionInspection['error']>));
+      const stream = store.stream!;
+      // The plan comes with the index (built on its validating pass), else from a re-read.
+      const plan = (store.folds.get(REPLAY_PLAN.tag) as ReplayPlan | null | undefined) ?? (await planReplay(stream()));
+      const step = options.step;
+      const wanted = (a: { turn: unknown; step: unknown }) => !step || (a.turn === step.turn && a.step === step.step);
+      if (step && !plan.attempts.some(wanted)) {
+        const steps = [...new Set(plan.attempts.map((a) => stepKey(a.turn, a.step)))];
+        throw new UsageError(`no model attempt in turn ${step.turn} step ${step.step}${steps.length ? `; steps with attempts: ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}` : '; the log has no model attempts'}`);
+      }
+      const keepChunks = Boolean(options.chunks);
+      return {
+        sessionId: meta.id,
+        gapTotal: replayGapTotal(plan, wanted),
+        play: (emit) => streamReplay(plan, stream(), (a) => (wanted(a) ? emit(a) : undefined), { keepChunks }),
+      };
     });
   }
 
