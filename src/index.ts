@@ -116,9 +116,9 @@ export type { DshErrorClass, ErrorObject, FailureKind, SerializedError } from '.
 export { errorDocument, failureObject } from './core/errors.js';
 export { RULE_CODES, type RuleCode } from './core/rules.js';
 /** The usage ledger (`dsh stats`): each billed call counted once across forks and subagents, and its cost. */
-export { buildLedger, readRootUsage, readSessionUsage, descendantRows, filterExplain, CATEGORIES } from './views/ledger.js';
+export { buildLedger, readRootUsage, filterExplain } from './views/ledger.js';
 export type { Ledger, LedgerSession, LedgerItem, ExplainRow, Usage, Cost, SessionInput, RootUsage, Category } from './views/ledger.js';
-export { priceUsage, loadPriceTable, parsePriceTable, formatAtto, DEFAULT_PRICES_FILE, PriceTableError } from './views/prices.js';
+export { loadPriceTable } from './views/prices.js';
 export type { PriceTable, PriceEntry, Priced, PriceOptions } from './views/prices.js';
 export type { Buckets, BilledUsage, UsageSample, SummaryCall, UsageRecords } from './views/stats.js';
 
@@ -731,9 +731,9 @@ export type { QueryResult } from './dataset/sql.js';
 export type { TableDef, ColumnDef, TableName } from './dataset/schema.js';
 
 // OpenTelemetry export and live following.
-export { sessionSpans, exportRequest, exportRequestText, traceIdOf, spanIdOf, SCHEMA_URL, SEMCONV_VERSION, GENAI_SEMCONV_VERSION } from './export/otlp.js';
+export { exportRequest, exportRequestText } from './export/otlp.js';
 export type { OtlpSpan, OtlpOptions, ExportTraceServiceRequest } from './export/otlp.js';
 export { otlpSpans } from './export/otlp-run.js';
-export { sendRequest as sendOtlp, encodeProtobuf as encodeOtlpProtobuf, tracesUrl as otlpTracesUrl, OtlpSendError } from './export/otlp-send.js';
+export { encodeProtobuf as encodeOtlpProtobuf, OtlpSendError } from './export/otlp-send.js';
 export { LogFollower } from './views/follow.js';
 export type { FollowNotice, FollowSink, FollowState } from './views/follow.js';
