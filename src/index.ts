@@ -30,6 +30,9 @@ import { cacheConfig, type CacheConfig } from './log/index/cache.js';
 import type { PersistentFold } from './log/index/session-index.js';
 import type { ReadProgress } from './log/read.js';
 import { heldBytesBudget } from './log/inspect.js';
+import { streamInspectDocument, streamPassBytes, type DocumentSink } from './log/logical-stream.js';
+import { Summarizer, type SessionSummary } from './views/summary.js';
+import { salvageMayHelp, salvageWouldRecoverMore } from './salvage/hint.js';
 import { CITATIONS, SESSION_FOLDS, SURFACE_EVENTS, foldOf } from './views/index-folds.js';
 import { stepKey } from './core/keys.js';
 import { DISPATCHES } from './views/dispatch-fold.js';
@@ -61,7 +64,9 @@ export { VERSION };
 export { isEventOf } from './log/payloads.js';
 export type * from './log/payloads.js';
 export type { SessionEvent, SessionHeader, Encoding, SurfaceOp } from './log/types.js';
-export type { InspectView } from './log/session.js';
+export type { InspectView, SessionInspection } from './log/session.js';
+export type { DocumentSink, Flushable, RowMemberBytes } from './log/logical-stream.js';
+export type { SessionSummary, TurnSummary } from './views/summary.js';
 export type { RepairPlan } from './log/inspect.js';
 export type { SurfaceLabel, EventRecord } from './views/labels.js';
 export type { SurfaceView, SurfaceEntry, DerivedSurface } from './views/messages.js';
@@ -320,6 +325,18 @@ class VerdictFailure extends Error {
   }
 }
 
+/** `dsh inspect`'s review ({@link Session.review}). */
+export interface InspectReview {
+  view: 'artifact' | 'stored' | 'logical';
+  /** DSH's inspection (its `error` when DSH refuses or cannot read the log). */
+  inspection: SessionInspection;
+  summary: SessionSummary;
+  /** The view failed: DSH refuses or cannot read the log (the artifact view: its bytes cannot be read). */
+  failed: boolean;
+  /** `dsh salvage` would keep more of this damaged log than DSH's reader: what to run. */
+  hint?: string;
+}
+
 /** A replay played attempt by attempt ({@link Session.replayAttempts}). */
 export interface ReplayAttempts {
   sessionId: string;
@@ -438,6 +455,61 @@ export class Session {
     return attemptAsync(async () => {
       await this.loaded();
       return inspectView(await this.collected());
+    });
+  }
+
+  /**
+   * `dsh inspect`'s review of the log: DSH's inspection as `view` sees it (`logical`, the default;
+   * `stored`: the committed prefix; `artifact`: the verbatim text), with a summary of its turns and
+   * steps folded as it is read. A log DSH refuses is reviewed too (`failed`, its error in the
+   * inspection). `events`: hold the view's events (for {@link inspectDocument}); `hint`: on a damaged
+   * log DSH refuses, `dsh salvage`'s suggestion when it would keep more (best effort).
+   */
+  async review(options: { view?: 'artifact' | 'stored' | 'logical'; events?: boolean; hint?: boolean } = {}): Promise<Result<InspectReview>> {
+    return attemptAsync(async () => {
+      const view = options.view ?? 'logical';
+      const summarizer = new Summarizer();
+      const r = await inspectTarget(this.target, {
+        decoder: this.decoder,
+        ...(this.options.onProgress ? { onProgress: this.options.onProgress } : {}),
+        collect: Boolean(options.events),
+        collectStored: view === 'stored',
+        keepReplacements: true,
+        // The artifact view's sha256 is only reported by the artifact view.
+        skipArtifact: view !== 'artifact',
+        // The summary reads only what pruned events carry (type, seq, time, turn): workers may parse.
+        pruned: true,
+        onLogical: (e) => summarizer.observe(e),
+      });
+      for (const closer of r.closers) summarizer.observe(closer);
+      summarizer.setCloserStart(r.storedEventCount);
+      const failed = view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
+      let hint: string | undefined;
+      // DSH refuses a damaged log outright; say when dsh salvage would keep more of it.
+      if (options.hint && view !== 'artifact' && salvageMayHelp(r)) {
+        const source = this.target.open();
+        try {
+          const found = await salvageWouldRecoverMore(source, r, { decoder: this.decoder, target: this.target.path });
+          if (found?.more) hint = found.suggestion;
+        } catch {
+          // The hint is best effort; the verdict stands.
+        } finally {
+          source.close();
+        }
+      }
+      return { view, inspection: r, summary: summarizer.result(), failed, ...(hint !== undefined ? { hint } : {}) };
+    });
+  }
+
+  /**
+   * {@link inspect}'s document written to `out` as the log is read, never held (`dsh inspect --json`):
+   * a big log is validated first (or answered by its saved index), then its events are copied out;
+   * nothing is written when DSH refuses the log (its verdict is the failure).
+   */
+  async writeInspect(out: DocumentSink, options: { /** @internal logs of at least this many bytes take the two passes (default 4 MiB) */ streamPassBytes?: number } = {}): Promise<Result<void>> {
+    return attemptAsync(async () => {
+      const r = await streamInspectDocument(this.target, { decoder: this.decoder }, this.cache, out, streamPassBytes(options.streamPassBytes));
+      if (r.error) throw new VerdictFailure(verdictError(r.error));
     });
   }
 
