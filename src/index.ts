@@ -462,7 +462,7 @@ export class Session {
    * `dsh inspect`'s review of the log: DSH's inspection as `view` sees it (`logical`, the default;
    * `stored`: the committed prefix; `artifact`: the verbatim text), with a summary of its turns and
    * steps folded as it is read. A log DSH refuses is reviewed too (`failed`, its error in the
-   * inspection). `events`: hold the view's events (for {@link inspectDocument}); `hint`: on a damaged
+   * inspection). `events`: hold the view's events (for `inspectDocument()` in `dsh/log`); `hint`: on a damaged
    * log DSH refuses, `dsh salvage`'s suggestion when it would keep more (best effort).
    */
   async review(options: { view?: 'artifact' | 'stored' | 'logical'; events?: boolean; hint?: boolean } = {}): Promise<Result<InspectReview>> {
@@ -502,7 +502,7 @@ export class Session {
   }
 
   /**
-   * {@link inspect}'s document written to `out` as the log is read, never held (`dsh inspect --json`):
+   * {@link Session.inspect}'s document written to `out` as the log is read, never held (`dsh inspect --json`):
    * a big log is validated first (or answered by its saved index), then its events are copied out;
    * nothing is written when DSH refuses the log (its verdict is the failure).
    */
