@@ -30,7 +30,11 @@ import { cacheConfig, type CacheConfig } from './log/index/cache.js';
 import type { PersistentFold } from './log/index/session-index.js';
 import type { ReadProgress } from './log/read.js';
 import { heldBytesBudget } from './log/inspect.js';
+import { streamInspectDocument, streamPassBytes, type DocumentSink } from './log/logical-stream.js';
+import { Summarizer, type SessionSummary } from './views/summary.js';
+import { salvageMayHelp, salvageWouldRecoverMore } from './salvage/hint.js';
 import { CITATIONS, SESSION_FOLDS, SURFACE_EVENTS, foldOf } from './views/index-folds.js';
+import { stepKey } from './core/keys.js';
 import { DISPATCHES } from './views/dispatch-fold.js';
 import { contextIndexed, type ContextView } from './views/context.js';
 import { IndexedDispatches, type DispatchDetail, type DispatchPair, type DispatchReads } from './views/dispatch-view.js';
@@ -40,14 +44,14 @@ import { loadedFromInspection, SessionQueryError, surfaceIndexed, type LoadedSes
 import { traceIndexed, type EventTrace, type TraceExplanation } from './views/trace.js';
 import { deriveDispatches, diffDispatches, messagesOf, requestJson, type DispatchDiff, type DispatchIndex, type DispatchSummary, type RequestDocument } from './views/requests.js';
 import { lineageOf, type LineageTrace } from './views/lineage.js';
-import type { ListingProblem } from './views/listing.js';
+import { readHeaderFromSource, type ListingProblem } from './views/listing.js';
 import { sessionStatsReport, type StatsDocument } from './views/stats-report.js';
 import { loadPriceTable } from './views/prices.js';
-import { auditCompactions, type CompactionsReport } from './views/compactions.js';
+import { auditCompactionsStreamed, type AuditedCompactions, type CompactionsReport } from './views/compactions.js';
 import { secretsOfTarget, type SecretsOptions, type SecretsReport } from './views/secrets.js';
-import { buildTranscript, type Transcript } from './views/transcript.js';
+import { streamedTranscript, type Transcript, type TranscriptEntry, type TranscriptHead } from './views/transcript.js';
 import { diffSessions, diffSide, sessionsDiffer, type SessionDiff } from './views/diff.js';
-import { buildReplay, type ReplayView } from './views/replay.js';
+import { planReplay, REPLAY_PLAN, replayGapTotal, streamReplay, type ReplayAttempt, type ReplayPlan, type ReplaySummary, type ReplayView } from './views/replay.js';
 import { checkResolved, rootLookup, type Finding, type SessionReport } from './check/engine.js';
 import { RULES, type RuleMeta } from './check/rules.js';
 import { applyLevels, behaviourSettings, parseConfig, type RuleLevel } from './check/config.js';
@@ -62,7 +66,9 @@ export { VERSION };
 export { isEventOf } from './log/payloads.js';
 export type * from './log/payloads.js';
 export type { SessionEvent, SessionHeader, Encoding, SurfaceOp } from './log/types.js';
-export type { InspectView } from './log/session.js';
+export type { InspectView, SessionInspection } from './log/session.js';
+export type { DocumentSink, Flushable, RowMemberBytes } from './log/logical-stream.js';
+export type { SessionSummary, TurnSummary } from './views/summary.js';
 export type { RepairPlan } from './log/inspect.js';
 export type { SurfaceLabel, EventRecord } from './views/labels.js';
 export type { SurfaceView, SurfaceEntry, DerivedSurface } from './views/messages.js';
@@ -77,6 +83,7 @@ export type { StatsDocument } from './views/stats-report.js';
 export type { StatsView, ModelStats, SessionStatsFigures, StepStats, ToolStats, TurnStats } from './views/stats.js';
 export type {
   CompactionsReport,
+  AuditedCompactions,
   CompactionAttempt,
   AttemptKind,
   BudgetInfo,
@@ -98,7 +105,7 @@ export type {
   UsagePoint,
 } from './views/compactions.js';
 export type { SecretsReport, SecretReport, SecretInSession, SecretsOptions } from './views/secrets.js';
-export type { Transcript, TranscriptEntry, TranscriptToolCall, TranscriptToolResult } from './views/transcript.js';
+export type { Transcript, TranscriptEntry, TranscriptHead, TranscriptToolCall, TranscriptToolResult } from './views/transcript.js';
 export type { SessionDiff, PairDiff, SharedPrefix, TextDiff, Hunk, MessageRef, ToolCallFact, DivergenceReason } from './views/diff.js';
 export { sessionsDiffer };
 export type { ReplayView, ReplayAttempt, AttemptOutcome, ReplayChunk, ReplaySummary, ContentBlock as ReplayContentBlock } from './views/replay.js';
@@ -128,9 +135,9 @@ export type { DshErrorClass, ErrorObject, FailureKind, SerializedError } from '.
 export { errorDocument, failureObject } from './core/errors.js';
 export { RULE_CODES, type RuleCode } from './core/rules.js';
 /** The usage ledger (`dsh stats`): each billed call counted once across forks and subagents, and its cost. */
-export { buildLedger, readRootUsage, readSessionUsage, descendantRows, filterExplain, CATEGORIES } from './views/ledger.js';
+export { buildLedger, readRootUsage, filterExplain } from './views/ledger.js';
 export type { Ledger, LedgerSession, LedgerItem, ExplainRow, Usage, Cost, SessionInput, RootUsage, Category } from './views/ledger.js';
-export { priceUsage, loadPriceTable, parsePriceTable, formatAtto, DEFAULT_PRICES_FILE, PriceTableError } from './views/prices.js';
+export { loadPriceTable } from './views/prices.js';
 export type { PriceTable, PriceEntry, Priced, PriceOptions } from './views/prices.js';
 export type { Buckets, BilledUsage, UsageSample, SummaryCall, UsageRecords } from './views/stats.js';
 
@@ -332,6 +339,27 @@ class VerdictFailure extends Error {
   }
 }
 
+/** `dsh inspect`'s review ({@link Session.review}). */
+export interface InspectReview {
+  view: 'artifact' | 'stored' | 'logical';
+  /** DSH's inspection (its `error` when DSH refuses or cannot read the log). */
+  inspection: SessionInspection;
+  summary: SessionSummary;
+  /** The view failed: DSH refuses or cannot read the log (the artifact view: its bytes cannot be read). */
+  failed: boolean;
+  /** `dsh salvage` would keep more of this damaged log than DSH's reader: what to run. */
+  hint?: string;
+}
+
+/** A replay played attempt by attempt ({@link Session.replayAttempts}). */
+export interface ReplayAttempts {
+  sessionId: string;
+  /** Milliseconds between the chunks of the attempts asked for, as a timed replay paces them before scaling. */
+  gapTotal: number;
+  /** One re-read of the log: each attempt asked for to `emit`, in order; the summary of all attempts. */
+  play(emit: (attempt: ReplayAttempt) => void | Promise<void>): Promise<ReplaySummary>;
+}
+
 /** An opened session: a handle on its log and DSH's views of it, each read through the session's event store. */
 export class Session {
   private readonly cache: CacheConfig;
@@ -444,6 +472,61 @@ export class Session {
     });
   }
 
+  /**
+   * `dsh inspect`'s review of the log: DSH's inspection as `view` sees it (`logical`, the default;
+   * `stored`: the committed prefix; `artifact`: the verbatim text), with a summary of its turns and
+   * steps folded as it is read. A log DSH refuses is reviewed too (`failed`, its error in the
+   * inspection). `events`: hold the view's events (for `inspectDocument()` in `dsh/log`); `hint`: on a damaged
+   * log DSH refuses, `dsh salvage`'s suggestion when it would keep more (best effort).
+   */
+  async review(options: { view?: 'artifact' | 'stored' | 'logical'; events?: boolean; hint?: boolean } = {}): Promise<Result<InspectReview>> {
+    return attemptAsync(async () => {
+      const view = options.view ?? 'logical';
+      const summarizer = new Summarizer();
+      const r = await inspectTarget(this.target, {
+        decoder: this.decoder,
+        ...(this.options.onProgress ? { onProgress: this.options.onProgress } : {}),
+        collect: Boolean(options.events),
+        collectStored: view === 'stored',
+        keepReplacements: true,
+        // The artifact view's sha256 is only reported by the artifact view.
+        skipArtifact: view !== 'artifact',
+        // The summary reads only what pruned events carry (type, seq, time, turn): workers may parse.
+        pruned: true,
+        onLogical: (e) => summarizer.observe(e),
+      });
+      for (const closer of r.closers) summarizer.observe(closer);
+      summarizer.setCloserStart(r.storedEventCount);
+      const failed = view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
+      let hint: string | undefined;
+      // DSH refuses a damaged log outright; say when dsh salvage would keep more of it.
+      if (options.hint && view !== 'artifact' && salvageMayHelp(r)) {
+        const source = this.target.open();
+        try {
+          const found = await salvageWouldRecoverMore(source, r, { decoder: this.decoder, target: this.target.path });
+          if (found?.more) hint = found.suggestion;
+        } catch {
+          // The hint is best effort; the verdict stands.
+        } finally {
+          source.close();
+        }
+      }
+      return { view, inspection: r, summary: summarizer.result(), failed, ...(hint !== undefined ? { hint } : {}) };
+    });
+  }
+
+  /**
+   * {@link Session.inspect}'s document written to `out` as the log is read, never held (`dsh inspect --json`):
+   * a big log is validated first (or answered by its saved index), then its events are copied out;
+   * nothing is written when DSH refuses the log (its verdict is the failure).
+   */
+  async writeInspect(out: DocumentSink, options: { /** @internal logs of at least this many bytes take the two passes (default 4 MiB) */ streamPassBytes?: number } = {}): Promise<Result<void>> {
+    return attemptAsync(async () => {
+      const r = await streamInspectDocument(this.target, { decoder: this.decoder }, this.cache, out, streamPassBytes(options.streamPassBytes));
+      if (r.error) throw new VerdictFailure(verdictError(r.error));
+    });
+  }
+
   /** The logical events with surface labels (`dsh events --json`), optionally filtered. */
   async events(filter: EventsFilter = {}): Promise<Result<LabelledEvent[]>> {
     return attemptAsync(async () => {
@@ -547,15 +630,22 @@ export class Session {
     return p.ok ? ok(diffDispatches(p.value.a, p.value.b, p.value.events)) : p;
   }
 
-  /** session-query's `traceSession` among the sessions of the root (`dsh lineage --json`). */
+  /**
+   * session-query's `traceSession` among the sessions of the root (`dsh lineage --json`; `root`: another
+   * root to search). Reads the log's header only; a log without one fails with DSH's reason (`verdict`).
+   */
   async lineage(options: { root?: string } = {}): Promise<Result<{ trace: LineageTrace; problems: ListingProblem[] }>> {
     return attemptAsync(async () => {
-      const { header } = await this.verdict();
-      if (!header) {
-        await this.loaded(); // DSH's verdict first, when it refuses the log
-        throw new UsageError('the log has no header');
+      // Only the header is read: the lineage is its ids and the headers of the root's sessions.
+      const source = this.target.open();
+      let read;
+      try {
+        read = await readHeaderFromSource(source, undefined, this.decoder);
+      } finally {
+        source.close();
       }
-      return lineageOf(header, options.root ?? this.target.root, this.decoder);
+      if (!read.header) throw new VerdictFailure({ class: 'Error', message: `${this.target.path}: ${read.reason}`, kind: 'corrupt', verdict: true });
+      return lineageOf(read.header, options.root ?? this.target.root, this.decoder);
     });
   }
 
@@ -595,9 +685,23 @@ export class Session {
 
   /** The compaction audit (`dsh compactions --json`). */
   async compactions(): Promise<Result<CompactionsReport>> {
+    const audit = await this.compactionAudit();
+    if (!audit.ok) return audit;
+    const { report, full } = audit.value;
+    return ok({ ...report, attempts: report.attempts.map(full) });
+  }
+
+  /**
+   * The compaction audit as `dsh compactions` prints it: walked over a re-read of the log with the
+   * store's dispatch index, never holding the log; each attempt's origin list is filled in as it is
+   * printed (`full`, or `json` in pieces), since over a log whose checkpoints re-compact each other
+   * those lists grow with the log squared.
+   */
+  async compactionAudit(): Promise<Result<AuditedCompactions>> {
     return attemptAsync(async () => {
-      const s = await this.loaded();
-      return auditCompactions(s.events, { sessionId: s.sessionId });
+      const store = await this.accepted([DISPATCHES]);
+      const events = store.events;
+      return auditCompactionsStreamed(store.stream!(), foldOf(store.folds, DISPATCHES), (ranges) => events(ranges), { sessionId: store.inspection.meta?.id ?? null });
     });
   }
 
@@ -616,14 +720,63 @@ export class Session {
 
   /** What the user saw (`dsh transcript --format json`). */
   async transcript(): Promise<Result<Transcript>> {
-    return attemptAsync(async () => buildTranscript(await this.loaded()));
+    const streamed = await this.transcriptEntries();
+    if (!streamed.ok) return streamed;
+    return attemptAsync(async () => {
+      const entries: TranscriptEntry[] = [];
+      for await (const e of streamed.value.entries) entries.push(e);
+      return { ...streamed.value.head, entries };
+    });
+  }
+
+  /**
+   * The transcript as `dsh transcript` prints it: its head, then each entry once it is final, as the
+   * log is re-read (never held). Iterate the entries before `close()` or another view.
+   */
+  async transcriptEntries(): Promise<Result<{ head: TranscriptHead; entries: AsyncIterable<TranscriptEntry> }>> {
+    return attemptAsync(async () => streamedTranscript(await this.accepted([])));
   }
 
   /** Every model attempt rebuilt from its chunks (`dsh replay --json`). */
   async replay(): Promise<Result<ReplayView>> {
+    const replay = await this.replayAttempts();
+    if (!replay.ok) return replay;
     return attemptAsync(async () => {
-      const s = await this.loaded();
-      return buildReplay(s.sessionId, s.events);
+      const attempts: ReplayAttempt[] = [];
+      const summary = await replay.value.play((a) => {
+        attempts.push(a);
+      });
+      return { sessionId: replay.value.sessionId, attempts, summary };
+    });
+  }
+
+  /**
+   * The replay as `dsh replay` prints it, attempt by attempt: `play` re-reads the log once, hands
+   * `emit` each attempt asked for (those of `step` `{ turn, step }`, default all; with their raw
+   * chunks when `chunks`) and resolves to the summary of every attempt. `gapTotal`: the recorded
+   * delays between the chunks asked for, each capped as a timed replay caps it. A `step` with no
+   * attempt fails with `UsageError` naming the steps that have some. Play before `close()`.
+   */
+  async replayAttempts(options: { step?: { turn: number; step: number }; chunks?: boolean } = {}): Promise<Result<ReplayAttempts>> {
+    return attemptAsync(async () => {
+      const store = await this.accepted([REPLAY_PLAN]);
+      const meta = store.inspection.meta;
+      if (!meta) throw new VerdictFailure(verdictError({ class: 'Error', message: 'session events were not collected', kind: 'corrupt' } as NonNullable<SessionInspection['error']>));
+      const stream = store.stream!;
+      // The plan comes with the index (built on its validating pass), else from a re-read.
+      const plan = (store.folds.get(REPLAY_PLAN.tag) as ReplayPlan | null | undefined) ?? (await planReplay(stream()));
+      const step = options.step;
+      const wanted = (a: { turn: unknown; step: unknown }) => !step || (a.turn === step.turn && a.step === step.step);
+      if (step && !plan.attempts.some(wanted)) {
+        const steps = [...new Set(plan.attempts.map((a) => stepKey(a.turn, a.step)))];
+        throw new UsageError(`no model attempt in turn ${step.turn} step ${step.step}${steps.length ? `; steps with attempts: ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}` : '; the log has no model attempts'}`);
+      }
+      const keepChunks = Boolean(options.chunks);
+      return {
+        sessionId: meta.id,
+        gapTotal: replayGapTotal(plan, wanted),
+        play: (emit) => streamReplay(plan, stream(), (a) => (wanted(a) ? emit(a) : undefined), { keepChunks }),
+      };
     });
   }
 
@@ -686,9 +839,9 @@ export type { QueryResult } from './dataset/sql.js';
 export type { TableDef, ColumnDef, TableName } from './dataset/schema.js';
 
 // OpenTelemetry export and live following.
-export { sessionSpans, exportRequest, exportRequestText, traceIdOf, spanIdOf, SCHEMA_URL, SEMCONV_VERSION, GENAI_SEMCONV_VERSION } from './export/otlp.js';
+export { exportRequest, exportRequestText } from './export/otlp.js';
 export type { OtlpSpan, OtlpOptions, ExportTraceServiceRequest } from './export/otlp.js';
 export { otlpSpans } from './export/otlp-run.js';
-export { sendRequest as sendOtlp, encodeProtobuf as encodeOtlpProtobuf, tracesUrl as otlpTracesUrl, OtlpSendError } from './export/otlp-send.js';
+export { encodeProtobuf as encodeOtlpProtobuf, OtlpSendError } from './export/otlp-send.js';
 export { LogFollower } from './views/follow.js';
 export type { FollowNotice, FollowSink, FollowState } from './views/follow.js';

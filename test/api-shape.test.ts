@@ -69,8 +69,14 @@ function entryPoints(): [string, string][] {
 }
 
 /**
+ * Runtime names the entry points may export. Lower it as the CLI's commands move behind `Session` and
+ * what only they used leaves the entry points; it never rises. The designed API is to stay within 100.
+ */
+const EXPORT_CEILING = 153;
+
+/**
  * The runtime names the public API exports, over all entry points (a name exported by two counts once).
- * The designed API is to stay within 100; the figure is printed so each change shows where it stands.
+ * The figure is printed so each change shows where it stands against {@link EXPORT_CEILING}.
  */
 it('counts the runtime names the entry points export', async () => {
   const names = new Set<string>();
@@ -81,7 +87,7 @@ it('counts the runtime names the entry points export', async () => {
     for (const k of keys) names.add(k);
     per.push(`${name} ${keys.length}`);
   }
-  console.log(`runtime exports: ${names.size} distinct over ${per.length} entry points (${per.join(', ')})`);
-  expect(names.size).toBeGreaterThan(0);
+  console.log(`runtime exports: ${names.size} distinct over ${per.length} entry points (${per.join(', ')}), ceiling ${EXPORT_CEILING}`);
+  expect(names.size).toBeLessThanOrEqual(EXPORT_CEILING);
   expect(names.has('openSession')).toBe(true);
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Labels, analysisOf } from '../src/api/views.js';
+import { Labels } from '../src/views/labels.js';
+import { analysisOf } from '../src/views/trace.js';
 
 /** A small deterministic generator (the test must be the same every run). */
 function lcg(seed: number): () => number {

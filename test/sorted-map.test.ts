@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AscendingNumberMap } from '../src/api/views.js';
+import { AscendingNumberMap } from '../src/core/sorted.js';
 import { LayeredNumberMap } from '../src/core/sorted.js';
 
 /** A small deterministic generator (the test must be the same every run). */

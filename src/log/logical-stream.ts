@@ -295,3 +295,73 @@ export async function streamValidated(
     indexed.close();
   }
 }
+
+/** Where a streamed document is written, in order (the CLI's buffered stdout): text, bytes, packed row members. */
+export interface DocumentSink extends Flushable {
+  push(text: string): void;
+  pushAscii(text: string): void;
+  pushBytes(bytes: Buffer): void;
+  pushRowMember(member: RowMemberBytes): void;
+}
+
+/**
+ * The logical `inspect` document (`inspectView`'s JSON, byte for byte) written to `out` as the events
+ * are delivered, never built into one string: a log of `passBytes` or more is validated first (or
+ * answered by its saved index), then each stored line's bytes are copied where they are its event's
+ * JSON; a smaller one is printed from its one pass. Nothing is written when DSH refuses the log: the
+ * inspection carries its error.
+ */
+export async function streamInspectDocument(target: ResolvedTarget, options: InspectOptions, cache: CacheConfig, out: DocumentSink, passBytes: number): Promise<SessionInspection> {
+  let first = true;
+  const open = (valid: SessionInspection) => out.push(`{"meta":${toJson(valid.meta)},"encoding":${toJson(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
+  const onEvent = (e: SessionEvent, text: string | undefined) => {
+    if (!first) out.push(',');
+    out.push(logicalEventJson(e, text));
+    first = false;
+  };
+  const streamed =
+    targetBytes(target) >= passBytes
+      ? await streamValidated(
+          target,
+          options,
+          cache,
+          (valid) => {
+            open(valid);
+            return {
+              verbatim: (_head, line) => {
+                if (!first) out.pushAscii(',');
+                out.pushBytes(line);
+                first = false;
+              },
+              chunk: (_seq, _time, json) => {
+                out.push(first ? json : ',' + json);
+                first = false;
+              },
+              chunkBytes: (_seq, _time, member) => {
+                if (!first) out.pushAscii(',');
+                out.pushRowMember(member);
+                first = false;
+              },
+              event: onEvent,
+            };
+          },
+          out,
+        )
+      : undefined;
+  const r =
+    streamed ??
+    (await forEachLogicalEvent(
+      target,
+      options,
+      (valid) => {
+        open(valid);
+        return onEvent;
+      },
+      out,
+    ));
+  if (r.error) return r;
+  const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
+  out.push(`],"closers":${toJson(r.closers)},"torn":${toJson(torn)},"repairPlan":${toJson(r.repairPlan)}}\n`);
+  await out.flush();
+  return r;
+}

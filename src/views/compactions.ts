@@ -472,7 +472,7 @@ export interface AuditedCompactions {
 const HYDRATE_BATCH = 256;
 
 /**
- * {@link auditCompactions} over logical events that come in batches (a re-read of the log), never
+ * `auditCompactions()` over logical events that come in batches (a re-read of the log), never
  * holding them: `dispatches` is the session's dispatch index (complete before the walk); the text-valued
  * fields (header, usage) of the few entries the audit prices against are read back with `fetch`, a few
  * hundred at a time, and only their estimates are kept.

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { escapeControl, LineWriter } from '../io.js';
-import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, isRootDir, speculativeAction } from '../shared.js';
+import { addCommon, decoderFor, envFor, indexUseFor, EXIT, type CommonOptions, isRootDir, speculativeAction } from '../shared.js';
 import { progressOption } from '../progress.js';
 import { failureObject, inspectTargetIndexed, type SessionInspection, type ResolvedTarget, UsageError, resolveTarget, scanRoot, toJson, toJsonAround } from '../../api/log.js';
 import { auditCompactionsStreamed, compactionsJson, DISPATCHES, foldOf, type AuditedCompactions, type CompactionsReport } from '../../api/views.js';
 import { renderCompactions, renderRootCompactions, type RootCompactionRow } from '../render/compactions.js';
-import { reportLoadFailure } from './replay.js';
+import { answer, sessionFor } from '../session.js';
 
 interface CompactionsOptions extends CommonOptions {
   id?: string;
@@ -133,11 +133,16 @@ Examples:
         if (totals.unreadable > 0) return EXIT.failed;
         return opts.strict && totals.failingSessions > 0 ? EXIT.failed : EXIT.ok;
       }
-      const resolved = await resolveCli(target, opts);
-      const { r, audit } = await auditTarget(io, resolved, opts, true);
-      if (!audit) return reportLoadFailure(io, opts, r.error);
+      const session = await sessionFor(io, target, opts);
+      let audit: AuditedCompactions;
+      try {
+        const answered = await answer(io, opts, session, await session.compactionAudit());
+        if (typeof answered === 'number') return answered;
+        audit = answered.value;
+      } finally {
+        session.close();
+      }
       let { report } = audit;
-      if (!opts.json) for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
       if (opts.id !== undefined) {
         const want = opts.id.trim();
         const n = /^#?(\d+)$/.exec(want);

@@ -1,13 +1,13 @@
-import { progressOption } from '../progress.js';
 import { Command, Option } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
-import { action, addCommon, cacheFor, decoderFor, envFor, intOption, resolveCli, EXIT, type CommandEnv, type CommonOptions, addExamples } from '../shared.js';
-import { UsageError, type ResolvedTarget, type SessionEvent, type SessionInspection, inspectDocument, inspectTarget, toJson } from '../../api/log.js';
+import { action, addCommon, decoderFor, envFor, intOption, resolveCli, EXIT, type CommandEnv, type CommonOptions, addExamples } from '../shared.js';
+import { UsageError, type ResolvedTarget, inspectDocument, toJson } from '../../api/log.js';
+import { callFailure, sessionFor } from '../session.js';
+import { failureJson } from '../render/surface.js';
 import { Summarizer } from '../../api/views.js';
-import { salvageMayHelp, salvageWouldRecoverMore } from '../../api/salvage.js';
 import { renderInspect } from '../render/inspect.js';
-import { forEachLogicalEvent, logicalEventJson, Output, streamPassBytes, streamValidated, targetBytes } from '../stream.js';
+import { Output } from '../stream.js';
 import { escapeControl } from '../io.js';
 
 interface InspectOptions extends CommonOptions {
@@ -40,102 +40,25 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
   cmd.action(
     action(io, setExit, async (target: string, opts: InspectOptions) => {
       const env = envFor(io, opts);
-      const resolved = await resolveCli(target, opts);
-      if (opts.watch) return watchInspect(io, env, resolved, opts);
+      if (opts.watch) return watchInspect(io, env, await resolveCli(target, opts), opts);
+      const session = await sessionFor(io, target, opts);
       if (opts.json && opts.view === 'logical') {
-        // Stream the document: events are written as they are delivered, never
-        // built into one string (bounded memory for large logs).
+        // The document is streamed: events are written as they are delivered, never built into one string.
         const out = new Output(io.stdout);
-        let first = true;
-        const open = (valid: SessionInspection) =>
-          out.push(`{"meta":${toJson(valid.meta)},"encoding":${toJson(valid.encoding)},"storedEventCount":${valid.storedEventCount},"events":[`);
-        const onEvent = (e: SessionEvent, text: string | undefined) => {
-          if (!first) out.push(',');
-          out.push(logicalEventJson(e, text));
-          first = false;
-        };
-        // A large log: validated first, then each line's bytes copied out where they are its event's JSON.
-        const streamed =
-          targetBytes(resolved) >= streamPassBytes(intOption('--stream-pass-bytes', opts.streamPassBytes))
-            ? await streamValidated(
-                resolved,
-                { decoder: decoderFor(opts) },
-                cacheFor(io, opts),
-                (valid) => {
-                  open(valid);
-                  return {
-                    verbatim: (_head, line) => {
-                      if (!first) out.pushAscii(',');
-                      out.pushBytes(line);
-                      first = false;
-                    },
-                    chunk: (_seq, _time, json) => {
-                      out.push(first ? json : ',' + json);
-                      first = false;
-                    },
-                    chunkBytes: (_seq, _time, member) => {
-                      if (!first) out.pushAscii(',');
-                      out.pushRowMember(member);
-                      first = false;
-                    },
-                    event: onEvent,
-                  };
-                },
-                out,
-              )
-            : undefined;
-        const r =
-          streamed ??
-          (await forEachLogicalEvent(
-            resolved,
-            { decoder: decoderFor(opts) },
-            (valid) => {
-              open(valid);
-              return onEvent;
-            },
-            out,
-          ));
-        if (r.error) {
-          await writeOut(io.stdout, toJson(inspectDocument(r, 'logical')) + '\n');
-          return EXIT.failed;
-        }
-        const torn = r.torn ? { truncateTo: r.torn.truncateTo, recoveredEventSeqs: r.torn.recoveredEventSeqs } : null;
-        out.push(`],"closers":${toJson(r.closers)},"torn":${toJson(torn)},"repairPlan":${toJson(r.repairPlan)}}\n`);
-        await out.flush();
-        return EXIT.ok;
+        const written = await session.writeInspect(out, { streamPassBytes: intOption('--stream-pass-bytes', opts.streamPassBytes) });
+        if (written.ok) return EXIT.ok;
+        if (!written.error.verdict) throw callFailure(written.error);
+        await writeOut(io.stdout, failureJson(written.error));
+        return EXIT.failed;
       }
       // Human output needs only a streaming summary; other views hold what they print.
-      const summarizer = new Summarizer();
-      const r = await inspectTarget(resolved, {
-        decoder: decoderFor(opts),
-        ...progressOption(io, opts),
-        collect: Boolean(opts.json),
-        collectStored: opts.view === 'stored',
-        keepReplacements: true,
-        // The artifact view's sha256 is only reported by --view artifact.
-        skipArtifact: opts.view !== 'artifact',
-        // The summary reads only what pruned events carry (type, seq, time, turn): workers may parse.
-        pruned: true,
-        onLogical: (e) => summarizer.observe(e),
-      });
-      for (const closer of r.closers) summarizer.observe(closer);
-      summarizer.setCloserStart(r.storedEventCount);
-      const failed = opts.view === 'artifact' ? r.artifact.error !== undefined : r.error !== undefined;
+      const reviewed = await session.review({ view: opts.view, events: Boolean(opts.json), hint: !opts.json });
+      if (!reviewed.ok) throw callFailure(reviewed.error);
+      const { inspection: r, summary, failed, hint } = reviewed.value;
       if (opts.json) await writeOut(io.stdout, toJson(inspectDocument(r, opts.view)) + '\n');
       else {
-        let text = renderInspect(r, env.c, summarizer.result());
-        // DSH refuses a damaged log outright; say when dsh salvage would keep more of it.
-        if (salvageMayHelp(r) && opts.view !== 'artifact') {
-          const source = resolved.open();
-          try {
-            const hint = await salvageWouldRecoverMore(source, r, { decoder: decoderFor(opts), target: resolved.path });
-            if (hint?.more) text += env.c.cyan(`hint     ${escapeControl(hint.suggestion)}`) + '\n';
-          } catch {
-            // The hint is best effort; the verdict above stands.
-          } finally {
-            source.close();
-          }
-        }
+        let text = renderInspect(r, env.c, summary);
+        if (hint !== undefined) text += env.c.cyan(`hint     ${escapeControl(hint)}`) + '\n';
         await writeOut(io.stdout, text);
       }
       return failed ? EXIT.failed : EXIT.ok;

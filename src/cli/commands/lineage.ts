@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut, escapeControl } from '../io.js';
-import { action, addCommon, decoderFor, envFor, resolveCli, EXIT, type CommonOptions, addExamples } from '../shared.js';
-import { LogError, toJson } from '../../api/log.js';
-import { readHeaderFromSource, type ListingProblem, lineageOf } from '../../api/views.js';
+import { action, addCommon, envFor, EXIT, type CommonOptions, addExamples } from '../shared.js';
+import { toJson } from '../../api/log.js';
+import { callFailure, sessionFor } from '../session.js';
 import { renderLineage } from '../render/lineage.js';
 import { failureJson } from '../render/surface.js';
-import { queryError } from './surface.js';
 
 export function registerLineage(program: Command, io: Io, setExit: (code: number) => void): void {
   const cmd = program
@@ -22,35 +21,25 @@ export function registerLineage(program: Command, io: Io, setExit: (code: number
   cmd.action(
     action(io, setExit, async (target: string, opts: CommonOptions) => {
       const env = envFor(io, opts);
-      const resolved = await resolveCli(target, opts);
-      const decoder = decoderFor(opts);
-      const source = resolved.open();
-      let read;
-      try {
-        read = await readHeaderFromSource(source, undefined, decoder);
-      } finally {
-        source.close();
-      }
-      if (!read.header) {
-        const error = { class: 'Error', message: `${resolved.path}: ${read.reason}` };
-        if (opts.json) await writeOut(io.stdout, failureJson(error));
-        else io.stderr.write(`dsh: ${escapeControl(error.message)}\n`);
-        return EXIT.failed;
-      }
-      const header = read.header;
-      const root = opts.root ?? resolved.root;
-      let trace;
-      let problems: ListingProblem[] = [];
-      try {
-        ({ trace, problems } = await lineageOf(header, root, decoder));
-      } catch (error) {
-        const e = queryError(error);
-        if (e instanceof LogError && opts.json) {
+      const session = await sessionFor(io, target, opts);
+      const result = await session.lineage(opts.root !== undefined ? { root: opts.root } : {});
+      const root = opts.root ?? session.root;
+      if (!result.ok) {
+        const e = result.error;
+        // A log without a header: its reason, as DSH's listing gives it.
+        if (e.verdict) {
+          if (opts.json) await writeOut(io.stdout, failureJson(e));
+          else io.stderr.write(`dsh: ${escapeControl(e.message)}\n`);
+          return EXIT.failed;
+        }
+        // A lineage session-query cannot follow (a cycle): its own error, exit 1.
+        if (e.class === 'SessionQueryError' && e.kind !== 'usage' && opts.json) {
           await writeOut(io.stdout, failureJson({ class: 'SessionQueryError', message: e.message }));
           return EXIT.failed;
         }
-        throw e;
+        throw callFailure(e);
       }
+      const { trace, problems } = result.value;
       if (opts.json) await writeOut(io.stdout, toJson(trace) + '\n');
       else {
         await writeOut(io.stdout, renderLineage(trace, env.c));

@@ -1,12 +1,10 @@
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
-import { escapeControl, LineWriter, writeOut } from '../io.js';
-import { progressOption } from '../progress.js';
-import { addCommon, decoderFor, envFor, indexUseFor, resolveCli, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
-import { inspectTargetIndexed, toJson } from '../../api/log.js';
-import { streamedTranscript } from '../../api/views.js';
+import { LineWriter } from '../io.js';
+import { addCommon, envFor, EXIT, type CommonOptions, speculativeAction, addExamples } from '../shared.js';
+import { toJson } from '../../api/log.js';
+import { answer, sessionFor } from '../session.js';
 import { BlankLineCollapser, transcriptMarkdownEntry, transcriptMarkdownHead, transcriptTextEntryPieces, transcriptTextHead } from '../render/transcript.js';
-import { failureJson, renderFailure } from '../render/surface.js';
 
 interface TranscriptOptions extends CommonOptions {
   format: 'text' | 'markdown' | 'json';
@@ -28,19 +26,13 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
     speculativeAction(io, setExit, async (target: string, opts: TranscriptOptions) => {
       const env = envFor(io, opts);
       const format = opts.json ? 'json' : opts.format;
-      // One validating pass (or the saved index) gives the final fold; the entries are then printed
-      // as the log is re-read, never holding it.
-      const resolved = await resolveCli(target, opts);
-      const indexed = await inspectTargetIndexed(resolved, { decoder: decoderFor(opts), ...progressOption(io, { json: format === 'json' }) }, indexUseFor(io, opts, []));
+      const shown = { ...opts, json: format === 'json' };
+      // The session re-reads the log for the entries, printed as each is final, never holding it.
+      const session = await sessionFor(io, target, shown);
       try {
-        const r = indexed.inspection;
-        if (r.error) {
-          if (format === 'json') await writeOut(io.stdout, failureJson(r.error));
-          else io.stderr.write(renderFailure(r.error));
-          return EXIT.failed;
-        }
-        if (format !== 'json') for (const w of r.warnings) io.stderr.write(`dsh: warning: ${escapeControl(w)}\n`);
-        const { head, entries } = await streamedTranscript(indexed);
+        const answered = await answer(io, shown, session, await session.transcriptEntries());
+        if (typeof answered === 'number') return answered;
+        const { head, entries } = answered.value;
         const out = new LineWriter(io.stdout);
         if (format === 'json') {
           const open = toJson(head);
@@ -68,7 +60,7 @@ export function registerTranscript(program: Command, io: Io, setExit: (code: num
         await out.flush();
         return EXIT.ok;
       } finally {
-        indexed.close();
+        session.close();
       }
     }),
   );
