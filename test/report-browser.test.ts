@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PROJECT_ROOT } from './helpers/corpus.js';
+import { CORPUS, HAVE_CORPUS, PROJECT_ROOT } from './helpers/corpus.js';
 import { runInProcess } from './helpers/cli.js';
 import { baseEvents, hostileLog, logText } from './helpers/logtext.js';
 import { writeGeneratedArtifact } from '../tools/generate.js';
@@ -272,14 +272,17 @@ describe.skipIf(!pw)('dsh report in chromium', () => {
     await f.page.close();
   });
 
-  it('the Context view: one bar per dispatch, one marker per compaction and prune that opens its trace (the incident and a 200-turn session)', async () => {
+  it('the Context view: one bar per dispatch, one marker per compaction and prune that opens its trace (the incident, a corpus session with two compactions, a 200-turn session)', async () => {
     const art = path.join(dir, 'turns', '--home-dev-project--', 'turns-200', 'session.jsonl.zstd');
     mkdirSync(path.dirname(art), { recursive: true });
     await writeGeneratedArtifact(art, { seed: 7, id: 'turns-200', encoding: 'zstd', turns: 200, toolOutputBytes: [200, 2000] });
-    for (const [target, name] of [
+    const corpusSession = path.join(CORPUS, 'synthetic', 'root-zstd', '--home-dsh-synthetic-project--', 'syn.compaction-double', 'session.jsonl.zstd');
+    const targets: [string, string][] = [
       [INCIDENT, 'context-incident'],
+      ...(HAVE_CORPUS ? [[corpusSession, 'context-corpus'] as [string, string]] : []),
       [art, 'context-200'],
-    ] as const) {
+    ];
+    for (const [target, name] of targets) {
       const o = await open(await report(target, `${name}.html`));
       const { page } = o;
       const list = JSON.parse((await runInProcess(['request', target, '--list', '--json'])).stdout).requests as unknown[];
