@@ -412,3 +412,19 @@ describe('salvage artifact drops what DSH restore would reject', () => {
     expect(readFileSync(path.join(out, 'events.ndjson'), 'utf8').trim().split('\n')).toHaveLength(3);
   });
 });
+
+describe('salvage --json on a line whose defect message quotes a DEL', () => {
+  it('escapes it (\\u007f): stdout carries no raw control character, and the report parses to the same text', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-salvage-del-'));
+    const file = path.join(dir, 'root', '--home-dev-p--', 'del', 'session.jsonl');
+    mkdirSync(path.dirname(file), { recursive: true });
+    const header = JSON.stringify({ type: 'session', version: 0, id: 'del', createdAt: 1, cwd: '/home/dev/p', delegationDepth: 0 });
+    // JSON.parse's message quotes the unexpected token and what follows it: a DEL among them.
+    writeFileSync(file, `${header}\n{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n\u0014\u007fxx\n`);
+    const r = await runCli(['salvage', file, '-o', path.join(dir, 'out'), '--json']);
+    expect(r.stdout).toContain('unparsable-line');
+    expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    const report = JSON.parse(r.stdout);
+    expect(JSON.stringify(report.defects)).toContain('\u007f');
+  });
+});

@@ -75,7 +75,8 @@ Exit codes: 0 something was salvaged, 1 nothing could be salvaged (or the artifa
       if (!opts.output) throw new UsageError('salvage needs an output directory: -o <dir>');
       const resolved = await resolveCli(target, opts);
       const report = await runSalvage(resolved, opts.output, { artifact: Boolean(opts.artifact), decoder: decoderFor(opts) });
-      if (opts.json) await writeOut(io.stdout, toJson(report) + '\n');
+      // A defect's message quotes the bytes that did not parse: DEL, which JSON may carry raw, is written escaped.
+      if (opts.json) await writeOut(io.stdout, toJson(report).replace(/\u007f/g, '\\u007f') + '\n');
       else await writeOut(io.stdout, renderSalvage(report, env.c));
       if (report.keptEvents === 0) {
         io.stderr.write('dsh: nothing could be salvaged\n');
