@@ -10,6 +10,7 @@
  * first chunk, so a node appended at seq `a` and shadowed at seq `r` was sent in exactly the dispatches
  * whose first chunk lies in (a, r).
  */
+import { upperBound } from '../core/sorted.js';
 import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import { deriveEventMessage, SurfaceFold } from '../log/surface.js';
@@ -307,15 +308,7 @@ export class BehaviourFold {
 
   /** The first dispatch whose first chunk is after `seq`. */
   private after(seq: number): number {
-    const firsts = this.dispatches.firstChunkSeqs;
-    let lo = 0;
-    let hi = firsts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((firsts[mid] as number) > seq) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+    return upperBound(this.dispatches.firstChunkSeqs, seq);
   }
 
   /** How many dispatches sent the surface node appended at `seq`. */

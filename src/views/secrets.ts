@@ -1,3 +1,4 @@
+import { upperBound } from '../core/sorted.js';
 import { failureObject, type ErrorObject } from '../core/errors.js';
 /**
  * Which secrets reached the model, and when (`dsh secrets`, `dsh check
@@ -348,16 +349,7 @@ export class SecretsFold {
     const firsts = d.firstChunkSeqs;
     const finalNodes = new Set(this.surface.nodes);
     // First dispatch whose first chunk is after `seq`.
-    const after = (seq: number): number => {
-      let lo = 0;
-      let hi = firsts.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if ((firsts[mid] as number) > seq) hi = mid;
-        else lo = mid + 1;
-      }
-      return lo;
-    };
+    const after = (seq: number): number => upperBound(firsts, seq);
     const byHeader = new Map<number, [number, number]>();
     const byContext = new Map<number, [number, number]>();
     for (let i = 0; i < d.count; i++) {
