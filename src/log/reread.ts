@@ -11,7 +11,7 @@ import { releaseMemory } from '../core/memory.js';
 import type { ByteSource } from '../physical/source.js';
 import type { FrameDecoder } from '../physical/decoders.js';
 import type { PlaintextSegment } from './read.js';
-import type { LineInfo } from './scanner.js';
+import { HUGE_LINE_BYTES, type LineInfo } from './scanner.js';
 import { decodeStorageRecord } from './rows.js';
 import { UsageError } from './errors.js';
 import type { Encoding, SessionEvent } from './types.js';
@@ -356,12 +356,6 @@ export function changed(): UsageError {
   return new UsageError('the log changed while it was being read (its second read does not match the first)', 'io');
 }
 
-/**
- * A line this long is handed over as its text, decoded as its pieces arrive, and the pieces are
- * freed before the caller parses it: otherwise its bytes, the joined bytes, the text and the value
- * would all be held at once.
- */
-const HUGE_LINE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Splits pushed chunks into complete lines (a partial line waits for the next chunk); `visit`

@@ -43,7 +43,7 @@ function utf8(buf: Buffer, start: number, end: number): string | undefined {
 }
 
 /** A line at least this long is parsed only after its pieces are freed (see `releaseMemory`). */
-const HUGE_LINE_BYTES = 32 * 1024 * 1024;
+export const HUGE_LINE_BYTES = 32 * 1024 * 1024;
 
 /** A line's text pieces as one flat string, or undefined past V8's string limit. */
 function joined(pieces: string[]): string | undefined {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { StringDecoder } from 'node:string_decoder';
-import { releaseMemory } from '../core/memory.js';
+import { ByteCarry } from '../core/carry.js';
 import { detectEncoding } from '../log/read.js';
 import { existsSync, promises as fsp } from 'node:fs';
 import type { ByteSource } from '../physical/source.js';
@@ -130,19 +129,16 @@ export async function splitSecretEdits(source: ByteSource, redactor: Redactor, d
 
 async function splitEdits(source: ByteSource, encoding: Encoding, decoder: FrameDecoder, redactor: Redactor): Promise<Map<number, string>> {
   const scanner = new SplitSecretScanner(redactor);
-  // An unterminated line is held as its text, decoded as it arrives (as the reader's scanner does).
-  let carry: string[] = [];
-  let carryBytes = 0;
-  let text = new StringDecoder('utf8');
+  const carry = new ByteCarry();
   // A line past the line limit cannot parse (for DSH neither): counted through, never held.
   let overlong = false;
   let header = true;
-  const line = (json: string) => {
+  const line = (bytes: Buffer) => {
     if (header) {
       header = false;
       // Learn the session cwd before any detector runs (--redact-paths).
       try {
-        const h = JSON.parse(json) as { cwd?: unknown };
+        const h = JSON.parse(bytes.toString('utf8')) as { cwd?: unknown };
         redactor.setCwd(typeof h?.cwd === 'string' ? h.cwd : undefined);
       } catch {
         /* not a header: no cwd */
@@ -151,32 +147,19 @@ async function splitEdits(source: ByteSource, encoding: Encoding, decoder: Frame
     }
     let records: SessionEvent[];
     try {
-      records = decodeStorageRecord(JSON.parse(json));
+      records = decodeStorageRecord(JSON.parse(bytes.toString('utf8')));
     } catch {
       return;
     }
     for (const e of records) if (e !== null && typeof e === 'object') scanner.observe(e);
   };
-  const drop = () => {
-    const held = carry.length > 0;
-    carry = [];
-    text = new StringDecoder('utf8');
-    // Freed now, not when V8 next decides: the verifying read that follows would hold its own copy beside it.
-    if (held) releaseMemory();
-  };
+  let carryBytes = 0;
   await forEachUnit(source, encoding, decoder, (u) => {
     let from = 0;
     const b = u.plaintext;
     for (let nl = b.indexOf(0x0a); nl !== -1; nl = b.indexOf(0x0a, from)) {
-      if (!overlong && carryBytes + (nl - from) <= DEFAULT_MAX_LINE_BYTES) {
-        if (carry.length === 0) line(b.toString('utf8', from, nl));
-        else {
-          carry.push(text.write(b.subarray(from, nl)), text.end());
-          const joined = carry.join('');
-          carry = [];
-          line(joined);
-        }
-      } else drop();
+      const l = carry.take(b.subarray(from, nl));
+      if (!overlong && carryBytes + (nl - from) <= DEFAULT_MAX_LINE_BYTES) line(l);
       carryBytes = 0;
       overlong = false;
       from = nl + 1;
@@ -184,13 +167,13 @@ async function splitEdits(source: ByteSource, encoding: Encoding, decoder: Frame
     if (from < b.length) {
       carryBytes += b.length - from;
       if (carryBytes > DEFAULT_MAX_LINE_BYTES && !overlong) {
-        drop();
+        carry.clear();
         overlong = true;
       }
-      if (!overlong) carry.push(text.write(b.subarray(from)));
+      if (!overlong) carry.push(b.subarray(from));
     }
     if (u.final) {
-      drop();
+      carry.clear();
       carryBytes = 0;
       overlong = false;
     }
