@@ -171,14 +171,19 @@ describe('a log whose one user message is 200 MB', () => {
     expect(line.startsWith(`${pre}"x`) && line.endsWith(`x"${post}`) && /^x+$/.test(line.slice(pre.length + 1, pre.length + 1 + TEXT))).toBe(true);
     rmSync(out, { recursive: true, force: true });
     expect(r.peakMiB, `salvage ${r.peakMiB.toFixed(0)} MiB, inspect ${inspectMiB.toFixed(0)} MiB`).toBeLessThan(bound());
+    // Issue #51's target: bytes, text and value of the record one after another, each freed before the next.
+    expect(r.peakMiB, `salvage ${r.peakMiB.toFixed(0)} MiB`).toBeLessThan(600);
   }, 300_000);
 
   // Issue #51's target: under 600 MiB with a 200 MB message. The reader decodes a long line's pieces as they
   // come, frees them before it parses the line, and re-reads it the same way; these commands hold the text
-  // and its value, no more. (Not yet: inspect --json, events --json, report, redact, salvage, diff, dataset.)
+  // and its value, no more; output holds a huge text as the string it is and writes it in pieces. (Not yet:
+  // report, redact, diff, dataset --content --redact.)
   const BOUNDED: string[][] = [
     ['inspect'],
+    ['inspect', '--json'],
     ['events'],
+    ['events', '--json'],
     ['surface'],
     ['trace', '2'],
     ['compactions'],

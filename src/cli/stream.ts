@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { writeOut } from './io.js';
-import { decimalBefore, UsageError, type RowMemberBytes } from '../api/log.js';
+import { decimalBefore, textPieces, UsageError, type RowMemberBytes } from '../api/log.js';
 export { forEachLogicalEvent, logicalEventJson, SINGLE_PASS_BYTES, type Emit, heldBytesBudget, streamValidated, streamPassBytes, targetBytes, type LineEmit, type RowMemberBytes } from '../api/log.js';
 
 /** Room for a safe integer's digits and sign (`Output.pushInt`). */
@@ -12,8 +12,8 @@ const DIGITS = new Uint8Array(17);
  * stream to drain, so a slow consumer never makes dsh buffer the whole log.
  */
 export class Output {
-  /** Filled buffers (each written up to its `doneUsed`), then the one being filled. */
-  private done: Buffer[] = [];
+  /** Filled buffers (each written up to its `doneUsed`) and huge texts (written in pieces), then the one being filled. */
+  private done: (Buffer | string)[] = [];
   private doneUsed: number[] = [];
   private buf: Buffer;
   private used = 0;
@@ -45,8 +45,19 @@ export class Output {
   private recycle(buf: Buffer): void {
     if (buf.length === this.chunk && this.free.length < 4) this.free.push(buf);
   }
-  /** Append text, encoded straight into the output buffer (no join, no intermediate strings). */
+  /**
+   * Append text, encoded straight into the output buffer (no join, no intermediate strings); a text
+   * longer than a buffer is kept as the string it is and encoded piece by piece when flushed, so a
+   * huge event's text never gets a second, encoded copy.
+   */
   push(text: string): void {
+    if (text.length > this.chunk) {
+      this.next(0);
+      this.done.push(text);
+      this.doneUsed.push(-1);
+      this.size += text.length;
+      return;
+    }
     // UTF-8 needs at most 3 bytes per UTF-16 code unit.
     if (this.used + text.length * 3 > this.buf.length) this.next(text.length * 3);
     const n = this.buf.write(text, this.used);
@@ -124,16 +135,37 @@ export class Output {
     this.used = 0;
     this.size = 0;
     if (!this.reuse) {
-      await writeOut(this.stream, parts.length === 1 ? (parts[0] as Buffer).subarray(0, used[0]) : Buffer.concat(parts.map((p, i) => p.subarray(0, used[i]))));
+      // Runs of buffers joined into one write; a huge text written in pieces between them.
+      for (let i = 0; i < parts.length; ) {
+        const part = parts[i] as Buffer | string;
+        if (typeof part === 'string') {
+          await this.writeText(part);
+          i++;
+          continue;
+        }
+        let j = i;
+        while (j < parts.length && typeof parts[j] !== 'string') j++;
+        const run = (parts.slice(i, j) as Buffer[]).map((p, k) => p.subarray(0, used[i + k]));
+        await writeOut(this.stream, run.length === 1 ? (run[0] as Buffer) : Buffer.concat(run));
+        i = j;
+      }
       return;
     }
     // Each part written as it is (no joined copy), its buffer reused once the write completed.
     for (let i = 0; i < parts.length; i++) {
-      const part = parts[i] as Buffer;
+      const part = parts[i] as Buffer | string;
+      if (typeof part === 'string') {
+        await this.writeText(part);
+        continue;
+      }
       await writeOut(this.stream, part.subarray(0, used[i]), (error) => {
         if (!error) this.recycle(part);
       });
     }
+  }
+  /** A huge text written a piece at a time, each encoded as it goes. */
+  private async writeText(text: string): Promise<void> {
+    for (const piece of textPieces(text)) await writeOut(this.stream, piece);
   }
   /** Flush once enough is pending, and the very first time anything is (a first screen comes at once). */
   async maybeFlush(): Promise<void> {
@@ -149,6 +181,9 @@ export class Output {
  * a UsageError, so the reader lets it through as itself rather than as a verdict on the log.
  */
 export class HeldOutputFull extends UsageError {}
+
+/** A text this long (UTF-16 units) is not held: holding it would add a third copy of a huge event. */
+const HELD_TEXT_MAX = 32 << 20;
 
 /**
  * Output printed during a validating pass and held until DSH's verdict: lines are encoded at once
@@ -170,6 +205,8 @@ export class HeldOutput {
     return this.before + this.used;
   }
   push(text: string): void {
+    // A huge event's text is printed in the second pass, from the one copy the reader holds then.
+    if (text.length >= HELD_TEXT_MAX) throw new HeldOutputFull('a huge text is not held');
     if (this.used + text.length * 3 > this.buf.length) {
       if (this.used > 0) {
         this.parts.push(this.buf.subarray(0, this.used));

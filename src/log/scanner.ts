@@ -240,6 +240,9 @@ export class LogScanner {
         this.fragmentOverflow = true;
         if (dropped) releaseMemory();
       } else {
+        // A line becoming huge: what earlier work let go (a pass given up for another) is freed
+        // before this line's pieces, its text and its value are held.
+        if (this.fragmentBytes < HUGE_LINE_BYTES && this.fragmentBytes + rest >= HUGE_LINE_BYTES) releaseMemory();
         this.fragments.push(this.fragmentDecoder.write(chunk.subarray(lineStart)));
       }
       this.fragmentBytes += rest;
