@@ -11,7 +11,7 @@ import type { SessionEvent, SessionHeader } from '../log/types.js';
 import { salvageSource, type SalvageResult, type SalvageSummary } from './salvage.js';
 import { SalvageArtifactBuilder, type SalvageArtifactPlan } from './artifact.js';
 import { prepareOutputDir } from '../core/publish.js';
-import { toJson } from '../core/json.js';
+import { jsonText, toJson } from '../core/json.js';
 import { textPieces } from '../core/text.js';
 
 export interface SalvageRunOptions {
@@ -50,15 +50,19 @@ class NdjsonFile {
   static async create(file: string): Promise<NdjsonFile> {
     return new NdjsonFile(await fsp.open(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600));
   }
-  async line(text: string): Promise<void> {
-    if (text.length >= 1 << 20) {
-      // A huge record is written in pieces, never joined or encoded whole.
-      await this.flush();
-      for (const piece of textPieces(text)) await this.handle.write(piece);
-      text = '';
+  /** One value as a JSON line; a value holding a huge string is written in pieces, never serialized whole. */
+  async value(value: unknown): Promise<void> {
+    for (const piece of jsonText(value)) {
+      if (piece.length >= 1 << 20) {
+        await this.flush();
+        for (const slice of textPieces(piece)) await this.handle.write(slice);
+        continue;
+      }
+      this.buf.push(piece);
+      this.size += piece.length;
     }
-    this.buf.push(text, '\n');
-    this.size += text.length + 1;
+    this.buf.push('\n');
+    this.size += 1;
     if (this.size >= 1 << 20) await this.flush();
   }
   async flush(): Promise<void> {
@@ -147,7 +151,7 @@ export async function runSalvage(target: ResolvedTarget, out: string, options: S
         if (synthesized && builder && builder.plan.events === 0 && Number.isSafeInteger(event.time) && event.time >= 0) {
           builder.plan.header.createdAt = event.time;
         }
-        await ndjson.line(toJson(event));
+        await ndjson.value(event);
         await builder?.event(event, origin);
       },
     });

@@ -3,7 +3,7 @@ import { BIG_FRAME, detectEncoding } from '../log/read.js';
 import { createDecoder, DecodeFailure, forEachTornChunk, frameChunksJs, type FrameDecoder } from '../physical/decoders.js';
 import { parseHeaderMeta } from '../log/header.js';
 import { decodeStorageRecord } from '../log/rows.js';
-import { DEFAULT_MAX_LINE_BYTES } from '../log/scanner.js';
+import { DEFAULT_MAX_LINE_BYTES, HUGE_LINE_BYTES } from '../log/scanner.js';
 import type { Encoding, SessionEvent, SessionHeader } from '../log/types.js';
 import { findMagic, walkSegments, type Segment } from './walker.js';
 import { releaseMemory } from '../core/memory.js';
@@ -233,6 +233,12 @@ class SeqKeeper {
 }
 
 /** Splits text into lines, remembering where each came from. */
+/** What one line was: the header, and/or the records it holds. */
+interface LineRead {
+  header?: SessionHeader | null;
+  records?: SessionEvent[];
+}
+
 class LineFeeder {
   /** The unterminated record's bytes so far, in one buffer grown by doubling (a record is never held twice to be joined). */
   private fragment: Buffer | undefined;
@@ -288,21 +294,21 @@ class LineFeeder {
   async feed(text: Buffer, origin: (lineStart: number, lineEnd: number) => EventOrigin, frame?: number): Promise<void> {
     let from = 0;
     for (let nl = text.indexOf(0x0a, from); nl !== -1; nl = text.indexOf(0x0a, from)) {
-      let start = from;
       const bytes = this.fragmentBytes + nl - from;
-      const overflow = this.fragmentOverflow || bytes > DEFAULT_MAX_LINE_BYTES;
-      let line: string | undefined;
-      if (!overflow) {
-        if (this.fragmentBytes > 0) this.keep(text.subarray(from, nl));
-        // Decoded here, its bytes let go before the parse: the record is held as bytes, then text, then a value.
-        line = this.fragmentBytes > 0 ? this.fragment!.toString('utf8', 0, bytes) : text.toString('utf8', from, nl);
+      const where = origin(from - this.fragmentBytes, nl + 1);
+      if (this.fragmentOverflow || bytes > DEFAULT_MAX_LINE_BYTES) {
+        this.dropPending();
+        this.overlong(where, bytes, frame);
+      } else {
+        // A huge record is held as one thing at a time: bytes, then text, then value. Each step runs
+        // in a frame of its own and the one before is freed after it returns (a live frame would
+        // still refer to it).
+        const huge = bytes >= HUGE_LINE_BYTES;
+        const read = this.readLine(text, from, nl, bytes, where, huge, frame);
+        if (huge) releaseMemory();
+        if (read.header !== undefined) await this.onHeader(read.header);
+        if (read.records) for (const r of read.records) await this.keeper.offer(r, where, this.line, frame);
       }
-      start -= this.fragmentBytes;
-      this.fragment = undefined;
-      this.fragmentBytes = 0;
-      this.fragmentOverflow = false;
-      if (line === undefined) this.overlong(origin(start, nl + 1), bytes, frame);
-      else await this.line1(line, bytes, origin(start, nl + 1), frame);
       from = nl + 1;
     }
     if (from < text.length) {
@@ -365,17 +371,42 @@ class LineFeeder {
     });
   }
 
-  private async line1(text: string, lineBytes: number, where: EventOrigin, frame?: number): Promise<void> {
+  /** The line ending at `nl` of `chunk` (after the pending fragment), its text decoded and parsed. */
+  private readLine(chunk: Buffer, from: number, nl: number, bytes: number, where: EventOrigin, huge: boolean, frame?: number): LineRead {
+    const text = this.takeLine(chunk, from, nl, bytes);
+    if (huge) releaseMemory();
+    return this.parseLine(text, bytes, where, frame);
+  }
+
+  /** The line's text; the fragment it ends is let go. */
+  private takeLine(chunk: Buffer, from: number, nl: number, bytes: number): string {
+    if (this.fragmentBytes === 0) return chunk.toString('utf8', from, nl);
+    this.keep(chunk.subarray(from, nl));
+    const text = this.fragment!.toString('utf8', 0, bytes);
+    this.dropPending();
+    return text;
+  }
+
+  /** Forget the pending fragment. */
+  private dropPending(): void {
+    this.fragment = undefined;
+    this.fragmentBytes = 0;
+    this.fragmentOverflow = false;
+  }
+
+  /** A line's records, or the header it is (`header` null: the first line is not one; its records follow). */
+  private parseLine(text: string, lineBytes: number, where: EventOrigin, frame?: number): LineRead {
+    const read: LineRead = {};
     if (!this.headerSeen) {
       this.headerSeen = true;
       const meta = parseHeaderMeta(text);
       if (meta) {
         this.header = meta;
-        await this.onHeader(meta);
-        return;
+        read.header = meta;
+        return read;
       }
       this.keeper.defect({ kind: 'no-header', start: where.start, end: where.end, bytesLost: 0, message: 'the first record is not a session header', ...(frame !== undefined ? { frame } : {}) });
-      await this.onHeader(null);
+      read.header = null;
     }
     this.line += 1;
     this.total += 1;
@@ -395,10 +426,11 @@ class LineFeeder {
         line: this.line,
         ...(frame !== undefined ? { frame } : {}),
       });
-      return;
+      return read;
     }
     this.ok += 1;
-    for (const r of records) await this.keeper.offer(r, where, this.line, frame);
+    read.records = records;
+    return read;
   }
 }
 
