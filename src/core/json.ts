@@ -167,25 +167,27 @@ export function jsonByteLength(value: unknown): number {
 }
 
 /**
- * `toJson(value)` as pieces to write one after another: the text itself in one piece, unless the
- * value holds a long string; then in pieces of about a MiB, each long string in slices, so that
- * writing a document with a 200 MB message never makes a second copy of it.
+ * `toJson(value)` (with `replacer`: `toJsonReplaced(value, replacer) ?? 'undefined'`) as pieces to
+ * write or hash one after another: the text itself in one piece, unless the value holds a long
+ * string; then in pieces of about a MiB, each long string in slices, so that writing a document
+ * with a 200 MB message never makes a second copy of it.
  */
-export function* jsonText(value: unknown): Generator<string, void, undefined> {
+export function* jsonText(value: unknown, replacer?: JsonReplacer): Generator<string, void, undefined> {
   if (typeof value === 'string' ? value.length <= LONG_STRING : !holdsLongString(value)) {
-    yield toJson(value);
+    // `undefined` (a value JSON cannot hold) as the text 'undefined', as the callers that key on it spell it.
+    yield replacer ? (toJsonReplaced(value, replacer) ?? 'undefined') : toJson(value);
     return;
   }
-  if (typeof value === 'string') {
+  if (typeof value === 'string' && !replacer) {
     yield* stringSlices(value);
     return;
   }
   let batch: string[] = [];
   let size = 0;
-  const pieces = jsonPieces(value, undefined, undefined);
+  const pieces = jsonPieces(value, undefined, replacer);
   for (let r = pieces.next(); ; r = pieces.next()) {
     if (r.done) {
-      if (r.value !== CONTAINER) batch.push(r.value ?? '');
+      if (r.value !== CONTAINER) batch.push(r.value ?? (replacer ? 'undefined' : ''));
       break;
     }
     if (r.value.length >= LONG_STRING) {

@@ -30,7 +30,7 @@ import { DispatchBuilder, lazySnapshot, type DispatchEntry, type DispatchIndex, 
 import { headerChanges, type HeaderChange } from './header.js';
 import { foldSurfaceAt, type LoadedSession } from './messages.js';
 import { buildTranscript, streamedTranscript, TranscriptLinker, type TranscriptEntry, type TranscriptToolCall } from './transcript.js';
-import { toJson, toJsonReplaced } from '../core/json.js';
+import { jsonText, toJson, toJsonReplaced } from '../core/json.js';
 import { formatAtto, priceDispatch, shippedPriceTable } from './prices.js';
 
 // ---------------------------------------------------------------------------
@@ -673,10 +673,17 @@ class Keys {
     const isObject = value !== null && typeof value === 'object';
     const cached = isObject ? this.objects.get(value) : undefined;
     if (cached !== undefined) return cached;
-    const k = digestOf(equivalenceKey(value));
+    const k = keyDigest(value);
     if (isObject) this.objects.set(value, k);
     return k;
   }
+}
+
+/** `digestOf(equivalenceKey(value))`, hashed piece by piece (a value holding a 200 MB text is never serialized whole). */
+function keyDigest(value: unknown): string {
+  const hash = createHash('sha256');
+  for (const piece of jsonText(value, dropVolatile)) hash.update(piece);
+  return hash.digest().toString('latin1');
 }
 
 /** A fixed-length digest of a text (so that joined digests compare as the sequences they stand for). */
