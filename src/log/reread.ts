@@ -200,20 +200,13 @@ export class Rereader {
    */
   async *batches(): AsyncGenerator<SessionEvent[]> {
     const total = this.index.storedEventCount;
-    let expected = 0;
+    const at = { expected: 0 };
     for await (const lines of this.lineBatches()) {
-      const out: SessionEvent[] = [];
-      for (const line of lines) {
-        // Past the stored events: the torn tail the validating pass did not commit.
-        if (expected >= total) break;
-        const events = lineEvents(line, expected);
-        expected += events.length;
-        for (const e of events) out.push(e);
-      }
+      const out = lineBatchEvents(lines, at, total);
       if (out.length > 0) yield out;
-      if (expected >= total) break;
+      if (at.expected >= total) break;
     }
-    if (expected !== total) throw changed();
+    if (at.expected !== total) throw changed();
   }
 
   /**
@@ -339,6 +332,23 @@ export class Rereader {
   }
 }
 
+/**
+ * The events of a batch of re-read lines (`at.expected` advanced), stopping at `total` (past it: the
+ * torn tail the validating pass did not commit). A function of its own, and the lines let go: no
+ * suspended frame still refers to a huge line's text while its events are handled.
+ */
+function lineBatchEvents(lines: (Buffer | string)[], at: { expected: number }, total: number): SessionEvent[] {
+  const out: SessionEvent[] = [];
+  for (const line of lines) {
+    if (at.expected >= total) break;
+    const events = lineEvents(line, at.expected);
+    at.expected += events.length;
+    for (const e of events) out.push(e);
+  }
+  lines.length = 0;
+  return out;
+}
+
 /** The events of one re-read line, which must continue the seqs at `expected` (else the log changed). */
 function lineEvents(line: Buffer | string, expected: number): SessionEvent[] {
   let events: SessionEvent[];
@@ -398,6 +408,8 @@ export class LineSplitter {
     this.carry.push(Buffer.from(chunk.subarray(start)));
     this.carryBytes += chunk.length - start;
     if (this.carryBytes >= HUGE_LINE_BYTES) {
+      // What earlier work let go is freed before this line's text is held (as the scanner does).
+      releaseMemory();
       const decoder = new StringDecoder('utf8');
       this.text = { pieces: this.carry.map((b) => decoder.write(b)), decoder };
       this.carry = [];
