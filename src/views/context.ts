@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../log/types.js';
 import type { SeqRange } from '../log/reread.js';
 import { deriveEventMessage } from '../log/surface.js';
-import { toJson } from '../core/json.js';
+import { jsonByteLength, jsonText, toJson } from '../core/json.js';
 import type { Dispatches } from './dispatch-fold.js';
 import type { Reread } from './dispatch-view.js';
 import { dispatchModel, dispatchProvider, requestJson, type DispatchEntry } from './requests.js';
@@ -193,7 +193,7 @@ function messageCategory(message: unknown): ContextCategory {
 
 /** A message's bytes by category (its JSON text as it appears in the request). */
 export function messageBytes(message: unknown): { total: number; byCategory: Partial<CategoryBytes> } {
-  const total = utf8(toJson(message));
+  const total = jsonByteLength(message);
   const out: Partial<CategoryBytes> = {};
   const add = (c: ContextCategory, n: number) => (out[c] = (out[c] ?? 0) + n);
   const m = message as { role?: unknown; content?: unknown } | null;
@@ -201,7 +201,7 @@ export function messageBytes(message: unknown): { total: number; byCategory: Par
   if (Array.isArray(m?.content)) {
     const compaction = isCompaction(m);
     for (const block of m.content) {
-      const n = utf8(toJson(block) ?? 'null');
+      const n = block === undefined ? 4 : jsonByteLength(block);
       inBlocks += n;
       add(blockCategory(m.role, block, compaction), n);
     }
@@ -371,7 +371,7 @@ export async function contextOf(entries: readonly DispatchEntry[], read: ReadEve
     let els = nodeElements.get(seq);
     if (!els) {
       const m = messageOf(seq);
-      els = m === null ? [] : serializeMessages([m]).map((w, part) => element(toJson(w), 'message', seq, String(w['role'] ?? ''), part));
+      els = m === null ? [] : serializeMessages([m]).map((w, part) => messageElement(w, seq, String(w['role'] ?? ''), part));
       nodeElements.set(seq, els);
     }
     return els;
@@ -379,6 +379,16 @@ export async function contextOf(entries: readonly DispatchEntry[], read: ReadEve
   // Header elements keep their text (one per request/header).
   const headerElements = new Map<string, { system: Element | null; tools: Element | null; text: Map<Element, string> }>();
   const element = (text: string, kind: Element['kind'], seq: number | null, role: string | null, part = 0): Element => ({ digest: digestOf(text), bytes: utf8(text), part, kind, seq, role });
+  // A wire message's digest and bytes from its JSON text's pieces (a 200 MB message is never serialized whole).
+  const messageElement = (wire: unknown, seq: number, role: string, part: number): Element => {
+    const hash = createHash('sha1');
+    let bytes = 0;
+    for (const piece of jsonText(wire)) {
+      hash.update(piece);
+      bytes += utf8(piece);
+    }
+    return { digest: hash.digest('base64'), bytes, part, kind: 'message', seq, role };
+  };
   const headerEls = (e: DispatchEntry) => {
     const k = String(e.headerSeq);
     let h = headerElements.get(k);

@@ -59,10 +59,9 @@ export const DEEPSEEK_BODY_LIMITS: readonly string[] = [
 
 function joinBlocks(blocks: unknown, type: string): string {
   if (!Array.isArray(blocks)) return '';
-  return blocks
-    .filter((b) => b && typeof b === 'object' && (b as { type?: unknown }).type === type)
-    .map((b) => String((b as { text?: unknown }).text ?? ''))
-    .join('');
+  const texts = blocks.filter((b) => b && typeof b === 'object' && (b as { type?: unknown }).type === type).map((b) => String((b as { text?: unknown }).text ?? ''));
+  // One block's text is the text itself (joining would copy a huge one).
+  return texts.length === 1 ? (texts[0] as string) : texts.join('');
 }
 
 function imageText(block: any): string {
