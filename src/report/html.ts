@@ -13,7 +13,7 @@ import type { ReportData } from './data.js';
 import { clientScript } from './client.js';
 import type { PageEventFacts } from './page/model.js';
 import { REPORT_CSS } from './style.js';
-import { toJson, toJsonParts } from '../core/json.js';
+import { jsonText, toJson, toJsonParts } from '../core/json.js';
 
 /** Escape text for an HTML text node or a double-quoted attribute. */
 export function escapeHtml(text: string): string {
@@ -29,6 +29,27 @@ export function escapeHtml(text: string): string {
  */
 export function embedJson(value: unknown): string {
   return escapeEmbedded(toJson(value) ?? 'null');
+}
+
+/**
+ * {@link embedJson} as pieces to write one after another: one piece, unless the value holds a long
+ * string; then its JSON text's pieces (`jsonText`), each escaped, a `:` or `:/` at a piece's end
+ * carried to the next (so no `://` is cut): a 200 MB message is never serialized or escaped whole.
+ */
+export function* embedJsonPieces(value: unknown): Generator<string, void, undefined> {
+  let carry = '';
+  let any = false;
+  for (const piece of jsonText(value)) {
+    if (!any && piece === undefined) break;
+    any = true;
+    const text = carry + piece;
+    const hold = text.endsWith(':/') ? 2 : text.endsWith(':') ? 1 : 0;
+    carry = text.slice(text.length - hold);
+    const ready = text.slice(0, text.length - hold);
+    if (ready.length > 0) yield escapeEmbedded(ready);
+  }
+  if (!any) yield 'null';
+  else if (carry.length > 0) yield escapeEmbedded(carry);
 }
 
 /** {@link embedJson} in pieces (`toJsonParts`): the same text, for a document too long for one string. */
@@ -162,23 +183,35 @@ export class EventRows {
   private i = 0;
   /** `{"rows":[` */
   static readonly OPEN = '{"rows":[';
-  /** The next event's row (with its separating comma). */
-  row(e: SessionEvent): string {
+  /** The next event's row (with its separating comma), in pieces when it holds a long string. */
+  *row(e: SessionEvent): Generator<string, void, undefined> {
     const i = this.i++;
     const keys = Object.keys(e);
     const time = e.time;
     const prev = this.prev;
-    let text: string;
+    if (typeof time === 'number') this.prev = time;
     if (keys.length === 4 && keys[0] === 'type' && keys[1] === 'seq' && keys[2] === 'time' && keys[3] === 'data' && e.seq === i && typeof e.type === 'string' && Number.isSafeInteger(time) && Number.isSafeInteger(prev)) {
       let t = this.types.get(e.type);
       if (t === undefined) {
         t = this.types.size;
         this.types.set(e.type, t);
       }
-      text = `[${t},${time - prev},${embedJson(e.data)}]`;
-    } else text = embedJson(e);
-    if (typeof time === 'number') this.prev = time;
-    return i > 0 ? ',' + text : text;
+      const head = `${i > 0 ? ',' : ''}[${t},${time - prev},`;
+      const data = embedJsonPieces(e.data);
+      const first = data.next();
+      const second = first.done ? first : data.next();
+      // The usual row is one string; a row holding a long string comes in its pieces.
+      if (second.done) yield `${head}${first.done ? 'null' : first.value}]`;
+      else {
+        yield head + (first.value as string);
+        yield second.value;
+        yield* data;
+        yield ']';
+      }
+      return;
+    }
+    if (i > 0) yield ',';
+    yield* embedJsonPieces(e);
   }
   /** After the last row: the type table, up to the facts' value. */
   close(): string {
@@ -208,6 +241,12 @@ export class TextBatch {
     this.size += t.length;
     return this.size >= 1 << 20 ? this.take() : undefined;
   }
+  /** Continue the last text pushed (no separator). */
+  append(text: string): string | undefined {
+    this.parts.push(text);
+    this.size += text.length;
+    return this.size >= 1 << 20 ? this.take() : undefined;
+  }
   get empty(): boolean {
     return this.parts.length === 0;
   }
@@ -229,8 +268,10 @@ export function* eventsBlob(events: readonly SessionEvent[], facts: PageEventFac
   const rows = new EventRows();
   const batch = new TextBatch({ start: EventRows.OPEN });
   for (const e of events) {
-    const piece = batch.push(rows.row(e));
-    if (piece !== undefined) yield piece;
+    for (const text of rows.row(e)) {
+      const piece = batch.push(text);
+      if (piece !== undefined) yield piece;
+    }
   }
   batch.push(rows.close());
   yield batch.take();

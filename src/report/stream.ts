@@ -57,7 +57,7 @@ import {
 } from './data.js';
 import { CitationCounts, emptyFacts, eventFacts, StreamedEventFacts, type SavedCiters } from './facts.js';
 import { lineageOf, secretsInfo } from './build.js';
-import { BETWEEN_BLOBS, embedJson, embedJsonParts, embedPieces, EventRows, reportClosing, reportOpening, TextBatch } from './html.js';
+import { BETWEEN_BLOBS, embedJson, embedJsonParts, embedJsonPieces, embedPieces, EventRows, reportClosing, reportOpening, TextBatch } from './html.js';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 export interface StreamOptions {
@@ -160,8 +160,13 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
       const out = new TextBatch({ separator: ',' });
       yield '[';
       for await (const x of entries) {
-        const t = out.push(embedJson(transcriptRow(x)));
-        if (t !== undefined) yield t;
+        // A row holding a long string in its pieces (the first one takes the separator).
+        let sep = true;
+        for (const text of embedJsonPieces(transcriptRow(x))) {
+          const t = sep ? out.push(text) : out.append(text);
+          sep = false;
+          if (t !== undefined) yield t;
+        }
       }
       yield `${out.take()}]`;
     } else if (key === 'audit' && first.audit) yield* embedPieces(first.audit());
@@ -182,10 +187,12 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
   const batch = new TextBatch({ start: EventRows.OPEN });
   for await (const events of stream()) {
     for (const e of events) {
-      const piece = batch.push(eventRows.row(e));
+      for (const text of eventRows.row(e)) {
+        const piece = batch.push(text);
+        if (piece !== undefined) yield piece;
+      }
       facts?.observe(e);
       held?.push(e);
-      if (piece !== undefined) yield piece;
     }
   }
   batch.push(eventRows.close());
