@@ -428,3 +428,25 @@ describe('salvage --json on a line whose defect message quotes a DEL', () => {
     expect(JSON.stringify(report.defects)).toContain('\u007f');
   });
 });
+
+describe('salvage --artifact copies each event as its JSON says', () => {
+  it('a "__proto__" key stays an own member, -0 and nested values are written as the input wrote them', async () => {
+    const header = JSON.stringify({ type: 'session', version: 0, id: 'proto', createdAt: 1, cwd: '/home/dev/project', delegationDepth: 0 });
+    const lines = [
+      '{"type":"turn/start","seq":0,"time":2,"data":{"turn":1}}',
+      '{"type":"x-plugin/note","seq":1,"time":3,"data":{"__proto__":{"polluted":true},"n":-0,"deep":[[{"__proto__":[1,2]}]],"s":"ok"},"ignorable":true}',
+      '{"type":"turn/end","seq":2,"time":4,"data":{"turn":1,"reason":{"kind":"completed"}}}',
+    ];
+    const file = place(Buffer.from([header, ...lines].join('\n') + '\n'), 'proto', 'none');
+    const out = path.join(tmp(), 'salvaged');
+    const r = await runCli(['salvage', file, '-o', out, '--artifact', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.artifact.verify.ok).toBe(true);
+    const written = readFileSync(json.artifact.path, 'utf8').split('\n').slice(1, -1);
+    // The input's events are already numbered from 0 without a gap: the artifact holds them unchanged
+    // (-0 as JSON writes it: 0).
+    expect(written).toEqual(lines.map((l) => l.replace('"n":-0', '"n":0')));
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});

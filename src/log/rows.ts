@@ -275,18 +275,23 @@ function rowLine(run: Candidate[]): string {
  * Returns the batch's lines (without trailing LF).
  */
 export function packBatchLines(events: readonly SessionEvent[], packChunks = true): string[] {
-  const lines: string[] = [];
+  return packBatch(events, packChunks, eventLine);
+}
+
+/** `packBatchLines` with each unpacked event's line made by `line` (the writer leaves a huge one as its event). */
+export function packBatch<L>(events: readonly SessionEvent[], packChunks: boolean, line: (event: SessionEvent) => string | L): (string | L)[] {
+  const lines: (string | L)[] = [];
   let run: Candidate[] = [];
   const flush = () => {
     if (run.length >= 3) lines.push(rowLine(run));
-    else for (const c of run) lines.push(eventLine(c.event));
+    else for (const c of run) lines.push(line(c.event));
     run = [];
   };
   for (const event of events) {
     const c = packChunks ? candidate(event) : undefined;
     if (!c) {
       flush();
-      lines.push(eventLine(event));
+      lines.push(line(event));
       continue;
     }
     if (run.length > 0 && !continues(run[run.length - 1]!, c)) flush();

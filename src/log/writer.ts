@@ -2,9 +2,11 @@ import { promises as fsp } from 'node:fs';
 import { PendingFile } from '../core/publish.js';
 import { compressFrame, type EncoderName } from '../physical/encoder.js';
 import { toHeaderLine } from './header.js';
-import { packBatchLines } from './rows.js';
+import { eventLine, packBatch } from './rows.js';
+import { HUGE_LINE_BYTES } from './scanner.js';
+import { releaseMemory } from '../core/memory.js';
 import type { Encoding, SessionEvent, SessionHeader } from './types.js';
-import { toJson } from '../core/json.js';
+import { jsonByteLength, jsonText, toJson } from '../core/json.js';
 
 /**
  * The project's own DSH artifact writer (fixtures, tests, bench, `fork --out`).
@@ -32,8 +34,33 @@ export interface ArtifactOptions extends WriteOptions {
 
 /** Plaintext of one batch (lines + trailing LF each), as DSH appends it. */
 export function batchPlaintext(batch: readonly SessionEvent[], packChunks = true): Buffer {
-  const lines = packBatchLines(batch, packChunks);
-  return Buffer.from(lines.length === 0 ? '' : lines.join('\n') + '\n', 'utf8');
+  // Each line encoded into one buffer (no joined text); a huge event's line is not kept as text:
+  // it is measured and written from its JSON text's pieces, so the batch holds the event and its bytes only.
+  const lines = packBatch(batch, packChunks, (event) => {
+    const line = eventLine(event);
+    return line.length < HUGE_LINE_BYTES ? line : new HugeLine(event);
+  });
+  let total = 0;
+  let huge = false;
+  for (const l of lines) {
+    huge ||= typeof l !== 'string';
+    total += (typeof l === 'string' ? Buffer.byteLength(l) : jsonByteLength(l.event)) + 1;
+  }
+  // The text made to find a huge line's length is let go before the batch's bytes are held.
+  if (huge) releaseMemory();
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (const l of lines) {
+    if (typeof l === 'string') at += out.write(l, at);
+    else for (const piece of jsonText(l.event)) at += out.write(piece, at);
+    out[at++] = 0x0a;
+  }
+  return out;
+}
+
+/** An event whose line is too long to hold as text beside its value (see `batchPlaintext`). */
+class HugeLine {
+  constructor(readonly event: SessionEvent) {}
 }
 
 /**

@@ -1,7 +1,7 @@
 import { SurfaceFold } from '../log/surface.js';
 import type { SessionEvent, SessionHeader } from '../log/types.js';
 import type { EventOrigin, SalvageGap } from './salvage.js';
-import { toJson } from '../core/json.js';
+import { cloneJson, toJson } from '../core/json.js';
 
 /**
  * Turn salvaged events (original seqs, possibly with gaps) into a log DSH can
@@ -145,7 +145,7 @@ export class SalvageArtifactBuilder {
     if (this.batchUnit !== undefined && origin.unit !== this.batchUnit) await this.flush();
     await this.notes(origin.unit, typeof original.time === 'number' ? original.time : undefined);
     const seq = this.next;
-    const e = JSON.parse(toJson(original)) as SessionEvent & Record<string, unknown>;
+    const e = cloneJson(original) as SessionEvent & Record<string, unknown>;
     e.seq = seq;
     const drop = (why: string) => {
       this.plan.dropped.push({ originalSeq: original.seq, type: String(original.type), why });
