@@ -23,6 +23,8 @@ export interface CommonOptions {
   /** Hidden test hooks (`ReadTuning`): workers on logs from this size, decode groups of this many compressed bytes. */
   parallelMinBytes?: string;
   groupBytes?: string;
+  /** Hidden test hook: draw progress once a pass has run this many ms (default `PROGRESS_AFTER_MS`). */
+  progressAfter?: string;
 }
 
 export function addCommon(cmd: Command, opts: { json?: string | false; encoding?: false } = {}): Command {
@@ -35,9 +37,10 @@ export function addCommon(cmd: Command, opts: { json?: string | false; encoding?
     '-j, --jobs <n>',
     `threads: on a zstd log of ${PARALLEL_MIN_BYTES >> 20} MiB or more, N-1 workers decode it to text while the main thread parses and folds it (default DSH_JOBS, else ${defaultReadThreads()}: the cores from 4 up, else 1); over many files, one file per worker (default DSH_JOBS, else ${defaultJobs()}); 1 = one thread`,
   );
-  // Test hooks, not settings: workers on small logs, one frame per decode group.
+  // Test hooks, not settings: workers on small logs, one frame per decode group, progress drawn at once.
   cmd.addOption(new Option('--parallel-min-bytes <n>').hideHelp());
   cmd.addOption(new Option('--group-bytes <n>').hideHelp());
+  cmd.addOption(new Option('--progress-after <ms>').hideHelp());
   if (opts.encoding !== false) cmd.addOption(new Option('--encoding <enc>', "read the bytes as this encoding whatever the file name says (DSH goes by the name)").choices(['raw', 'zstd']));
   cmd.addOption(
     new Option('--compression <mode>', "for a session given by id: the compression DSH's backend is configured for (it reads only that encoding and refuses a root holding the other)")
