@@ -3,9 +3,8 @@ import { statSync } from 'node:fs';
 
 // The CLI bundled (dist/cli/bundle, scripts/bundle-cli.mjs: a few chunks instead of ~100 modules, a
 // command starts ~70 ms sooner) when that bundle is at least as new as the build it was made from;
-// else, or with DSH_CLI_BUNDLE=0, the built modules themselves (dist/cli). Same code either way.
+// else the built modules themselves (dist/cli). Same code either way.
 function bundleIsFresh() {
-  if (process.env.DSH_CLI_BUNDLE === '0') return false;
   try {
     return statSync(new URL('../dist/cli/bundle/main.js', import.meta.url)).mtimeMs >= statSync(new URL('../dist/cli/main.js', import.meta.url)).mtimeMs;
   } catch {

@@ -3,8 +3,7 @@
 // bin/dsh.js loads (main, exit) and a chunk for each command, split where they
 // share code, so a command loads a few files instead of ~100 modules (Node 20's module loader pays
 // per module; `dsh inspect` of a small log starts ~90 ms sooner). bin/dsh.js runs the bundle only
-// when it is at least as new as dist/cli/main.js (else the built modules); DSH_CLI_BUNDLE=0 turns it
-// off. Library code (`import … from 'dsh'`) and worker threads keep loading dist/ itself.
+// when it is at least as new as dist/cli/main.js (else the built modules). Library code (`import … from 'dsh'`) and worker threads keep loading dist/ itself.
 // Without rolldown (an install without dev dependencies) this says so and leaves no bundle.
 import { readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';

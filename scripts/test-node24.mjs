@@ -47,6 +47,5 @@ console.log(`node24 conformance: running under ${spawnSync(node, ['--version']).
 const run = spawnSync(node, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/conformance.test.ts', 'test/parity.test.ts'], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, DSH_DECODER: 'auto' },
 });
 process.exit(run.status ?? 1);

@@ -124,7 +124,7 @@ describe('dsh events --follow with a real writer', () => {
     const line = (seq: number, type: string, data: unknown) => JSON.stringify({ type, seq, time: 1000 + seq, data }) + '\n';
     const head = '{"type":"session","version":0,"id":"live","createdAt":1000,"cwd":"/w","delegationDepth":0}\n';
     writeFileSync(file, head + line(0, 'turn/start', { turn: 1 }));
-    const f = start(BIN, ['events', file, '--follow'], { DSH_FOLLOW_STALL_MS: '300' });
+    const f = start(BIN, ['events', file, '--follow', '--follow-stall', '300']);
     await until('the first event', () => f.lines.some((l) => l.text.includes('turn/start')));
     appendFileSync(file, line(1, 'turn/end', { turn: 1, reason: { kind: 'completed' } }).slice(0, 20));
     await until('the torn tail notice', () => f.stderr.includes('tail being written'));

@@ -171,7 +171,7 @@ describe('a log that changes after it was indexed', () => {
         for (const args of probe) {
           const cold = await run([...args, '--no-cache'], cacheDir);
           // First while the one entry of this size is the original's: a speculating read bets on it and loses.
-          const peeked = await run(args, cacheDir, { DSH_CACHE_PEEK_MIN_BYTES: '0' });
+          const peeked = await run([...args, '--peek-min-bytes', '0'], cacheDir);
           expect({ at, args, ...peeked }).toEqual({ at, args, ...cold });
           const cached = await run(args, cacheDir);
           expect({ at, args, ...cached }).toEqual({ at, args, ...cold });
@@ -554,8 +554,10 @@ describe.skipIf(!HAVE_CORPUS)('index cache and a session opened by id', () => {
   }, 60_000);
 });
 
-describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PEEK_MIN_BYTES=0)', () => {
-  const PEEK = { DSH_CACHE_PEEK_MIN_BYTES: '0' };
+describe('a warm read that reads its entry while the log is hashed (--peek-min-bytes 0)', () => {
+  const PEEK = ['--peek-min-bytes', '0'];
+  /** The cache of `dir` as a read given `--peek-min-bytes 0` has it. */
+  const peekCache = (dir: string) => ({ ...cacheConfig({ DSH_CACHE_DIR: dir }), peekMinBytes: 0 });
   it('answers warm as the cold read does; an entry of another log of the same size is neither used, noted nor dropped', async () => {
     const cacheDir = freshCache();
     const dir = fs.mkdtempSync(path.join(TMP, 'peek-'));
@@ -563,7 +565,7 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
     const { parts, total } = await writtenLog(41, 'none');
     const a = Buffer.concat(parts);
     fs.writeFileSync(file, a);
-    const cfg = cacheConfig({ DSH_CACHE_DIR: cacheDir, ...PEEK });
+    const cfg = peekCache(cacheDir);
     expect(cfg.peekMinBytes).toBe(0);
     const use = { cache: cfg, folds: SESSION_FOLDS };
     const viaApi = async () => {
@@ -572,15 +574,15 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
       return r.warm;
     };
     const args = ['trace', file, String(Math.floor(total / 2)), '--all', '--json'];
-    const coldA = await run([...args, '--no-cache'], cacheDir, PEEK);
+    const coldA = await run([...args, '--no-cache', ...PEEK], cacheDir);
     expect(coldA.code).toBe(0);
-    expect(await run(args, cacheDir, PEEK)).toEqual(coldA);
+    expect(await run([...args, ...PEEK], cacheDir)).toEqual(coldA);
     expect(await viaApi()).toBe(true);
-    expect(await run(args, cacheDir, PEEK)).toEqual(coldA);
+    expect(await run([...args, ...PEEK], cacheDir)).toEqual(coldA);
     for (const line of commandLines(file, total, [])) {
-      const cold = await run([...line, '--no-cache'], cacheDir, PEEK);
-      await run(line, cacheDir, PEEK);
-      expect({ line, ...(await run(line, cacheDir, PEEK)) }).toEqual({ line, ...cold });
+      const cold = await run([...line, '--no-cache', ...PEEK], cacheDir);
+      await run([...line, ...PEEK], cacheDir);
+      expect({ line, ...(await run([...line, ...PEEK], cacheDir)) }).toEqual({ line, ...cold });
     }
     const [entryA] = listEntryFiles(cfg);
     const goodA = fs.readFileSync(entryA!.file);
@@ -590,10 +592,10 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
     expect(at).toBeGreaterThan(8);
     b[at] = b[at] === 0x61 ? 0x62 : 0x61;
     fs.writeFileSync(file, b);
-    const coldB = await run([...args, '--no-cache'], cacheDir, PEEK);
+    const coldB = await run([...args, '--no-cache', ...PEEK], cacheDir);
     expect(coldB.code).toBe(0);
     // The one entry of this size is A's: read while B is hashed, then not B's.
-    expect(await run(args, cacheDir, PEEK)).toEqual(coldB);
+    expect(await run([...args, ...PEEK], cacheDir)).toEqual(coldB);
     expect(await viaApi()).toBe(true);
     // A's entry was peeked at, not dropped; now B has one of its own too.
     expect(fs.readFileSync(entryA!.file).equals(goodA)).toBe(true);
@@ -603,20 +605,20 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
     // (A section trace reads: a section it does not read is not verified by it.)
     const damaged = flipped(goodA, CITATIONS.tag);
     fs.writeFileSync(entryA!.file, damaged);
-    const again = await run(args, cacheDir, PEEK);
+    const again = await run([...args, ...PEEK], cacheDir);
     expect(again).toEqual(coldB);
     expect(again.stderr).not.toMatch(/unusable/);
     expect(fs.readFileSync(entryA!.file).equals(damaged)).toBe(true);
     // A again: its own entry is damaged, so it is noted, dropped and rebuilt.
     fs.rmSync(listEntryFiles(cfg).find((e) => e.file !== entryA!.file)!.file);
     fs.writeFileSync(file, a);
-    const rebuilt = await run(args, cacheDir, PEEK);
+    const rebuilt = await run([...args, ...PEEK], cacheDir);
     expect({ stdout: rebuilt.stdout, code: rebuilt.code }).toEqual({ stdout: coldA.stdout, code: coldA.code });
     expect(rebuilt.stderr).toMatch(/note: the cached session index .* is unusable \(.+\); rebuilding it/);
-    expect(await run(args, cacheDir, PEEK)).toEqual(coldA);
+    expect(await run([...args, ...PEEK], cacheDir)).toEqual(coldA);
   }, 120_000);
 
-  const SPEC = { ...PEEK, DSH_DEBUG_SPECULATION: '1' };
+  const SPEC = [...PEEK, '--debug-speculation'];
   /**
    * Another log of the very same size whose header and last frames (what a warm read reads before it
    * answers) are A's: the first batch frame's checksum broken (zstd: DSH refuses it), or one letter of
@@ -632,7 +634,7 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
   }
   const WON = /dsh: speculation won \(\d bets?\)\n$/;
   const LOST = /dsh: speculation lost \(\d bets?\)\n$/;
-  /** The run without its DSH_DEBUG_SPECULATION line, and how its speculation ended. */
+  /** The run without its --debug-speculation line, and how its speculation ended. */
   function debugged(r: RunResult): { r: RunResult; ended: 'won' | 'lost' | 'none' } {
     const ended = WON.test(r.stderr) ? 'won' : LOST.test(r.stderr) ? 'lost' : 'none';
     return { r: { ...r, stderr: r.stderr.replace(/dsh: speculation (won|lost) \(\d bets?\)\n$/, '') }, ended };
@@ -641,7 +643,7 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
   for (const encoding of ['zstd', 'none'] as const) {
     it(`${encoding}: a command answers from the entry before the hash names it, and prints only once it does; else asks again (every hold size)`, async () => {
       const cacheDir = freshCache();
-      const cfg = cacheConfig({ DSH_CACHE_DIR: cacheDir, ...PEEK });
+      const cfg = peekCache(cacheDir);
       const dir = fs.mkdtempSync(path.join(TMP, 'speculate-'));
       const file = path.join(dir, encoding === 'zstd' ? 'session.jsonl.zstd' : 'session.jsonl');
       const { parts, total } = await writtenLog(43, encoding);
@@ -660,14 +662,14 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
       };
       const ended = { won: 0, lost: 0, none: 0 };
       for (const hold of ['0', '100', undefined]) {
-        const env = { ...SPEC, ...(hold !== undefined ? { DSH_SPECULATION_HOLD_BYTES: hold } : {}) };
+        const hooks = [...SPEC, ...(hold !== undefined ? ['--speculation-hold-bytes', hold] : [])];
         for (const args of commands) {
           // A (the entry's own log: won), then B (lost).
           for (const bytes of [a, b]) {
             fs.writeFileSync(file, bytes);
             onlyA();
             const cold = await run([...args, '--no-cache'], cacheDir);
-            const speculated = debugged(await run(args, cacheDir, env));
+            const speculated = debugged(await run([...args, ...hooks], cacheDir));
             expect({ args, hold, ...speculated.r }).toEqual({ args, hold, ...cold });
             ended[speculated.ended]++;
             expect({ args, hold, ended: speculated.ended }).toEqual({ args, hold, ended: bytes === a ? 'won' : 'lost' });
@@ -679,34 +681,35 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
       // Every command speculated (diff twice: both its sides bet), won on A and lost on B.
       const n = commands.length * 3;
       expect(ended).toEqual({ won: n, lost: n, none: 0 });
-      // DSH_SPECULATE=0: no speculation.
+      // --no-speculation: no speculation.
       fs.writeFileSync(file, a);
       onlyA();
-      expect(debugged(await run(commands[0]!, cacheDir, { ...SPEC, DSH_SPECULATE: '0' })).ended).toBe('none');
+      expect(debugged(await run([...commands[0]!, ...SPEC, '--no-speculation'], cacheDir)).ended).toBe('none');
     }, 300_000);
   }
 
   it('as a process: the held answer reaches the real stdout once won, and a lost one is asked again', async () => {
     const cacheDir = freshCache();
-    const cfg = cacheConfig({ DSH_CACHE_DIR: cacheDir, ...PEEK });
+    const cfg = peekCache(cacheDir);
     const file = path.join(fs.mkdtempSync(path.join(TMP, 'speculate-process-')), 'session.jsonl.zstd');
     // Seed 43: its open turn starts after the first batch frame (sameSizeOther).
     const { parts } = await writtenLog(43, 'zstd');
     const a = Buffer.concat(parts);
     fs.writeFileSync(file, a);
-    const env = { DSH_CACHE_DIR: cacheDir, ...SPEC };
+    const env = { DSH_CACHE_DIR: cacheDir };
     // Answered from the index alone: a held answer from the wrong entry would differ from the cold one.
-    const args = ['surface', file, '--json'];
+    const args = ['surface', file, '--json', ...SPEC];
+    const held = [...args, '--speculation-hold-bytes', '1000'];
     const cold = await runCli([...args, '--no-cache'], { env });
     expect(cold.code).toBe(0);
     await runCli(args, { env });
-    const won = debugged(await runCli(args, { env: { ...env, DSH_SPECULATION_HOLD_BYTES: '1000' } }));
+    const won = debugged(await runCli(held, { env }));
     expect(won).toEqual({ r: cold, ended: 'won' });
     const [entryA] = listEntryFiles(cfg);
     const b = sameSizeOther(a, parts, 'zstd');
     fs.writeFileSync(file, b);
     const coldB = await runCli([...args, '--no-cache'], { env });
-    const lost = debugged(await runCli(args, { env: { ...env, DSH_SPECULATION_HOLD_BYTES: '1000' } }));
+    const lost = debugged(await runCli(held, { env }));
     expect(lost).toEqual({ r: coldB, ended: 'lost' });
     expect(listEntryFiles(cfg).some((e) => e.file === entryA!.file)).toBe(true);
     // A log big enough to be hashed on the worker thread, through the descriptor the answer closes
@@ -719,11 +722,11 @@ describe('a warm read that reads its entry while the log is hashed (DSH_CACHE_PE
     const info = await writeGeneratedArtifact(big, { seed: 5, id: 'spec-big', encoding: 'zstd', targetBytes: 24 << 20 });
     expect(fs.statSync(big).size).toBeGreaterThan(4 << 20);
     const seq = String(info.events - 1);
-    const byId = ['trace', 'spec-big', seq, '--json', '--root', root];
+    const byId = ['trace', 'spec-big', seq, '--json', '--root', root, ...SPEC];
     const bigCold = await runCli([...byId, '--no-cache'], { env });
     expect(bigCold.code).toBe(0);
     await runCli(byId, { env });
-    expect(debugged(await runCli(['trace', big, seq, '--json'], { env }))).toEqual({ r: bigCold, ended: 'won' });
+    expect(debugged(await runCli(['trace', big, seq, '--json', ...SPEC], { env }))).toEqual({ r: bigCold, ended: 'won' });
     expect(debugged(await runCli(byId, { env }))).toEqual({ r: bigCold, ended: 'won' });
   }, 120_000);
 });

@@ -106,19 +106,19 @@ describe.skipIf(!HAVE_CORPUS || !BUILT)('parallel reader: -j 1 and -j 4 print th
     }
   }, 300_000);
 
-  it('bin/dsh.js as a process: -j 4 uses worker threads (DSH_DEBUG_PARALLEL) and prints what -j 1 prints; -j/DSH_JOBS are validated', async () => {
+  it('bin/dsh.js as a process: -j 4 uses worker threads (--debug-parallel) and prints what -j 1 prints; -j/DSH_JOBS are validated', async () => {
     const file = path.join(PROJECT_ROOT, 'fixtures', 'incident', '--home-dev-acme-api--', 'session-incident-1', 'session.jsonl.zstd');
-    const env = { DSH_DEBUG_PARALLEL: '1' };
+    const DEBUG = '--debug-parallel';
     for (const args of [['inspect', file, ...TUNING], ['inspect', file, '--json', ...TUNING], ['events', file, '--json', ...TUNING], ['check', file, '--format', 'json', ...TUNING]]) {
-      const one = await runCli([...args, '-j', '1'], { env });
-      const four = await runCli([...args], { env: { ...env, DSH_JOBS: '4' } });
+      const one = await runCli([...args, '-j', '1', DEBUG]);
+      const four = await runCli([...args, DEBUG], { env: { DSH_JOBS: '4' } });
       expect(four.stdout).toBe(one.stdout);
       expect(four.code).toBe(one.code);
       expect(one.stderr).toMatch(/parallel reads 0, worker threads 0/);
       expect(four.stderr).toMatch(/parallel reads [1-9]\d*, worker threads 3, groups decoded on workers [1-9]/);
     }
     // Below the size threshold no worker starts.
-    const small = await runCli(['inspect', file, '-j', '4'], { env: { DSH_DEBUG_PARALLEL: '1' } });
+    const small = await runCli(['inspect', file, '-j', '4', DEBUG]);
     expect(small.stderr).toMatch(/parallel reads 0, worker threads 0/);
     const bad = await runCli(['inspect', file, '-j', 'x']);
     expect(bad.code).toBe(2);

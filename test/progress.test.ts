@@ -84,9 +84,9 @@ describe('progress reporter', () => {
 
   it('spawned with stderr a pipe: no progress, even when forced to draw at once', async () => {
     const file = await writtenLog();
-    const env = { DSH_PROGRESS_AFTER_MS: '0' };
+    const now = ['--progress-after', '0'];
     for (const args of [['inspect', file], ['trace', file, '3', '--no-cache'], ['trace', file, '3', '--json', '--no-cache'], ['history', file, '--no-cache']]) {
-      const r = await runCli(args, { env });
+      const r = await runCli([...args, ...now]);
       expect(r.code).toBe(0);
       expect(r.stderr).not.toMatch(/reading|\x1b/);
     }
@@ -97,8 +97,8 @@ describe('progress reporter', () => {
   it.skipIf(!haveScript)('in a pseudo-terminal (util-linux script): drawn and erased, and the answer unchanged', async () => {
     const file = await writtenLog();
     const plain = await runCli(['inspect', file]);
-    const env = { ...process.env, NO_COLOR: '1', DSH_PROGRESS_AFTER_MS: '0' };
-    const cmd = `${process.execPath} ${BIN} inspect ${file}`;
+    const env = { ...process.env, NO_COLOR: '1' };
+    const cmd = `${process.execPath} ${BIN} inspect ${file} --progress-after 0`;
     const tty = execFileSync('script', ['-qec', cmd, '/dev/null'], { env }).toString('utf8');
     expect(tty).toMatch(/\r\x1b\[2Kreading [\d.]+ (kB|MB) of [\d.]+ (kB|MB) \(\d+%\), [\d,]+ events/);
     // Erased before the answer: what is left after the last erase is the answer itself.

@@ -11,4 +11,4 @@ export { buildDataset } from '../dataset/build.js';
 export type { DatasetSummary } from '../dataset/build.js';
 export { schemaDocument } from '../dataset/schema.js';
 export { runSql } from '../dataset/sql.js';
-export type { QueryResult } from '../dataset/sql.js';
+export type { QueryResult, RunSqlOptions } from '../dataset/sql.js';

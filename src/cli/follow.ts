@@ -25,6 +25,8 @@ export function noticeText(n: FollowNotice): string {
 
 export interface FollowLoopOptions {
   intervalMs: number;
+  /** How long a torn tail stays unchanged before it is reported as stalled (default 5 s; tests pass less). */
+  stallMs?: number;
   decoder: FrameDecoder;
   /** Called after each poll that changed something (and once after the first). */
   onChange?: (follower: LogFollower) => Promise<void> | void;
@@ -44,7 +46,7 @@ export async function followLoop(io: Io, env: CommandEnv, target: ResolvedTarget
       sink.onNotice?.(n);
       io.stderr.write(env.c.yellow(`dsh: ${noticeText(n)}`) + '\n');
     },
-  }, options.decoder, Number(io.env['DSH_FOLLOW_STALL_MS'] ?? '') || 5_000);
+  }, options.decoder, options.stallMs ?? STALL_MS);
   let stop = false;
   let wake: (() => void) | undefined;
   const onSignal = () => {
@@ -96,6 +98,17 @@ export async function followLoop(io: Io, env: CommandEnv, target: ResolvedTarget
     process.off('SIGTERM', onSignal);
     watcher?.close();
   }
+}
+
+/** A torn tail unchanged this long is reported as stalled. */
+export const STALL_MS = 5_000;
+
+/** The hidden `--follow-stall <ms>` (a test hook, not a setting), parsed: undefined when not given. */
+export function stallOption(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || !Number.isSafeInteger(n)) throw new UsageError(`--follow-stall must be an integer >= 1 (ms), got ${toJson(v)}`);
+  return n;
 }
 
 export function intervalOption(v: string | undefined): number {

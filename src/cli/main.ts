@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { Io } from './io.js';
 import { handleError } from './fail.js';
 import { commandsFor } from './commands/index.js';
@@ -17,6 +17,8 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
     .description('Offline, read-only forensics for DeepSeek Harness session logs')
     .version(VERSION, '-V, --version')
     .showSuggestionAfterError(true)
+    // A test hook, not a setting: say last on stderr whether reads ran on worker threads (tests prove the parallel path ran).
+    .addOption(new Option('--debug-parallel').hideHelp())
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -43,8 +45,7 @@ Examples:
   } catch (error) {
     return handleError(error, io);
   } finally {
-    // DSH_DEBUG_PARALLEL=1: say whether reads ran on worker threads (tests prove the parallel path ran).
-    if (io.env['DSH_DEBUG_PARALLEL'] === '1') {
+    if (program.opts()['debugParallel'] === true) {
       const s = parallelStats();
       io.stderr.write(`dsh: parallel reads ${s.reads}, worker threads ${s.workers}, groups decoded on workers ${s.groups}\n`);
     }

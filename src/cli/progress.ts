@@ -7,18 +7,24 @@ import type { ReadProgress } from '../api/log.js';
 import { renderProgress } from './render/progress.js';
 import type { Io } from './io.js';
 
-/** A pass shorter than this shows nothing (DSH_PROGRESS_AFTER_MS overrides it, for tests). */
+/** A pass shorter than this shows nothing (the hidden `--progress-after <ms>` overrides it, for tests). */
 export const PROGRESS_AFTER_MS = 1000;
 const REDRAW_MS = 200;
 const CLEAR = '\r\x1b[2K';
 
+/** What a command's options say about progress: `--json`, and the hidden test hook `--progress-after <ms>`. */
+export interface ProgressOptions {
+  json?: boolean;
+  progressAfter?: string;
+}
+
 const shown = new WeakMap<Io, { clear(): void }>();
 
 /** A progress callback for a reading pass, or undefined where none may be drawn (pipes, files, --json). */
-export function progressFor(io: Io, opts: { json?: boolean }, now: () => number = Date.now): ((p: ReadProgress) => void) | undefined {
+export function progressFor(io: Io, opts: ProgressOptions, now: () => number = Date.now): ((p: ReadProgress) => void) | undefined {
   if (!io.stderr.isTTY || opts.json || io.env['TERM'] === 'dumb') return undefined;
-  const fromEnv = Number(io.env['DSH_PROGRESS_AFTER_MS']);
-  const after = io.env['DSH_PROGRESS_AFTER_MS'] && Number.isFinite(fromEnv) ? fromEnv : PROGRESS_AFTER_MS;
+  const given = opts.progressAfter === undefined ? NaN : Number(opts.progressAfter);
+  const after = Number.isFinite(given) && given >= 0 ? given : PROGRESS_AFTER_MS;
   let start: number | undefined;
   let startBytes = 0;
   let last = 0;
@@ -54,7 +60,7 @@ export function clearProgress(io: Io): void {
 }
 
 /** `{ onProgress }` for a command's read options, or nothing where no progress may be drawn. */
-export function progressOption(io: Io, opts: { json?: boolean }): { onProgress?: (p: ReadProgress) => void } {
+export function progressOption(io: Io, opts: ProgressOptions): { onProgress?: (p: ReadProgress) => void } {
   const onProgress = progressFor(io, opts);
   return onProgress ? { onProgress } : {};
 }

@@ -23,6 +23,16 @@ export interface CommonOptions {
   /** Hidden test hooks (`ReadTuning`): workers on logs from this size, decode groups of this many compressed bytes. */
   parallelMinBytes?: string;
   groupBytes?: string;
+  /** Hidden test hook: draw progress once a pass has run this many ms (default `PROGRESS_AFTER_MS`). */
+  progressAfter?: string;
+  /** Hidden test hook: a warm read peeks at the one entry of its log's size (and may speculate) from this size (`CacheConfig.peekMinBytes`, default `WORKER_MIN_BYTES`). */
+  peekMinBytes?: string;
+  /** False with the hidden `--no-speculation`: a warm read waits for the hash (the paired bench runs compare the two). */
+  speculation?: boolean;
+  /** Hidden test hook: hold at most this many bytes of output while a speculation is open (default `HELD_BYTES`). */
+  speculationHoldBytes?: string;
+  /** Hidden test hook: say last on stderr how a speculation ended. */
+  debugSpeculation?: boolean;
 }
 
 export function addCommon(cmd: Command, opts: { json?: string | false; encoding?: false } = {}): Command {
@@ -35,9 +45,15 @@ export function addCommon(cmd: Command, opts: { json?: string | false; encoding?
     '-j, --jobs <n>',
     `threads: on a zstd log of ${PARALLEL_MIN_BYTES >> 20} MiB or more, N-1 workers decode it to text while the main thread parses and folds it (default DSH_JOBS, else ${defaultReadThreads()}: the cores from 4 up, else 1); over many files, one file per worker (default DSH_JOBS, else ${defaultJobs()}); 1 = one thread`,
   );
-  // Test hooks, not settings: workers on small logs, one frame per decode group.
+  // Test hooks, not settings: workers on small logs, one frame per decode group, progress drawn at once.
   cmd.addOption(new Option('--parallel-min-bytes <n>').hideHelp());
   cmd.addOption(new Option('--group-bytes <n>').hideHelp());
+  cmd.addOption(new Option('--progress-after <ms>').hideHelp());
+  // Held-output speculation (speculativeAction): from which log size, off, how much is held, how it ended.
+  cmd.addOption(new Option('--peek-min-bytes <n>').hideHelp());
+  cmd.addOption(new Option('--no-speculation').hideHelp());
+  cmd.addOption(new Option('--speculation-hold-bytes <n>').hideHelp());
+  cmd.addOption(new Option('--debug-speculation').hideHelp());
   if (opts.encoding !== false) cmd.addOption(new Option('--encoding <enc>', "read the bytes as this encoding whatever the file name says (DSH goes by the name)").choices(['raw', 'zstd']));
   cmd.addOption(
     new Option('--compression <mode>', "for a session given by id: the compression DSH's backend is configured for (it reads only that encoding and refuses a root holding the other)")
@@ -103,7 +119,11 @@ export function jobsFor(opts: CommonOptions, env: NodeJS.ProcessEnv): number {
 }
 /** The cache directory as this command line configures it (notes and warnings go to stderr). */
 export function cacheFor(io: Io, opts: CommonOptions): CacheConfig {
-  return cacheConfig(io.env, { noCache: opts.cache === false, note: (text) => io.stderr.write(`dsh: ${text}\n`) });
+  const peekMinBytes = intOption('--peek-min-bytes', opts.peekMinBytes);
+  return {
+    ...cacheConfig(io.env, { noCache: opts.cache === false, note: (text) => io.stderr.write(`dsh: ${text}\n`) }),
+    ...(peekMinBytes !== undefined ? { peekMinBytes } : {}),
+  };
 }
 
 /** The persistent session index for an indexed view: every fold a later command may load, and the ones this view reads. */
@@ -153,8 +173,9 @@ export function action<A extends unknown[]>(
 /**
  * `action` for a command whose whole output is stdout and stderr: its warm reads of a big log answer
  * while the log's hash is computed, its output held until the index is verified (see
- * `OutputGate`); when one is not, the command runs again as `action` runs it. `DSH_SPECULATE=0`
- * turns this off; `DSH_SPECULATION_HOLD_BYTES` sets how much output is held at most (default 16 MiB).
+ * `OutputGate`); when one is not, the command runs again as `action` runs it. Hidden options (test
+ * hooks, and the off switch the paired bench runs use): `--no-speculation`, `--speculation-hold-bytes
+ * <n>` (how much output is held at most, default 16 MiB), `--debug-speculation`.
  */
 export function speculativeAction<A extends unknown[]>(
   io: Io,
@@ -163,9 +184,12 @@ export function speculativeAction<A extends unknown[]>(
 ): (...args: A) => Promise<void> {
   const plain = action(io, setExit, body);
   return async (...args: A) => {
-    if (io.env['DSH_SPECULATE'] === '0' || io.speculation) return plain(...args);
+    // Commander passes (...arguments, options, command).
+    const command = args[args.length - 1] as { opts?: () => CommonOptions } | undefined;
+    const opts: CommonOptions = typeof command?.opts === 'function' ? command.opts() : {};
+    if (opts.speculation === false || io.speculation) return plain(...args);
     const { OutputGate, heldBytesFor } = await import('./speculation.js');
-    const gate = new OutputGate(io.stdout, io.stderr, heldBytesFor(io.env));
+    const gate = new OutputGate(io.stdout, io.stderr, heldBytesFor(opts.speculationHoldBytes));
     const real = { stdout: io.stdout, stderr: io.stderr };
     const codes: number[] = [];
     io.stdout = gate.stdout;
@@ -183,8 +207,8 @@ export function speculativeAction<A extends unknown[]>(
     gate.detach();
     if (won) for (const code of codes) setExit(code);
     else await plain(...args);
-    // DSH_DEBUG_SPECULATION=1: say last how a speculation ended (tests prove which path ran).
-    if (bets > 0 && io.env['DSH_DEBUG_SPECULATION'] === '1') io.stderr.write(`dsh: speculation ${won ? 'won' : 'lost'} (${bets} bet${bets === 1 ? '' : 's'})\n`);
+    // --debug-speculation: say last how a speculation ended (tests prove which path ran).
+    if (bets > 0 && opts.debugSpeculation === true) io.stderr.write(`dsh: speculation ${won ? 'won' : 'lost'} (${bets} bet${bets === 1 ? '' : 's'})\n`);
   };
 }
 

@@ -15,10 +15,10 @@ import { BrokenPipe, type Io } from './io.js';
 /** What a command may hold back while its index is verified (a warm view's answer is far smaller). */
 export const HELD_BYTES = 16 << 20;
 
-/** `DSH_SPECULATION_HOLD_BYTES`, else `HELD_BYTES`. */
-export function heldBytesFor(env: NodeJS.ProcessEnv): number {
-  const n = Number(env['DSH_SPECULATION_HOLD_BYTES']);
-  return Number.isSafeInteger(n) && n >= 0 && env['DSH_SPECULATION_HOLD_BYTES'] !== '' ? n : HELD_BYTES;
+/** The hidden `--speculation-hold-bytes <n>` (a test hook), else `HELD_BYTES`. */
+export function heldBytesFor(given: string | undefined): number {
+  const n = Number(given);
+  return given !== undefined && given.trim() !== '' && Number.isSafeInteger(n) && n >= 0 ? n : HELD_BYTES;
 }
 
 type Real = Io['stdout'];

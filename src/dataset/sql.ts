@@ -66,20 +66,26 @@ function plain(v: unknown): unknown {
 
 type DuckModule = typeof import('@duckdb/node-api');
 
-/** The DuckDB package; `DSH_DUCKDB_MODULE` names another (the tests point it at a missing one). */
-async function loadDuckdb(): Promise<DuckModule> {
+/** The DuckDB package, or the module `name` (the tests name a missing one). */
+async function loadDuckdb(name = DUCKDB_PACKAGE): Promise<DuckModule> {
   try {
-    return (await import(process.env['DSH_DUCKDB_MODULE'] || DUCKDB_PACKAGE)) as DuckModule;
+    return (await import(name)) as DuckModule;
   } catch (error) {
     throw new DuckdbMissingError((error as Error).message.split('\n')[0] ?? 'cannot be loaded');
   }
 }
 
+/** How `runSql` runs. */
+export interface RunSqlOptions {
+  /** The module DuckDB is imported from (default `@duckdb/node-api`; a test hook: the tests name a missing one). */
+  duckdbModule?: string;
+}
+
 /** Run `query` over the dataset in `dir` (tables: sessions, events, dispatches, tool_calls, compactions, findings, lineage). */
-export async function runSql(dir: string, query: string): Promise<QueryResult> {
+export async function runSql(dir: string, query: string, options: RunSqlOptions = {}): Promise<QueryResult> {
   const manifest = readManifest(dir);
   if (!manifest) throw new UsageError(`${dir}: no dataset here (build one with: dsh dataset <roots...> -o ${dir})`);
-  const duck = await loadDuckdb();
+  const duck = await loadDuckdb(options.duckdbModule);
   const instance = await duck.DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {

@@ -156,7 +156,7 @@ const stats: ParallelStats = { reads: 0, groups: 0, workers: 0, factGroups: 0 };
  * once, a test many logs), unreferenced while idle so they never keep the process alive.
  */
 const idle = new Map<string, LineWorkers>();
-/** How many reads of this process ran on worker threads, with how many workers and groups (`DSH_DEBUG_PARALLEL=1`). */
+/** How many reads of this process ran on worker threads, with how many workers and groups (`dsh --debug-parallel`, a hidden test hook). */
 export function parallelStats(): Readonly<ParallelStats> {
   return stats;
 }

@@ -417,13 +417,12 @@ export function blocksAcceptable(frameBytes: Buffer, blocks: readonly BlockInfo[
   return true;
 }
 
-/** A zstd frame decoder by name (`node-zlib`, `mongodb-js`), or `auto` (also `$DSH_DECODER`); a decoder this Node cannot run is a `UsageError`. */
-export function createDecoder(preferred?: DecoderName | 'auto'): FrameDecoder {
-  const choice = preferred ?? (process.env['DSH_DECODER'] as DecoderName | 'auto' | undefined) ?? 'auto';
-  if (choice === 'node-zlib') {
+/** A zstd frame decoder by name (`node-zlib`, `mongodb-js`), or `auto` (the default: node-zlib where this Node has it); a decoder this Node cannot run is a `UsageError`. */
+export function createDecoder(preferred: DecoderName | 'auto' = 'auto'): FrameDecoder {
+  if (preferred === 'node-zlib') {
     if (!nodeZstdAvailable()) throw new UsageError(`the node-zlib decoder needs Node >= 22.15 (node:zlib zstd); this is Node ${process.versions.node}: use --decoder mongodb-js or auto`);
     return new NodeZlibDecoder();
   }
-  if (choice === 'mongodb-js') return new MongoDecoder();
+  if (preferred === 'mongodb-js') return new MongoDecoder();
   return nodeZstdAvailable() ? new NodeZlibDecoder() : new MongoDecoder();
 }

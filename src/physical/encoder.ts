@@ -59,16 +59,11 @@ async function compressMongo(plaintext: Buffer, level: number): Promise<Buffer> 
 }
 
 function nodeEncoderMissing(): UsageError {
-  return new UsageError(`the node-zlib encoder needs Node >= 22.15 (node:zlib zstd); this is Node ${process.versions.node}: unset DSH_ENCODER or set it to mongodb-js`);
+  return new UsageError(`the node-zlib encoder needs Node >= 22.15 (node:zlib zstd); this is Node ${process.versions.node}: use the mongodb-js encoder`);
 }
 
+/** The encoder a frame is written with when none is named: node-zlib where this Node has it, else mongodb-js. */
 export function defaultEncoderName(): EncoderName {
-  const env = process.env['DSH_ENCODER'];
-  if (env === 'mongodb-js') return 'mongodb-js';
-  if (env === 'node-zlib') {
-    if (!nodeZstdEncoderAvailable()) throw nodeEncoderMissing();
-    return 'node-zlib';
-  }
   return nodeZstdEncoderAvailable() ? 'node-zlib' : 'mongodb-js';
 }
 

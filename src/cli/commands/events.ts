@@ -19,6 +19,7 @@ interface EventsOptions extends CommonOptions {
   labels?: boolean;
   follow?: boolean;
   interval?: string;
+  followStall?: string;
 }
 
 
@@ -63,8 +64,10 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
     .option('-f, --follow', 'keep reading a live log (read-only polling): print each event once committed, labels as of the fold so far; a later compaction re-labels earlier events; Ctrl-C stops (exit 0)')
     .option('--interval <ms>', 'with --follow: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd, { json: 'stream NDJSON: one session-query record per line with the event' });
-  // A test hook, not a setting: logs of at least this many bytes take the two passes (default 4 MiB).
+  // Test hooks, not settings: logs of at least this many bytes take the two passes (default 4 MiB);
+  // with --follow, a torn tail unchanged this many ms is reported as stalled (default 5 s).
   cmd.addOption(new Option('--stream-pass-bytes <n>').hideHelp());
+  cmd.addOption(new Option('--follow-stall <ms>').hideHelp());
   addExamples(
     cmd,
     'dsh events session-incident-1 --root fixtures/incident --type tool/',
@@ -144,8 +147,9 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
       };
       if (opts.follow) {
         if (opts.labels === false) throw new UsageError('--follow labels each event as of the fold so far; --no-labels does not apply');
-        const { followLoop, intervalOption } = await import('../follow.js');
+        const { followLoop, intervalOption, stallOption } = await import('../follow.js');
         const intervalMs = intervalOption(opts.interval);
+        const stallMs = stallOption(opts.followStall);
         let print: ReturnType<typeof printer> | undefined;
         let sid = '""';
         return followLoop(io, env, resolved, {
@@ -161,7 +165,7 @@ export function registerEvents(program: Command, io: Io, setExit: (code: number)
             if (opts.json) out.push(`{"sessionId":${sid},"seq":${seq},"relabel":"${label}"}\n`);
             else out.push(env.c.dim(`${String(seq).padStart(6)}  is now ${label}`) + '\n');
           },
-        }, { intervalMs, decoder: decoderFor(opts), flush: () => out.flush() });
+        }, { intervalMs, ...(stallMs !== undefined ? { stallMs } : {}), decoder: decoderFor(opts), flush: () => out.flush() });
       }
       let r;
       if (opts.labels === false) {

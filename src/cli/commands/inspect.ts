@@ -15,6 +15,7 @@ interface InspectOptions extends CommonOptions {
   view: 'artifact' | 'stored' | 'logical';
   watch?: boolean;
   interval?: string;
+  followStall?: string;
 }
 
 /** The `--json` document (the library's `inspect` view). */
@@ -29,8 +30,10 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
     .option('-w, --watch', 'follow a live log (read-only polling): redraw the summary on a terminal as it grows (turn in flight, open tool calls, torn tail being written, compactions); NDJSON states with --json; Ctrl-C stops (exit 0)')
     .option('--interval <ms>', 'with --watch: poll interval (fs.watch wakes it sooner)', '100');
   addCommon(cmd);
-  // A test hook, not a setting: logs of at least this many bytes take the two passes (default 4 MiB).
+  // Test hooks, not settings: logs of at least this many bytes take the two passes (default 4 MiB);
+  // with --watch, a torn tail unchanged this many ms is reported as stalled (default 5 s).
   cmd.addOption(new Option('--stream-pass-bytes <n>').hideHelp());
+  cmd.addOption(new Option('--follow-stall <ms>').hideHelp());
   addExamples(
     cmd,
     'dsh inspect session-incident-1 --root fixtures/incident',
@@ -68,9 +71,10 @@ export function registerInspect(program: Command, io: Io, setExit: (code: number
 
 async function watchInspect(io: Io, env: CommandEnv, resolved: ResolvedTarget, opts: InspectOptions): Promise<number> {
   if (opts.view !== 'logical') throw new UsageError('--watch shows the logical view; --view does not apply');
-  const { followLoop, intervalOption, noticeText } = await import('../follow.js');
+  const { followLoop, intervalOption, noticeText, stallOption } = await import('../follow.js');
   const { renderWatch, watchJson } = await import('../render/watch.js');
   const intervalMs = intervalOption(opts.interval);
+  const stallMs = stallOption(opts.followStall);
   let summarizer = new Summarizer();
   let sessionId: string | null = null;
   let encoding: string | null = null;
@@ -101,6 +105,7 @@ async function watchInspect(io: Io, env: CommandEnv, resolved: ResolvedTarget, o
     },
     {
       intervalMs,
+      ...(stallMs !== undefined ? { stallMs } : {}),
       decoder: decoderFor(opts),
       flush: () => out.flush(),
       onChange: (follower) => {

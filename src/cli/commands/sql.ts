@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Io } from '../io.js';
 import { writeOut } from '../io.js';
 import { action, addCommon, envFor, EXIT } from '../shared.js';
@@ -13,6 +13,7 @@ import { renderCsv, renderNdjson, renderTable } from '../render/sql.js';
 interface SqlOptions extends DatasetBuildOptions {
   dataset?: string;
   csv?: boolean;
+  duckdbModule?: string;
 }
 
 /** Where `dsh sql <query> <roots...>` keeps the dataset it builds when no --dataset is named. */
@@ -35,6 +36,8 @@ export function registerSql(program: Command, io: Io, setExit: (code: number) =>
     .option('--csv', 'print CSV (RFC 4180) instead of a table');
   addBuildOptions(cmd);
   addCommon(cmd, { json: 'print NDJSON: one object per row' });
+  // A test hook, not a setting: the module DuckDB is imported from (the tests name a missing one).
+  cmd.addOption(new Option('--duckdb-module <name>').hideHelp());
   cmd.addHelpText(
     'after',
     `
@@ -57,7 +60,7 @@ Examples:
         dir ??= cachedDatasetDir(inputs, io.env, `${Boolean(opts.content)}/${Boolean(opts.redact)}/${Boolean(opts.redactPaths)}`);
         await runBuild(io, inputs, dir, opts);
       } else if (dir === undefined) throw new UsageError('name a dataset (--dataset <dir>) or the session roots to build one from');
-      const result = await runSql(path.resolve(dir), query);
+      const result = await runSql(path.resolve(dir), query, opts.duckdbModule !== undefined ? { duckdbModule: opts.duckdbModule } : {});
       const text = opts.json ? renderNdjson(result) : opts.csv ? renderCsv(result) : renderTable(result, env.c);
       await writeOut(io.stdout, text);
       return EXIT.ok;

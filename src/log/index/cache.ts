@@ -30,8 +30,8 @@ export interface CacheConfig {
   maxBytes: number;
   /**
    * A log of at least this many bytes has its one entry of its size read and verified while it is
-   * hashed (`DSH_CACHE_PEEK_MIN_BYTES`; default: the size from which it is hashed on two threads
-   * anyway, `WORKER_MIN_BYTES`; tests set 0).
+   * hashed (default: the size from which it is hashed on two threads anyway, `WORKER_MIN_BYTES`;
+   * tests set 0, the CLI with its hidden `--peek-min-bytes <n>`).
    */
   peekMinBytes?: number;
   /** Where a warning or note goes (stderr in the CLI). */
@@ -54,19 +54,12 @@ export function cacheMaxBytes(env: NodeJS.ProcessEnv): number {
   return Number.isFinite(v) && v >= 0 && env['DSH_CACHE_MAX_BYTES'] !== '' && env['DSH_CACHE_MAX_BYTES'] !== undefined ? v : DEFAULT_CACHE_MAX_BYTES;
 }
 
-function peekMinBytes(env: NodeJS.ProcessEnv): { peekMinBytes?: number } {
-  const v = env['DSH_CACHE_PEEK_MIN_BYTES'];
-  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
-  return Number.isFinite(n) && n >= 0 ? { peekMinBytes: n } : {};
-}
-
 /** The index cache settings from the environment (`DSH_CACHE_DIR`, `DSH_NO_CACHE`, `DSH_CACHE_MAX_BYTES`) and `--no-cache`. */
 export function cacheConfig(env: NodeJS.ProcessEnv, options: { noCache?: boolean; note?: (text: string) => void } = {}): CacheConfig {
   return {
     dir: cacheDirFor(env),
     enabled: !options.noCache && !cacheDisabledByEnv(env),
     maxBytes: cacheMaxBytes(env),
-    ...peekMinBytes(env),
     note: options.note ?? (() => {}),
   };
 }
