@@ -18,10 +18,10 @@ const SRC = path.join(PROJECT_ROOT, 'src');
 const BOUNDARY = new Set(['core/json.ts']);
 
 /**
- * `any` left outside the boundary. Lower it as they go; it never rises. The
- * goal is 0: each is listed by the test's output.
+ * `any` outside the boundary: none. Values of unchecked shape are `unknown`, read through the
+ * log's views (`src/log/types.ts`) or `rec` (`src/core/records.ts`); a new `any` fails here.
  */
-const CEILING = 52;
+const CEILING = 0;
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -42,7 +42,7 @@ export type { IndexUse, IndexedInspection, SessionInspection, Speculation } from
 export { deriveEventMessage } from '../log/surface.js';
 export { defaultRoot, looksLikeRoot, readStdin, resolveTarget, scanRoot } from '../log/target.js';
 export type { ResolveOptions, ResolvedTarget, RootScan, RootSession } from '../log/target.js';
-export type { BlockView, Encoding, KindView, KnownEvent, MessageView, PayloadViews, SessionEvent, SessionHeader, StreamChunkView, UnknownEvent, UsageView } from '../log/types.js';
+export type { AttachmentView, BlockView, Encoding, KindView, KnownEvent, MessageView, PayloadViews, SessionEvent, SessionHeader, StreamChunkView, UnknownEvent, UsageView } from '../log/types.js';
 export { isEventOf } from '../log/payloads.js';
 export { createDecoder } from '../physical/decoders.js';
 export type { DecoderName, FrameDecoder } from '../physical/decoders.js';

@@ -14,6 +14,7 @@ import { RowChunk } from '../log/pruned-event.js';
 import { SurfaceFold, isSurfaceEligibleType } from '../log/surface.js';
 import { mapJsonLeaves, toJson } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
+import { rec } from '../core/records.js';
 
 export interface RelationalFinding {
   code: RuleCode;
@@ -53,8 +54,20 @@ interface RetryReads {
   header: { config: { provider: string | undefined } };
 }
 
-function rec(v: unknown): Record<string, any> {
-  return typeof v === 'object' && v !== null ? (v as Record<string, any>) : {};
+/** What the F1 replay reads of a compaction/summary (unguarded, as DSH's replay reads it: a missing field throws). */
+interface SummaryReads {
+  shadowedSeqs: unknown[];
+  shadowedRange: { start: unknown; end: unknown };
+  shadowedTokenCount: number;
+}
+
+/** What the F2 replay reads of an llm/retry's failure once it is known to be an object. */
+interface FailureReads {
+  message: unknown;
+  code: unknown;
+  status?: number;
+  providerRetryAfterMs?: number;
+  requestId?: unknown;
 }
 
 /** A replay fed one event at a time; the first failure (or a TypeError, as DSH's own replay would throw) becomes one finding. */
@@ -264,8 +277,9 @@ export function compactionInvariant(events: readonly SessionEvent[]): Relational
         const owner = bracket.turn === null ? 'standalone compaction' : `turn ${bracket.turn}`;
         fail(`compaction/start while ${owner} is still compacting`);
       }
-      validateOwner(data['turn'], event.type);
-      bracket = { compactionId: data['compactionId'], sourceCommandId: data['sourceCommandId'], startSeq: event.seq, turn: data['turn'], summarized: false };
+      const turn = data['turn'] as number | null;
+      validateOwner(turn, event.type);
+      bracket = { compactionId: data['compactionId'], sourceCommandId: data['sourceCommandId'], startSeq: event.seq, turn, summarized: false };
     } else if (event.type === 'compaction/summary') {
       validateId(data['compactionId'], 'compaction/summary compactionId');
       if (data['sourceCommandId'] !== undefined) validateId(data['sourceCommandId'], 'compaction/summary sourceCommandId');
@@ -275,12 +289,13 @@ export function compactionInvariant(events: readonly SessionEvent[]): Relational
       validateSourceCommandId('compaction/summary', data['sourceCommandId'], open.sourceCommandId);
       validateOwner(open.turn, event.type);
       if (open.summarized) fail('compaction/summary repeated within one compaction');
-      const seqs = data['shadowedSeqs'];
+      const summary = data as unknown as SummaryReads;
+      const seqs = summary.shadowedSeqs;
       if (seqs.length === 0) fail('compaction/summary shadowedSeqs must be non-empty');
-      if (seqs[0] !== data['shadowedRange'].start || seqs.at(-1) !== data['shadowedRange'].end) {
+      if (seqs[0] !== summary.shadowedRange.start || seqs.at(-1) !== summary.shadowedRange.end) {
         fail('compaction/summary shadowedRange must match the first and last shadowedSeqs');
       }
-      if (!Number.isSafeInteger(data['shadowedTokenCount']) || data['shadowedTokenCount'] < 0) {
+      if (!Number.isSafeInteger(summary.shadowedTokenCount) || summary.shadowedTokenCount < 0) {
         fail('compaction/summary shadowedTokenCount must be a non-negative safe integer');
       }
       bracket = { ...open, summarized: true };
@@ -296,7 +311,7 @@ export function compactionInvariant(events: readonly SessionEvent[]): Relational
       if (data['error'] === undefined && !open.summarized) fail('successful compaction/end requires one compaction/summary');
       bracket = undefined;
     }
-    if (event.type === 'turn/start') openTurn = data['turn'];
+    if (event.type === 'turn/start') openTurn = data['turn'] as number | null;
     else if (event.type === 'turn/end') openTurn = null;
   });
 }
@@ -405,7 +420,7 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       const d = rec(event.data);
       const { retryId, turn, step, provider, mode, policyKey, retry, delayMs } = d;
       if (typeof retryId !== 'string' || retryId.length === 0) fail('llm/retry retryId must be a non-empty string');
-      const failure = d['failure'];
+      const failure = d['failure'] as FailureReads;
       if (typeof failure !== 'object' || failure === null) fail('llm/retry failure must be an object');
       if (typeof failure.message !== 'string' || failure.message.length === 0) fail('llm/retry failure.message must be a non-empty string');
       if (typeof failure.code !== 'string' || failure.code.length === 0) fail('llm/retry failure.code must be a non-empty string');
@@ -418,13 +433,13 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       if (failure.requestId !== undefined && (typeof failure.requestId !== 'string' || failure.requestId.length === 0)) {
         fail('llm/retry failure.requestId must be a non-empty string when present');
       }
-      if (!Number.isSafeInteger(retry) || retry < 1) fail('llm/retry retry must be a positive safe integer');
+      if (!Number.isSafeInteger(retry) || (retry as number) < 1) fail('llm/retry retry must be a positive safe integer');
       if (typeof provider !== 'string' || provider.length === 0) fail('llm/retry provider must be a non-empty string');
       if (typeof policyKey !== 'string' || policyKey.length === 0) fail('llm/retry policyKey must be a non-empty string');
       switch (mode) {
         case 'normal': {
           const maxRetries = d['maxRetries'];
-          if (!Number.isSafeInteger(maxRetries) || maxRetries < 1 || retry > maxRetries) {
+          if (!Number.isSafeInteger(maxRetries) || (maxRetries as number) < 1 || (retry as number) > (maxRetries as number)) {
             fail(`llm/retry retry ${retry} must not exceed a positive safe maxRetries ${maxRetries}`);
           }
           break;
@@ -456,7 +471,7 @@ export function retryInvariant(events: readonly SessionEvent[]): RelationalFindi
       const expected = (priorData?.retry ?? 0) + 1;
       if (retry !== expected) fail(`llm/retry retry ${retry} must equal provider policy retry ${expected}`);
       if (prior !== undefined && priorData!.retryId !== retryId) fail('llm/retry must preserve retryId across one provider-policy chain');
-      if (prior === undefined && back.usedIds.has(retryId)) {
+      if (prior === undefined && back.usedIds.has(retryId as string)) {
         fail(`llm/retry retryId ${toJson(retryId)} is already owned by another chain`);
       }
     } else if (event.type === 'llm/retry-started') {

@@ -302,14 +302,16 @@ export function toJsonAround(object: Record<string, unknown>, key: string): { be
 export function mapJsonLeaves(value: unknown, leafFn: (v: unknown) => unknown): unknown {
   const copyOf = (v: unknown): unknown => (v === null || typeof v !== 'object' ? leafFn(v) : Array.isArray(v) ? new Array(v.length) : {});
   const root = copyOf(value);
-  const pending: [unknown, any][] = root !== null && typeof root === 'object' ? [[value, root]] : [];
+  // Each pair is a container and its copy (an array and an array, or an object and a plain object), read and written by key or index.
+  const pending: [Record<string | number, unknown>, Record<string | number, unknown>][] =
+    root !== null && typeof root === 'object' ? [[value as Record<string | number, unknown>, root as Record<string | number, unknown>]] : [];
   while (pending.length > 0) {
-    const [from, to] = pending.pop() as [any, any];
+    const [from, to] = pending.pop()!;
     for (const k of Array.isArray(from) ? from.keys() : Object.keys(from)) {
       const v = from[k];
       const c = copyOf(v);
       to[k] = c;
-      if (c !== null && typeof c === 'object') pending.push([v, c]);
+      if (c !== null && typeof c === 'object') pending.push([v as Record<string | number, unknown>, c as Record<string | number, unknown>]);
     }
   }
   return root;

@@ -8,6 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import type * as Protobuf from 'protobufjs';
 import type { ExportTraceServiceRequest } from './otlp.js';
 import { toJson } from '../core/json.js';
 
@@ -18,13 +19,13 @@ export type OtlpProtocol = 'http/json' | 'http/protobuf';
 export const PROTO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto');
 export const TRACE_SERVICE_PROTO = 'opentelemetry/proto/collector/trace/v1/trace_service.proto';
 
-let requestType: any;
+let requestType: Protobuf.Type | undefined;
 
 /** protobufjs's reflected `ExportTraceServiceRequest`, loaded once from the official definitions. */
-export function traceRequestType(): any {
+export function traceRequestType(): Protobuf.Type {
   if (requestType) return requestType;
   const require = createRequire(import.meta.url);
-  const protobuf = require('protobufjs');
+  const protobuf = require('protobufjs') as typeof Protobuf;
   const root = new protobuf.Root();
   root.resolvePath = (_origin: string, target: string) => path.join(PROTO_DIR, target);
   root.loadSync(TRACE_SERVICE_PROTO);
@@ -50,7 +51,7 @@ function toProtoObject(v: unknown, key?: string): unknown {
 /** Encode an OTLP/JSON export request as OTLP protobuf. */
 export function encodeProtobuf(request: ExportTraceServiceRequest): Uint8Array {
   const T = traceRequestType();
-  return T.encode(T.fromObject(toProtoObject(request))).finish();
+  return T.encode(T.fromObject(toProtoObject(request) as Record<string, unknown>)).finish();
 }
 
 export interface SendOptions {

@@ -29,8 +29,13 @@ export type View<Keys> = ({ readonly [K in keyof Keys]?: Keys[K] } & { readonly 
 /** The keys of a `{kind, ...}` union DSH writes (turn-end reasons, message sources, finish reasons). */
 export type KindView = View<{ kind: unknown; reason: unknown; error: unknown; failure: unknown; provider: unknown; model: unknown; callId: unknown; plugin: unknown; compactionId: unknown; sourceCommandId: unknown }>;
 export type UsageView = View<{ inputTokens: unknown; outputTokens: unknown; cacheReadTokens: unknown; cacheWriteTokens: unknown; reasoningTokens: unknown }>;
-/** A content block (`{type:'text'|'reasoning'|'image'|'tool-call'|'tool-result', ...}`). */
-export type BlockView = View<{ type: unknown; text: unknown; attachment: unknown; id: unknown; name: unknown; arguments: unknown; toolCallId: unknown; content: unknown; isError: unknown }>;
+/** An image block's attachment reference (the bytes are in the attachment store, not the log). */
+export type AttachmentView = View<{ attachmentId: unknown; mediaType: unknown; bytes: unknown; width: unknown; height: unknown; name: unknown }>;
+/**
+ * A content block (`{type:'text'|'reasoning'|'image'|'tool-call'|'tool-result', ...}`): the one
+ * definition every reader of message content uses (a tool-result's `content` holds blocks again).
+ */
+export type BlockView = View<{ type: unknown; text: unknown; attachment: AttachmentView; id: unknown; name: unknown; arguments: unknown; toolCallId: unknown; content: unknown; isError: unknown }>;
 /** A `Message` (`user/message`'s `data`, `message` of assistant/message and tool/result). */
 export type MessageView = View<{ id: unknown; role: unknown; content: unknown; source: KindView }>;
 export type StreamChunkView = View<{ type: unknown; index: unknown; blockType: unknown; text: unknown; id: unknown; name: unknown; argumentsDelta: unknown; block: BlockView; usage: UsageView; reason: unknown; replayState: unknown }>;

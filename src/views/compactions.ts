@@ -13,7 +13,7 @@
  * {@link deriveDispatches}.
  */
 import { splitPairs, toolPairsOf, type SplitPair } from './tool-pairs.js';
-import type { SessionEvent } from '../log/types.js';
+import type { BlockView, SessionEvent, UsageView } from '../log/types.js';
 import { SurfaceFold, SurfaceError, deriveEventMessage, isSurfaceEligibleType } from '../log/surface.js';
 import { canonicalHeader, type EpochHeader } from './header.js';
 import { deriveDispatches, releaseSurfaceNodes, type DispatchEntry } from './requests.js';
@@ -21,6 +21,7 @@ import { spansOf, type Dispatches, type DispatchSpans, type Fetch } from './disp
 import { NodeValues } from './surface-nodes.js';
 import { toJson, toJsonAround } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
+import { rec, type JsonRecord } from '../core/records.js';
 
 // ---------------------------------------------------------------- heuristic pricing
 
@@ -39,25 +40,25 @@ function priceBlocks(blocks: unknown): Priced {
   let tokens = 0;
   let chars = 0;
   if (!Array.isArray(blocks)) return { tokens, chars };
-  for (const raw of blocks) {
-    const b = (raw ?? {}) as Record<string, any>;
-    switch (b['type']) {
+  for (const raw of blocks as unknown[]) {
+    const b = (raw ?? {}) as NonNullable<BlockView>;
+    switch (b.type) {
       case 'text':
       case 'reasoning': {
-        const n = typeof b['text'] === 'string' ? b['text'].length : 0;
+        const n = typeof b.text === 'string' ? b.text.length : 0;
         tokens += Math.ceil(n / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
         chars += n;
         break;
       }
       case 'tool-call': {
-        const name = typeof b['name'] === 'string' ? b['name'].length : 0;
-        const args = typeof b['arguments'] === 'string' ? b['arguments'].length : 0;
+        const name = typeof b.name === 'string' ? b.name.length : 0;
+        const args = typeof b.arguments === 'string' ? b.arguments.length : 0;
         tokens += Math.ceil(name / CHARS_PER_TOKEN) + Math.ceil(args / CHARS_PER_TOKEN) + BLOCK_OVERHEAD;
         chars += name + args;
         break;
       }
       case 'tool-result': {
-        const inner = priceBlocks(b['content']);
+        const inner = priceBlocks(b.content);
         tokens += inner.tokens + BLOCK_OVERHEAD;
         chars += inner.chars;
         break;
@@ -392,9 +393,6 @@ export interface CompactionsReport {
 
 const CWE = 'CONTEXT_WINDOW_EXCEEDED';
 
-function rec(v: unknown): Record<string, any> {
-  return typeof v === 'object' && v !== null ? (v as Record<string, any>) : {};
-}
 
 function str(v: unknown): string | null {
   return typeof v === 'string' ? v : null;
@@ -436,11 +434,12 @@ interface StepState {
   turn: number;
   step: number;
   startSeq: number;
-  lastFinish: { seq: number; reason: any } | null;
+  lastFinish: { seq: number; reason: unknown } | null;
 }
 
-function billed(u: any): number | null {
-  if (!u || typeof u !== 'object') return null;
+function billed(usage: unknown): number | null {
+  if (!usage || typeof usage !== 'object') return null;
+  const u = usage as NonNullable<UsageView>;
   const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
   if (typeof u.inputTokens !== 'number') return null;
   return n(u.inputTokens) + n(u.cacheReadTokens) + n(u.cacheWriteTokens);
@@ -671,8 +670,8 @@ export class CompactionAudit {
   /** The folded request header before each attempt's first event, priced. */
   private readonly headerAt = new Map<CompactionAttempt, HeaderPrice | null>();
   /** The data of each attempt's compaction/summary and compaction/prune (read when its replacement lands). */
-  private readonly summaryData = new Map<CompactionAttempt, Record<string, any>>();
-  private readonly pruneData = new Map<CompactionAttempt, Record<string, any>>();
+  private readonly summaryData = new Map<CompactionAttempt, JsonRecord>();
+  private readonly pruneData = new Map<CompactionAttempt, JsonRecord>();
   /** The events whose seqs are the fold's surface nodes. */
   private readonly nodeEvents = new NodeValues<SessionEvent>();
   /** The event being visited, the one before it, and the one pushed but not yet visited (a prune looks one ahead). */
@@ -777,7 +776,8 @@ export class CompactionAudit {
         this.step = null;
         break;
       case 'step/start':
-        this.step = { turn: d['turn'], step: d['step'], startSeq: e.seq, lastFinish: null };
+        // The step's numbers as logged (DSH's step/start writes numbers; the report carries whatever is there).
+        this.step = { turn: d['turn'] as number, step: d['step'] as number, startSeq: e.seq, lastFinish: null };
         if (typeof d['step'] === 'number') this.lastStepOfTurn = d['step'];
         break;
       case 'step/end':
@@ -907,12 +907,12 @@ export class CompactionAudit {
     };
   }
 
-  private onCommandRun(e: SessionEvent, d: Record<string, any>): void {
+  private onCommandRun(e: SessionEvent, d: JsonRecord): void {
     const id = str(d['commandId']);
     if (id !== null) this.commands.set(id, { runSeq: e.seq, header: this.priceBefore(), name: d['name'], doneSeq: null, doneKind: null, doneText: null, attempt: null });
   }
 
-  private onCommandDone(e: SessionEvent, d: Record<string, any>): void {
+  private onCommandDone(e: SessionEvent, d: JsonRecord): void {
     const id = str(d['commandId']);
     const c = id !== null ? this.commands.get(id) : undefined;
     if (!c) return;
@@ -950,7 +950,7 @@ export class CompactionAudit {
     this.open = undefined;
   }
 
-  private onStart(e: SessionEvent, d: Record<string, any>): void {
+  private onStart(e: SessionEvent, d: JsonRecord): void {
     if (this.open) {
       this.open.lock = { state: 'superseded', endSeedSeq: null, detail: `unmatched compaction/start seq ${this.open.seqs.start} is followed by another compaction/start (seq ${e.seq}) with no session/end-seed between (DSH-F1 violation)` };
     }
@@ -978,7 +978,7 @@ export class CompactionAudit {
     this.open = a;
   }
 
-  private onSummary(e: SessionEvent, d: Record<string, any>): void {
+  private onSummary(e: SessionEvent, d: JsonRecord): void {
     const id = str(d['compactionId']);
     let a = this.bracketOf(id);
     if (!a) {
@@ -997,13 +997,13 @@ export class CompactionAudit {
         usage: d['usage'] ?? null,
         llmStreamCall: d['llmStreamCall'] === true,
         summaryTokens: priceBlocks(d['summary']).tokens,
-        summaryText: Array.isArray(d['summary']) ? d['summary'].filter((b: any) => b?.type === 'text' && typeof b.text === 'string').map((b: any) => b.text as string).join('\n') : '',
+        summaryText: Array.isArray(d['summary']) ? (d['summary'] as BlockView[]).filter((b) => b?.type === 'text' && typeof b.text === 'string').map((b) => b!.text as string).join('\n') : '',
       };
     }
     a.lastSeq = e.seq;
   }
 
-  private onEnd(e: SessionEvent, d: Record<string, any>): void {
+  private onEnd(e: SessionEvent, d: JsonRecord): void {
     const id = str(d['compactionId']);
     let a = this.bracketOf(id);
     if (!a) {
@@ -1029,7 +1029,7 @@ export class CompactionAudit {
     if (this.open === a) this.open = undefined;
   }
 
-  private onPrune(e: SessionEvent, d: Record<string, any>, next: SessionEvent | undefined): void {
+  private onPrune(e: SessionEvent, d: JsonRecord, next: SessionEvent | undefined): void {
     const a = this.newAttempt('prune', e.seq, this.position(undefined, 'compaction/prune'));
     a.seqs.prune = e.seq;
     this.pruneData.set(a, d);
@@ -1053,7 +1053,7 @@ export class CompactionAudit {
   }
 
   /** A replacement that landed on the surface (`before`: the surface just before it): whose it is, what it shadowed. */
-  private onReplacement(e: SessionEvent, d: Record<string, any>, before: readonly number[], prev: SessionEvent | undefined): void {
+  private onReplacement(e: SessionEvent, d: JsonRecord, before: readonly number[], prev: SessionEvent | undefined): void {
     let a: CompactionAttempt | undefined;
     const source = rec(d['source']);
     if (e.type === 'user/message' && source['kind'] === 'plugin' && source['plugin'] === 'compact') {
@@ -1318,8 +1318,8 @@ function auditReplacement(
   after: readonly number[],
   at: EventAt,
   origin: Map<number, Origin>,
-  summary: Record<string, any> | undefined,
-  prune: Record<string, any> | undefined,
+  summary: JsonRecord | undefined,
+  prune: JsonRecord | undefined,
 ): Origin | undefined {
   const op = e.surfaceOp as { start: number; end: number };
   const startIdx = before.indexOf(op.start);

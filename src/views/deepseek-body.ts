@@ -24,6 +24,7 @@
  */
 import type { EpochHeader } from './header.js';
 import { toJson } from '../core/json.js';
+import type { BlockView } from '../log/types.js';
 
 /** The chat-completions request body DSH would send to the DeepSeek API for one dispatch. */
 export interface DeepSeekBody {
@@ -64,15 +65,15 @@ function joinBlocks(blocks: unknown, type: string): string {
   return texts.length === 1 ? (texts[0] as string) : texts.join('');
 }
 
-function imageText(block: any): string {
+function imageText(block: BlockView): string {
   const id = String(block?.attachment?.attachmentId ?? '');
   return `[image omitted because this model accepts text only; attachment sha256:${id.slice('sha256:'.length, 'sha256:'.length + 8)}]`;
 }
 
 /** `projectImagesForTextModel`: image blocks (also nested in tool results) become text placeholders. */
-function projectImages(blocks: unknown, counter: { images: number }): unknown[] {
+function projectImages(blocks: unknown, counter: { images: number }): BlockView[] {
   if (!Array.isArray(blocks)) return [];
-  return blocks.map((b: any) => {
+  return (blocks as BlockView[]).map((b): BlockView => {
     if (b?.type === 'image') {
       counter.images += 1;
       return { type: 'text', text: imageText(b) };
@@ -90,7 +91,7 @@ export function serializeMessages(messages: readonly unknown[], notes: string[] 
   for (const raw of messages) {
     const message = raw as { role?: unknown; content?: unknown };
     const content = projectImages(message.content, counter);
-    for (const b of content as any[]) {
+    for (const b of content) {
       const t = String(b?.type);
       if (!['text', 'reasoning', 'tool-call', 'tool-result'].includes(t)) unknownBlocks.add(t);
     }
@@ -101,9 +102,9 @@ export function serializeMessages(messages: readonly unknown[], notes: string[] 
     if (message.role === 'assistant') {
       const text = joinBlocks(content, 'text');
       const reasoning = joinBlocks(content, 'reasoning');
-      const toolCalls = (content as any[])
+      const toolCalls = content
         .filter((b) => b?.type === 'tool-call')
-        .map((b) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: b.arguments } }));
+        .map((b) => ({ id: b!.id, type: 'function', function: { name: b!.name, arguments: b!.arguments } }));
       wire.push({
         role: 'assistant',
         content: text,
@@ -113,7 +114,7 @@ export function serializeMessages(messages: readonly unknown[], notes: string[] 
       continue;
     }
     if (message.role !== 'user') notes.push(`a message with role ${toJson(message.role)} is sent as a user message (DSH's adapter treats every non-system, non-assistant role so)`);
-    const toolResults = (content as any[]).filter((b) => b?.type === 'tool-result');
+    const toolResults = content.filter((b) => b?.type === 'tool-result') as NonNullable<BlockView>[];
     const text = joinBlocks(content, 'text');
     if (text.length > 0 || toolResults.length === 0) wire.push({ role: 'user', content: text });
     for (const result of toolResults) {
@@ -182,7 +183,7 @@ export function checkToolPairing(body: DeepSeekBody): string[] {
   const problems: string[] = [];
   const open = new Set<string>();
   for (const [i, m] of body.messages.entries()) {
-    if (m['role'] === 'assistant' && Array.isArray(m['tool_calls'])) for (const c of m['tool_calls'] as any[]) open.add(String(c.id));
+    if (m['role'] === 'assistant' && Array.isArray(m['tool_calls'])) for (const c of m['tool_calls'] as { id?: unknown }[]) open.add(String(c.id));
     if (m['role'] === 'tool') {
       const id = String(m['tool_call_id']);
       if (!open.has(id)) problems.push(`messages[${i}] tool_call_id ${toJson(id)} answers no earlier assistant tool_call`);

@@ -21,7 +21,7 @@
  * (`streamedUnifiedDiff`). Renderers live in the CLI layer.
  */
 import { createHash } from 'node:crypto';
-import type { BlockView, SessionEvent, SessionHeader } from '../log/types.js';
+import type { BlockView, MessageView, SessionEvent, SessionHeader } from '../log/types.js';
 import { resultBlock, resultCallId } from './tool-pairs.js';
 import type { IndexedInspection } from '../log/session.js';
 import type { SeqRange } from '../log/reread.js';
@@ -647,7 +647,7 @@ function toolResultText(e: SessionEvent | undefined): string | null {
 function requestedCalls(content: unknown): { id: string; name: string; arguments: string }[] {
   const out: { id: string; name: string; arguments: string }[] = [];
   if (!Array.isArray(content)) return out;
-  for (const block of content) {
+  for (const block of content as BlockView[]) {
     if (block?.type !== 'tool-call') continue;
     out.push({ id: String(block.id), name: String(block.name), arguments: typeof block.arguments === 'string' ? block.arguments : toJson(block.arguments) });
   }
@@ -877,27 +877,27 @@ function blockLines(content: unknown): string[] {
   if (typeof content === 'string') return content.split('\n');
   if (!Array.isArray(content)) return [toJson(content) ?? String(content)];
   const out: string[] = [];
-  for (const raw of content) {
-    const b = (raw ?? {}) as Record<string, any>;
-    switch (b['type']) {
+  for (const raw of content as unknown[]) {
+    const b = (raw ?? {}) as NonNullable<BlockView>;
+    switch (b.type) {
       case 'text':
-        pushAll(out, String(b['text'] ?? '').split('\n'));
+        pushAll(out, String(b.text ?? '').split('\n'));
         break;
       case 'reasoning':
-        pushAll(out, String(b['text'] ?? '').split('\n').map((l) => `(reasoning) ${l}`));
+        pushAll(out, String(b.text ?? '').split('\n').map((l) => `(reasoning) ${l}`));
         break;
       case 'tool-call':
-        out.push(`→ ${String(b['name'])}(${typeof b['arguments'] === 'string' ? b['arguments'] : toJson(b['arguments'])})`);
+        out.push(`→ ${String(b.name)}(${typeof b.arguments === 'string' ? b.arguments : toJson(b.arguments)})`);
         break;
       case 'tool-result':
-        out.push(`← result${b['isError'] ? ' [error]' : ''}`);
-        pushAll(out, blockLines(b['content']));
+        out.push(`← result${b.isError ? ' [error]' : ''}`);
+        pushAll(out, blockLines(b.content));
         break;
       case 'image':
         out.push('[image]');
         break;
       default:
-        out.push(`[${String(b['type'])}]`);
+        out.push(`[${String(b.type)}]`);
     }
   }
   return out;
@@ -905,11 +905,11 @@ function blockLines(content: unknown): string[] {
 
 /** A model message as diff lines: a role line, then its content lines (ids left out). */
 export function messageLines(message: unknown, seq: number | null): DiffLine[] {
-  const m = (message ?? {}) as Record<string, any>;
-  const src = m['source'];
+  const m = (message ?? {}) as NonNullable<MessageView>;
+  const src = m.source;
   const from = src && typeof src === 'object' && src.kind === 'plugin' ? ` (plugin:${String(src.plugin)})` : src && typeof src === 'object' && src.kind === 'tool' ? ' (tool result)' : '';
-  const lines: DiffLine[] = [{ text: `## ${String(m['role'] ?? '?')}${from}`, seq }];
-  for (const t of blockLines(m['content'])) lines.push({ text: `  ${t}`, seq });
+  const lines: DiffLine[] = [{ text: `## ${String(m.role ?? '?')}${from}`, seq }];
+  for (const t of blockLines(m.content)) lines.push({ text: `  ${t}`, seq });
   return lines;
 }
 
@@ -999,13 +999,13 @@ function entryLines(e: TranscriptEntry, out: DiffLine[]): void {
 
 /** The first non-blank line of a message's content (memoized per message object: later pairs repeat messages). */
 const previews = new WeakMap<object, string>();
-function firstLine(msg: Record<string, any>): string {
+function firstLine(msg: NonNullable<MessageView>): string {
   let p = previews.get(msg);
   if (p === undefined) {
-    const content = msg['content'];
+    const content = msg.content;
     // Only the first blocks are needed for a preview line; a tool result's text up to its first line.
     let first = '';
-    for (const l of blockLines(Array.isArray(content) ? content.slice(0, 4).map((b: any) => (b?.type === 'tool-result' ? { ...b, content: clipBlocks(b.content) } : b)) : content)) {
+    for (const l of blockLines(Array.isArray(content) ? (content as BlockView[]).slice(0, 4).map((b) => (b?.type === 'tool-result' ? { ...b, content: clipBlocks(b.content) } : b)) : content)) {
       if (l.trim().length > 0) {
         first = l;
         break;
@@ -1018,15 +1018,15 @@ function firstLine(msg: Record<string, any>): string {
 
 function clipBlocks(content: unknown): unknown {
   if (!Array.isArray(content)) return content;
-  return content.slice(0, 2).map((x: any) => (x?.type === 'text' && typeof x.text === 'string' ? { ...x, text: x.text.slice(0, 400) } : x));
+  return (content as BlockView[]).slice(0, 2).map((x) => (x?.type === 'text' && typeof x.text === 'string' ? { ...x, text: x.text.slice(0, 400) } : x));
 }
 
 function msgRef(m: { seq: number; message: unknown }, position: number, events: readonly SessionEvent[]): MessageRef {
-  const msg = (m.message ?? {}) as Record<string, any>;
+  const msg = (m.message ?? {}) as NonNullable<MessageView>;
   const first = firstLine(msg);
-  const src = msg['source'];
+  const src = msg.source;
   const source = src && typeof src === 'object' ? (src.kind === 'plugin' ? `plugin:${String(src.plugin)}` : String(src.kind)) : null;
-  return { seq: m.seq, position, type: events[m.seq]?.type ?? '?', role: typeof msg['role'] === 'string' ? msg['role'] : null, source, preview: first };
+  return { seq: m.seq, position, type: events[m.seq]?.type ?? '?', role: typeof msg.role === 'string' ? msg.role : null, source, preview: first };
 }
 
 function pairDiff(

@@ -21,7 +21,7 @@
  * - an interrupted message keeps only text/reasoning blocks with
  *   non-whitespace text (`interruptedBlocks`).
  */
-import type { SessionEvent } from '../log/types.js';
+import type { SessionEvent, StreamChunkView } from '../log/types.js';
 import { deepEqualJson } from '../log/surface.js';
 import { AttemptBoundaries, type ChunkPlace } from './attempts.js';
 import { RowChunk } from '../log/pruned-event.js';
@@ -79,32 +79,35 @@ export class StreamAssembler {
   }
 
   /** Feed one chunk (the `data.chunk` of an `assistant/chunk`); `seq` only labels unknown chunks. */
-  push(chunk: any, seq = -1): void {
-    if (!chunk || typeof chunk !== 'object') {
+  push(value: unknown, seq = -1): void {
+    if (!value || typeof value !== 'object') {
       this.unknownChunks.push(seq);
       return;
     }
+    // Read as DSH's BlockAssembler reads a chunk: the index keys the slot whatever it is, deltas are appended with `+=`.
+    const chunk = value as NonNullable<StreamChunkView>;
+    const index = chunk.index as number;
     switch (chunk.type) {
       case 'block-start':
-        if (!this.partials.has(chunk.index)) this.slot(chunk.index, String(chunk.blockType));
+        if (!this.partials.has(index)) this.slot(index, String(chunk.blockType));
         return;
       case 'text-delta':
       case 'reasoning-delta': {
-        const p = this.slot(chunk.index, chunk.type === 'text-delta' ? 'text' : 'reasoning');
+        const p = this.slot(index, chunk.type === 'text-delta' ? 'text' : 'reasoning');
         if (p.closed) return;
-        p.text += chunk.text;
+        p.text += chunk.text as string;
         return;
       }
       case 'tool-call-delta': {
-        const p = this.slot(chunk.index, 'tool-call');
+        const p = this.slot(index, 'tool-call');
         if (p.closed) return;
         p.toolCallId = chunk.id;
         if (chunk.name) p.toolCallName = chunk.name;
-        p.args += chunk.argumentsDelta;
+        p.args += chunk.argumentsDelta as string;
         return;
       }
       case 'block-end': {
-        const p = this.slot(chunk.index, String(chunk.block?.type));
+        const p = this.slot(index, String(chunk.block?.type));
         if (p.closed) return;
         p.closed = chunk.block as ContentBlock;
         return;
@@ -296,8 +299,9 @@ export interface ReplayOptions {
 }
 
 /** session-stats' `isTokenDelta`: a delta that carries content (first-token time). */
-export function isTokenDelta(chunk: any): boolean {
-  if (!chunk || typeof chunk !== 'object') return false;
+export function isTokenDelta(value: unknown): boolean {
+  if (!value || typeof value !== 'object') return false;
+  const chunk = value as NonNullable<StreamChunkView>;
   if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') return chunk.text !== '';
   if (chunk.type === 'tool-call-delta') return chunk.argumentsDelta !== '' || chunk.name !== undefined;
   return false;
@@ -373,8 +377,8 @@ function safeBlocks(asm: StreamAssembler, interrupted: boolean): { blocks: Conte
  */
 interface AttemptPlan {
   index: number;
-  turn: any;
-  step: any;
+  turn: unknown;
+  step: unknown;
   attemptInStep: number;
   attemptsInStep: number;
   firstChunkSeq: number | null;
@@ -396,8 +400,8 @@ interface AttemptPlan {
 /** An assistant/message as the plan links it. */
 interface PlannedMessage {
   seq: number;
-  turn: any;
-  step: any;
+  turn: unknown;
+  step: unknown;
   sources: unknown;
   /** The event logged just before it (the anchor of a chunk-less attempt). */
   before: Anchor | undefined;
@@ -658,7 +662,8 @@ export class ReplayAssembler {
   private stateOf(p: AttemptPlan): Assembling {
     let s = this.state.get(p);
     if (!s) {
-      s = { attempt: newAttempt(p.index, p.turn, p.step, p.attemptInStep, p.anchor), asm: new StreamAssembler(), messages: new Map() };
+      // The turn and step as logged (numbers in any log DSH writes; the report carries whatever is there).
+      s = { attempt: newAttempt(p.index, p.turn as number, p.step as number, p.attemptInStep, p.anchor), asm: new StreamAssembler(), messages: new Map() };
       this.state.set(p, s);
     }
     return s;

@@ -1,5 +1,5 @@
 import type { ChalkInstance } from 'chalk';
-import { formatCount, type SessionEvent, deriveEventMessage, toJson, codePointLength, isEventOf } from '../../api/log.js';
+import { formatCount, type AttachmentView, type BlockView, type KindView, type MessageView, type SessionEvent, deriveEventMessage, toJson, codePointLength, isEventOf } from '../../api/log.js';
 import { type DispatchDiff, type DispatchEntry, type DispatchSummary, type SeqResolution, type DeepSeekBody, pushAll, textLines, unifiedDiff } from '../../api/views.js';
 import { escapeControl, preview } from '../io.js';
 import { renderHunks } from './hunks.js';
@@ -91,22 +91,22 @@ function text(s: unknown, opts: RenderOptions, max = 100): string {
     .join('\n');
 }
 
-function blockLines(block: any, opts: RenderOptions, indent: string, c: ChalkInstance): string[] {
+function blockLines(block: BlockView, opts: RenderOptions, indent: string, c: ChalkInstance): string[] {
   const type = String(block?.type);
   switch (type) {
     case 'text':
-      return [`${indent}${c.dim('text     ')}${text(block.text, opts)}`];
+      return [`${indent}${c.dim('text     ')}${text(block!.text, opts)}`];
     case 'reasoning':
-      return [`${indent}${c.dim('reasoning')}${' '}${c.italic(text(block.text, opts))}`];
+      return [`${indent}${c.dim('reasoning')}${' '}${c.italic(text(block!.text, opts))}`];
     case 'tool-call':
-      return [`${indent}${c.dim('tool-call')} ${c.cyan(escapeControl(String(block.name)))} ${c.dim(`id ${escapeControl(String(block.id))}`)} ${text(block.arguments, opts, 80)}`];
+      return [`${indent}${c.dim('tool-call')} ${c.cyan(escapeControl(String(block!.name)))} ${c.dim(`id ${escapeControl(String(block!.id))}`)} ${text(block!.arguments, opts, 80)}`];
     case 'tool-result': {
-      const head = `${indent}${c.dim('tool-result')} ${c.dim(`for ${escapeControl(String(block.toolCallId))}`)}${block.isError ? ' ' + c.red('isError') : ''}`;
-      const inner = Array.isArray(block.content) ? block.content.flatMap((b: any) => blockLines(b, opts, indent + '  ', c)) : [];
+      const head = `${indent}${c.dim('tool-result')} ${c.dim(`for ${escapeControl(String(block!.toolCallId))}`)}${block!.isError ? ' ' + c.red('isError') : ''}`;
+      const inner = Array.isArray(block!.content) ? (block!.content as BlockView[]).flatMap((b) => blockLines(b, opts, indent + '  ', c)) : [];
       return [head, ...inner];
     }
     case 'image': {
-      const a = block.attachment ?? {};
+      const a = (block!.attachment ?? {}) as NonNullable<AttachmentView>;
       return [`${indent}${c.dim('image    ')}${escapeControl(String(a.mediaType ?? '?'))} ${a.width ?? '?'}x${a.height ?? '?'} ${c.dim(escapeControl(String(a.attachmentId ?? '')))}${a.name ? ` ${escapeControl(String(a.name))}` : ''}`];
     }
     default:
@@ -114,7 +114,7 @@ function blockLines(block: any, opts: RenderOptions, indent: string, c: ChalkIns
   }
 }
 
-function sourceText(source: any): string {
+function sourceText(source: KindView): string {
   if (!source || typeof source !== 'object') return '';
   const kind = escapeControl(String(source.kind));
   if (kind === 'plugin') return `plugin ${escapeControl(String(source.plugin))}${source.form ? `/${escapeControl(String(source.form))}` : ''}`;
@@ -123,7 +123,8 @@ function sourceText(source: any): string {
   return kind;
 }
 
-function messageLines(msg: any, position: number, seq: number | null, event: SessionEvent | undefined, opts: RenderOptions, c: ChalkInstance): string[] {
+function messageLines(message: unknown, position: number, seq: number | null, event: SessionEvent | undefined, opts: RenderOptions, c: ChalkInstance): string[] {
+  const msg = message as MessageView;
   const isToolResult = msg?.role === 'user' && msg?.source?.kind === 'tool';
   const role = isToolResult ? 'tool-result' : escapeControl(String(msg?.role));
   const roleColored = role === 'assistant' ? c.green(role) : role === 'user' ? c.blue(role) : role === 'system' ? c.magenta(role) : c.yellow(role);
@@ -131,14 +132,15 @@ function messageLines(msg: any, position: number, seq: number | null, event: Ses
   const replace = op && typeof op === 'object' ? c.yellow(` replaces surface ${op.start}..${op.end}`) : '';
   const flags = event?.type === 'assistant/message' && event.data?.interrupted ? c.yellow(' interrupted') : '';
   const head = `  ${c.bold(`#${position}`)} ${roleColored}  ${c.dim(`seq ${seq ?? '?'}  ${escapeControl(String(event?.type ?? ''))}  id ${escapeControl(String(msg?.id))}  source ${sourceText(msg?.source)}`)}${replace}${flags}`;
-  const blocks = Array.isArray(msg?.content) ? msg.content : [];
+  const blocks: BlockView[] = Array.isArray(msg?.content) ? msg.content : [];
   const lines = [head];
   for (const b of blocks) lines.push(...blockLines(b, opts, '       ', c));
   if (blocks.length === 0) lines.push(`       ${c.dim('(no content blocks)')}`);
   return lines;
 }
 
-function paramsText(parameters: any): string {
+function paramsText(value: unknown): string {
+  const parameters = value as { properties?: unknown; required?: unknown } | null | undefined;
   const props = parameters && typeof parameters === 'object' && parameters.properties && typeof parameters.properties === 'object' ? Object.keys(parameters.properties) : [];
   const required = new Set(Array.isArray(parameters?.required) ? parameters.required.map(String) : []);
   if (props.length === 0) return '()';
@@ -299,13 +301,14 @@ export function renderList(rows: DispatchSummary[], meta: { sessionId: string | 
   return out.join('\n') + '\n';
 }
 
-function firstText(msg: any): string {
-  const blocks = Array.isArray(msg?.content) ? msg.content : [];
+function firstText(message: unknown): string {
+  const msg = message as MessageView;
+  const blocks: BlockView[] = Array.isArray(msg?.content) ? msg.content : [];
   for (const b of blocks) {
     if (b?.type === 'text' || b?.type === 'reasoning') return preview(String(b.text), 60);
     if (b?.type === 'tool-call') return `tool-call ${preview(String(b.name), 30)}`;
     if (b?.type === 'tool-result') {
-      const inner = Array.isArray(b.content) ? b.content.find((x: any) => x?.type === 'text') : undefined;
+      const inner = Array.isArray(b.content) ? (b.content as BlockView[]).find((x) => x?.type === 'text') : undefined;
       return `result for ${preview(String(b.toolCallId), 30)}${inner ? `: ${preview(String(inner.text), 40)}` : ''}`;
     }
   }
@@ -342,7 +345,7 @@ export function renderDiff(d: DispatchDiff, events: readonly SessionEvent[], c: 
     }
   }
   if (d.requestContext.changed) {
-    const ctx = (x: any) => (x ? `${escapeControl(String(x.provider))}/${escapeControl(String(x.model))}${x.contextWindow !== undefined ? ` (${x.contextWindow})` : ''}` : '(none)');
+    const ctx = (x: DispatchDiff['requestContext']['from']) => (x ? `${escapeControl(String(x.provider))}/${escapeControl(String(x.model))}${x.contextWindow !== undefined ? ` (${x.contextWindow})` : ''}` : '(none)');
     out.push(`${label('context')}${c.yellow('changed')} ${ctx(d.requestContext.from)} → ${ctx(d.requestContext.to)}`);
   } else out.push(`${label('context')}unchanged`);
   const m = d.messages;
