@@ -20,7 +20,7 @@ import { auditCompactions, type CompactionsReport } from '../views/compactions.j
 import type { SecretReport } from '../views/secrets.js';
 import { toJson } from '../core/json.js';
 import { stepKey } from '../core/keys.js';
-import { codePointLength, headCodePoints } from '../core/text.js';
+import { codePointLength, headCodePoints, ownString } from '../core/text.js';
 import { CONTEXT_CATEGORIES, type ContextView } from '../views/context.js';
 import type { PageCompaction, PageContext, PageData, PageDispatch, PageError, PageLineage, PageStep, PageSurfaceEntry, PageTurn } from './page/model.js';
 
@@ -82,7 +82,8 @@ export interface ReportInput {
 function cut(text: string): string {
   if (text.length <= TEXT_LIMIT) return text;
   const length = codePointLength(text);
-  return length <= TEXT_LIMIT ? text : headCodePoints(text, TEXT_LIMIT) + `… [${length - TEXT_LIMIT} more characters: open the event for its raw JSON]`;
+  // A string of its own: a slice would keep the whole text alive as long as the document holds the cut.
+  return length <= TEXT_LIMIT ? text : ownString(headCodePoints(text, TEXT_LIMIT) + `… [${length - TEXT_LIMIT} more characters: open the event for its raw JSON]`);
 }
 
 function finishText(finish: unknown): string | null {

@@ -211,16 +211,64 @@ async function* writeReport(target: ResolvedTarget, indexed: IndexedInspection, 
  * on return, save what {@link FirstPass} keeps.
  */
 async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, options: StreamOptions): Promise<FirstPass> {
+  const meta = indexed.inspection.meta!;
+  const fetch = indexed.events!;
+  const dispatches = foldOf(indexed.folds, DISPATCHES);
+  // The walk's folds, the audit and the restored surface are let go here (their function has returned):
+  // the Context view re-reads the surface's events, which they would otherwise hold a second time.
+  const { doc, audited, kept } = await walkedDocument(target, indexed, dispatches, options);
+  // The Context view: every dispatch hydrated once more and its surface events re-read, then let go.
+  doc.context = pageContext(await contextIndexed(dispatches, (ranges, into) => fetch(ranges, into), meta.id, { prices: shippedPriceTable() }));
+  dispatches.release(dispatches.index.requests);
+  if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
+  const a = audited;
+  return { doc, dispatches: kept.texts, linker: kept.linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations: kept.citations, saved: kept.saved };
+}
+
+/**
+ * The walk's compaction audit priced and finished (written attempt by attempt later: an attempt's
+ * originSeqs can list millions of seqs); the walk lets go of the audit and the events it held.
+ */
+async function finishAudit(walked: Walked, dispatches: Dispatches, fetch: NonNullable<IndexedInspection['events']>, sessionId: string): Promise<{ audited: AuditedCompactions | undefined; auditFailure: string | null }> {
+  const audit = walked.audit;
+  walked.audit = null;
+  let auditFailure = walked.auditFailure;
+  let priced: DispatchEntry[] | undefined;
+  let audited: AuditedCompactions | undefined;
+  if (audit && auditFailure === null) {
+    try {
+      priced = audit.end();
+    } catch (error) {
+      auditFailure = (error as Error).message;
+    }
+  }
+  if (audit && auditFailure === null && priced) {
+    await priceAudit(audit, priced, dispatches, (ranges) => fetch(ranges));
+    try {
+      audited = audit.finish(sessionId);
+    } catch (error) {
+      auditFailure = (error as Error).message;
+    }
+  }
+  return { audited, auditFailure };
+}
+
+/** The report document but its Context view, from one walk of the log, with the finished audit and what the later passes keep of the walk. */
+async function walkedDocument(
+  target: ResolvedTarget,
+  indexed: IndexedInspection,
+  dispatches: Dispatches,
+  options: StreamOptions,
+): Promise<{ doc: ReportData; audited: AuditedCompactions | undefined; kept: Pick<Walked, 'texts' | 'linker' | 'citations' | 'saved'> }> {
   const base = indexed.inspection;
   const meta = base.meta!;
   const surface = base.surface!;
   const fetch = indexed.events!;
   const total = base.storedEventCount + base.closers.length;
-  const dispatches = foldOf(indexed.folds, DISPATCHES);
   const lineage = await lineageOf(target, meta, options);
   const walked = await walkLog(target, indexed, dispatches, options.behaviour);
-  const { audit } = walked;
-  let auditFailure = walked.auditFailure;
+  // The audit is finished (and its events let go) before the surface's events are read again.
+  const { audited, auditFailure } = await finishAudit(walked, dispatches, fetch, meta.id);
 
   // The inspection as a full validating pass reports it (a saved index keeps neither).
   const r: SessionInspection = { ...base, ignorableUnknown: walked.ignorableUnknown, repairPlan: base.repairPlan ?? repairPlanOf(base.encoding, base.bytes, base.torn, base.closers, []) };
@@ -234,31 +282,8 @@ async function firstPass(target: ResolvedTarget, indexed: IndexedInspection, opt
   doc.surface = surfaceSection(view);
   const kept = walked.kept;
   doc.compactions = deriveCompactions(walked.records, (seq) => kept.get(seq), view.surface.replacements, base.storedEventCount);
-  // The audit is written attempt by attempt (an attempt's originSeqs can list millions of seqs).
-  let priced: DispatchEntry[] | undefined;
-  let audited: AuditedCompactions | undefined;
-  if (auditFailure === null) {
-    try {
-      priced = audit.end();
-    } catch (error) {
-      auditFailure = (error as Error).message;
-    }
-  }
-  if (auditFailure === null && priced) {
-    await priceAudit(audit, priced, dispatches, (ranges) => fetch(ranges));
-    try {
-      audited = audit.finish(meta.id);
-    } catch (error) {
-      auditFailure = (error as Error).message;
-    }
-  }
   doc.auditError = audited ? null : auditFailure;
-  // The Context view: every dispatch hydrated once more and its surface events re-read, then let go.
-  doc.context = pageContext(await contextIndexed(dispatches, (ranges, into) => fetch(ranges, into), meta.id, { prices: shippedPriceTable() }));
-  dispatches.release(dispatches.index.requests);
-  if (Object.keys(doc).join() !== DATA_KEYS.join()) throw new Error(`the report document's keys changed (${Object.keys(doc).join()}): update DATA_KEYS and the writer`);
-  const a = audited;
-  return { doc, dispatches: walked.texts, linker: walked.linker, audit: a ? () => compactionsJson(a, a.report.attempts, AUDIT_MEMBERS) : null, citations: walked.citations, saved: walked.saved };
+  return { doc, audited, kept: { texts: walked.texts, linker: walked.linker, citations: walked.citations, saved: walked.saved } };
 }
 
 /** What the first pass's walk of the log leaves for building the document (its folds are let go on return). */
@@ -272,7 +297,8 @@ interface Walked {
   contexts: ReportData['contexts'];
   texts: PackedTexts;
   linker: TranscriptLinker;
-  audit: CompactionAudit;
+  /** Null once {@link finishAudit} took it. */
+  audit: CompactionAudit | null;
   auditFailure: string | null;
   citations: CitationCounts;
   saved: SavedCiters | null;
