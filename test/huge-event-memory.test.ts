@@ -179,7 +179,7 @@ describe('a log whose one user message is 200 MB', () => {
   // come, frees them before it parses the line, and re-reads it the same way; these commands hold the text
   // and its value, no more; output holds a huge text as the string it is and writes it in pieces, and a
   // message's bytes and digest are taken from its JSON text's pieces, and a written batch is encoded from
-  // them. (Not yet: report, redact, export --redact, diff, dataset --content --redact.)
+  // them. (Not yet: redact, export --redact, diff, dataset --content --redact.)
   const BOUNDED: string[][] = [
     ['inspect'],
     ['inspect', '--json'],
@@ -199,6 +199,7 @@ describe('a log whose one user message is 200 MB', () => {
     ['context', '--json'],
     ['dataset', '-o', path.join(dir, 'h200-dataset')],
     ['salvage', '--artifact', '-o', path.join(dir, 'h200-salvage-artifact')],
+    ['report', '-o', path.join(dir, 'h200-report.html')],
     ['secrets'],
     ['request', '--list'],
   ];
