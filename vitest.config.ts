@@ -19,6 +19,9 @@ export const FULL_FILES = [
   'test/export.test.ts', // every corpus session exported, read back and compared, plus the ZIP consumers
   'test/report-stream.test.ts', // reports of generated logs of tens of MB, streamed, against the whole-log page
   'test/bounded-memory.test.ts', // peak RSS of every streaming view on generated logs of tens of MB
+  'test/hostile-classes.test.ts', // each hostile class of issue #23 built from the corpus, a 1 GiB torn frame included
+  'test/two-pass.test.ts', // the two-pass path forced on every corpus artifact = the one-pass bytes
+  'test/stream-views.test.ts', // transcript and history streamed = the holding path, every corpus artifact
 ];
 
 export default defineConfig({
