@@ -97,6 +97,23 @@ function template(html: string): string {
     .replace(/<style>[\s\S]*?<\/style>/, '<style></style>');
 }
 
+describe('a report of a message longer than a written piece', () => {
+  it('escapes every "://" however the text is cut into pieces, and the page reads the message back whole', async () => {
+    // 3 MiB of "ab://c": the pieces the writer cuts fall inside some "://" wherever they fall.
+    const text = 'ab://c'.repeat(Math.ceil((3 << 20) / 6));
+    const events = baseEvents().map((e) => (e.type === 'user/message' ? { ...e, data: { ...(e.data as object), content: [{ type: 'text', text }] } } : e));
+    const file = writeLog(logText(events));
+    const out = path.join(tmp(), 'long.html');
+    const r = await runInProcess(['report', file, '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    expect(html.includes('://')).toBe(false);
+    const decoded = decodeEventsBlob(blob(html, 'dsh-events'));
+    const message = decoded.find((e) => e.type === 'user/message') as { data: { content: { text: string }[] } };
+    expect(message.data.content[0]!.text === text).toBe(true);
+  });
+});
+
 describe('report builder', () => {
   let html: string;
   let events: readonly unknown[];

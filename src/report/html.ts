@@ -33,23 +33,10 @@ export function embedJson(value: unknown): string {
 
 /**
  * {@link embedJson} as pieces to write one after another: one piece, unless the value holds a long
- * string; then its JSON text's pieces (`jsonText`), each escaped, a `:` or `:/` at a piece's end
- * carried to the next (so no `://` is cut): a 200 MB message is never serialized or escaped whole.
+ * string; then its JSON text's pieces (`jsonText`): a 200 MB message is never serialized or escaped whole.
  */
-export function* embedJsonPieces(value: unknown): Generator<string, void, undefined> {
-  let carry = '';
-  let any = false;
-  for (const piece of jsonText(value)) {
-    if (!any && piece === undefined) break;
-    any = true;
-    const text = carry + piece;
-    const hold = text.endsWith(':/') ? 2 : text.endsWith(':') ? 1 : 0;
-    carry = text.slice(text.length - hold);
-    const ready = text.slice(0, text.length - hold);
-    if (ready.length > 0) yield escapeEmbedded(ready);
-  }
-  if (!any) yield 'null';
-  else if (carry.length > 0) yield escapeEmbedded(carry);
+export function embedJsonPieces(value: unknown): Generator<string> {
+  return embedPieces(value === undefined ? ['null'] : jsonText(value));
 }
 
 /** {@link embedJson} in pieces (`toJsonParts`): the same text, for a document too long for one string. */
@@ -58,9 +45,9 @@ export function embedJsonParts(value: unknown, depth: number): Generator<string>
 }
 
 /**
- * JSON text given in pieces, escaped as {@link embedJson} escapes it and gathered into pieces of
- * about 1 MiB. Each piece must end between JSON tokens or inside a number (never inside a string,
- * so no escaped sequence is cut).
+ * JSON text given in pieces (cut anywhere), escaped as {@link embedJson} escapes it and gathered
+ * into pieces of about 1 MiB. A `:` or `:/` ending a gathered piece waits for the next, so no `://`
+ * is cut (the other escapes are of single characters).
  */
 export function* embedPieces(parts: Iterable<string>): Generator<string> {
   let batch: string[] = [];
@@ -69,9 +56,11 @@ export function* embedPieces(parts: Iterable<string>): Generator<string> {
     batch.push(part);
     size += part.length;
     if (size >= 1 << 20) {
-      yield escapeEmbedded(batch.join(''));
-      batch = [];
-      size = 0;
+      const text = batch.join('');
+      const hold = text.endsWith(':/') ? 2 : text.endsWith(':') ? 1 : 0;
+      yield escapeEmbedded(text.slice(0, text.length - hold));
+      batch = hold > 0 ? [text.slice(text.length - hold)] : [];
+      size = hold;
     }
   }
   if (batch.length > 0) yield escapeEmbedded(batch.join(''));
